@@ -1,0 +1,30 @@
+-- Initial schema: the foundation, audit and notifications, planning and day-change
+-- requests, absences and counters. Each concern lives in ../sql (one file per concern).
+--!include schemas.sql
+--!include core/clock.sql
+--!include core/errors.sql
+--!include core/triggers.sql
+--!include core/settings.sql
+--!include org/tables.sql
+--!include org/accounts.sql
+--!include perimeter.sql
+--!include reference/tables.sql
+--!include reference/data.sql
+--!include counters/tables.sql
+--!include planning/tables.sql
+--!include absences/tables.sql
+--!include events/tables.sql
+--!include notifications/tables.sql
+--!include audit/tables.sql
+--!include auth/tables.sql
+--!include org/policies.sql
+--!include counters/policies.sql
+--!include absences/policies.sql
+--!include planning/policies.sql
+--!include events/policies.sql
+--!include notifications/policies.sql
+--!include audit/policies.sql
+--!include auth/functions.sql
+--!include org/import.sql
+--!include api/reference.sql
+--!include finalize.sql

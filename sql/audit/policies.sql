@@ -1,0 +1,1 @@
+alter table app_private.audit_log enable row level security;

@@ -1,0 +1,253 @@
+-- Authentication support. Password hashing (argon2id) happens in the HTTP layer; the
+-- database only stores and hands back hashes, and never sees a clear password.
+
+-- Display name of an account: the employee's name, else the username.
+create function app_hidden.account_display_name(p_account int) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(e.first_name || ' ' || e.last_name, a.username)
+  from app_public.accounts a
+  left join app_public.employees e on e.id = a.employee_id
+  where a.id = p_account;
+$$;
+
+-- Start of every authenticated request (called by the authenticator before switching to
+-- the visitor role): reloads the account, refuses an inactive one (null), and records the
+-- acting account for the transaction.
+create function app_private.begin_request(p_account_id int, p_impersonator_id int default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account app_public.accounts;
+  v_impersonator app_public.accounts;
+begin
+  select * into v_account from app_public.accounts a where a.id = p_account_id;
+  if not found or not v_account.is_active then
+    return null;
+  end if;
+  if p_impersonator_id is not null then
+    select * into v_impersonator from app_public.accounts a where a.id = p_impersonator_id;
+    if not found or not v_impersonator.is_active or not v_impersonator.is_superuser then
+      return null;
+    end if;
+    perform set_config('app.impersonator_id', p_impersonator_id::text, true);
+  end if;
+  perform set_config('app.account_id', v_account.id::text, true);
+  perform set_config('app.employee_id', coalesce(v_account.employee_id::text, ''), true);
+  return jsonb_build_object('id', v_account.id, 'username', v_account.username,
+                            'employee_id', v_account.employee_id, 'is_staff', v_account.is_staff,
+                            'is_superuser', v_account.is_superuser);
+end;
+$$;
+
+-- Login: the stored hash of an active account (case-insensitive username).
+create function app_private.login_lookup(p_username text)
+returns table (account_id int, password_hash text, is_active boolean)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select a.id, s.password_hash, a.is_active
+  from app_public.accounts a
+  left join app_private.account_secrets s on s.account_id = a.id
+  where lower(a.username) = lower(p_username);
+$$;
+
+create function app_private.record_login(p_account_id int) returns void
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  update app_public.accounts set last_login_at = app_hidden.now() where id = p_account_id;
+$$;
+
+-- Creates a single-use token and returns it (the clear token leaves only by e-mail).
+create function app_private.create_password_token(p_account_id int, p_purpose text, p_lifetime_minutes int)
+returns text
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_token text := encode(public.gen_random_bytes(32), 'hex');
+begin
+  insert into app_private.password_tokens (account_id, purpose, token_hash, expires_at)
+  values (p_account_id, p_purpose, public.digest(v_token, 'sha256'),
+          app_hidden.now() + make_interval(mins => p_lifetime_minutes));
+  return v_token;
+end;
+$$;
+
+create function app_private.password_link(p_token text) returns text
+language sql stable as $$
+  select rtrim(coalesce(nullif(current_setting('app.public_url', true), ''), 'http://localhost:8000'), '/')
+         || '/password-reset/confirm/?token=' || p_token;
+$$;
+
+-- E-mail address of an account: the professional e-mail of its employee record.
+create function app_private.account_email(p_account_id int) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select e.professional_email
+  from app_public.accounts a join app_public.employees e on e.id = a.employee_id
+  where a.id = p_account_id;
+$$;
+
+-- Set-password invitation for an account created without a usable password, when an
+-- e-mail exists (otherwise the person uses password reset later).
+create function app_private.queue_invitation(p_account_id int) returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_email text := app_private.account_email(p_account_id);
+  v_username text;
+  v_token text;
+begin
+  if v_email is null then
+    return false;
+  end if;
+  select a.username into v_username from app_public.accounts a where a.id = p_account_id;
+  v_token := app_private.create_password_token(p_account_id, 'invitation',
+               (app_hidden.setting('invitation_lifetime_minutes'))::int);
+  insert into app_private.email_outbox (kind, to_address, subject, body_text, account_id)
+  values ('invitation', v_email, 'Votre compte a été créé',
+          format(E'Bonjour,\n\nUn compte a été ouvert pour vous (identifiant : %s).\n'
+                 'Définissez votre mot de passe en suivant ce lien :\n%s\n\n'
+                 'Ce lien est à usage unique.', v_username, app_private.password_link(v_token)),
+          p_account_id);
+  return true;
+end;
+$$;
+
+-- Password reset request: the same outcome whether or not the account exists; an e-mail
+-- is queued only for an active account with an e-mail. p_login is a username or an e-mail.
+create function app_private.password_reset_request(p_login text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account_id int;
+  v_email text;
+  v_token text;
+  v_minutes int := (app_hidden.setting('password_reset_lifetime_minutes'))::int;
+begin
+  select a.id into v_account_id
+  from app_public.accounts a
+  left join app_public.employees e on e.id = a.employee_id
+  where a.is_active
+    and (lower(a.username) = lower(btrim(p_login)) or lower(e.professional_email) = lower(btrim(p_login)))
+  order by (lower(a.username) = lower(btrim(p_login))) desc
+  limit 1;
+  if v_account_id is null then
+    return;
+  end if;
+  v_email := app_private.account_email(v_account_id);
+  if v_email is null then
+    return;
+  end if;
+  v_token := app_private.create_password_token(v_account_id, 'reset', v_minutes);
+  insert into app_private.email_outbox (kind, to_address, subject, body_text, account_id)
+  values ('password_reset', v_email, 'Réinitialisation de votre mot de passe',
+          format(E'Bonjour,\n\nUne réinitialisation de mot de passe a été demandée pour votre compte.\n'
+                 'Suivez ce lien dans les %s minutes :\n%s\n\n'
+                 'Si vous n''êtes pas à l''origine de cette demande, ignorez ce message.',
+                 v_minutes, app_private.password_link(v_token)),
+          v_account_id);
+end;
+$$;
+
+-- Is this token usable? Returns the username (for the password policy) or raises 400.
+create function app_private.password_token_check(p_token text) returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_username text;
+begin
+  select a.username into v_username
+  from app_private.password_tokens t
+  join app_public.accounts a on a.id = t.account_id
+  where t.token_hash = public.digest(coalesce(p_token, ''), 'sha256')
+    and t.used_at is null and t.expires_at > app_hidden.now() and a.is_active;
+  if v_username is null then
+    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+  end if;
+  return v_username;
+end;
+$$;
+
+-- Consumes the token and sets the new hash. All other open tokens of the account die too.
+create function app_private.password_reset_confirm(p_token text, p_password_hash text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account_id int;
+begin
+  update app_private.password_tokens t set used_at = app_hidden.now()
+  from app_public.accounts a
+  where a.id = t.account_id and a.is_active
+    and t.token_hash = public.digest(coalesce(p_token, ''), 'sha256')
+    and t.used_at is null and t.expires_at > app_hidden.now()
+  returning t.account_id into v_account_id;
+  if v_account_id is null then
+    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+  end if;
+  update app_private.password_tokens set used_at = app_hidden.now()
+  where account_id = v_account_id and used_at is null;
+  insert into app_private.account_secrets (account_id, password_hash, password_changed_at)
+  values (v_account_id, p_password_hash, app_hidden.now())
+  on conflict (account_id) do update set password_hash = excluded.password_hash,
+                                         password_changed_at = excluded.password_changed_at;
+end;
+$$;
+
+-- GET /api/auth/me/
+create function app_public.me() returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+           'id', a.id,
+           'username', a.username,
+           'employee_id', a.employee_id,
+           'can_view_absence_queue', app_hidden.current_account_has('absences.view_absence_queue'),
+           'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
+           'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
+           'can_view_payroll', app_hidden.current_account_has('employee.view_payroll'))
+         || coalesce((select jsonb_build_object('role', r.name)
+                      from app_public.role_attributions ra
+                      join app_public.roles r on r.id = ra.role_id
+                      where ra.account_id = a.id
+                        and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)
+                      order by r.precedence
+                      limit 1), '{}'::jsonb)
+  from app_public.accounts a
+  where a.id = app_hidden.current_account_id();
+$$;
+
+-- PUT /api/employees/<id>/account-activation/
+-- HR (change_account_activation) opens or closes any account of its perimeter; DA and
+-- managers (change_interim_account_activation) only accounts holding Intérimaire; nobody
+-- changes their own account.
+create function app_public.account_activation_set(p_employee_id int, p_is_active boolean) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account app_public.accounts;
+  v_is_interim boolean;
+begin
+  if not exists (select 1 from app_public.employees e where e.id = p_employee_id) then
+    perform app_hidden.not_found('Salarié introuvable.');
+  end if;
+  select * into v_account from app_private.account_of_employee(p_employee_id);
+  if v_account.id is null then
+    perform app_hidden.not_found('Ce salarié n''a pas de compte.');
+  end if;
+  if v_account.id = app_hidden.current_account_id() then
+    perform app_hidden.forbidden('Vous ne pouvez pas ouvrir ou fermer votre propre compte.', 'WF010');
+  end if;
+  if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_account_activation', p_employee_id) then
+    v_is_interim := exists (select 1 from app_public.role_attributions ra
+                            where ra.account_id = v_account.id and ra.role_id = 8
+                              and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date));
+    if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_interim_account_activation', p_employee_id) then
+      perform app_hidden.forbidden('Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+    end if;
+    if not v_is_interim then
+      perform app_hidden.forbidden('Vous ne pouvez ouvrir ou fermer que les comptes des intérimaires.', 'WF012');
+    end if;
+  end if;
+  perform app_private.set_account_active(v_account.id, p_is_active);
+  return jsonb_build_object('id', p_employee_id, 'account_id', v_account.id, 'is_active', p_is_active);
+end;
+$$;
+
+-- The account of an employee, whatever the caller may see of accounts (for activation).
+create function app_private.account_of_employee(p_employee_id int) returns app_public.accounts
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select a.* from app_public.accounts a where a.employee_id = p_employee_id;
+$$;
+
+create function app_private.set_account_active(p_account_id int, p_is_active boolean) returns void
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  update app_public.accounts set is_active = p_is_active where id = p_account_id;
+$$;

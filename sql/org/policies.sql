@@ -1,0 +1,86 @@
+-- Row-level security of the organisation and reference tables.
+-- Request roles: wfm_visitor (reads) and wfm_api (owner of the API functions, so that their
+-- reads and writes go through the same policies). The table owner bypasses RLS: only
+-- app_private/app_hidden security definer helpers run as owner.
+
+-- Reference data, readable by every authenticated account.
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['divisions', 'establishments', 'teams', 'team_establishments', 'posts',
+                           'contract_types', 'roles', 'permissions', 'role_permissions',
+                           'absence_categories', 'absence_types', 'absence_type_contract_types',
+                           'counter_kinds', 'counter_associations', 'shift_change_reasons'] loop
+    execute format('alter table app_public.%I enable row level security', t);
+    execute format('create policy select_authenticated on app_public.%I for select to wfm_visitor, wfm_api
+                    using ((select app_hidden.current_account_id()) is not null)', t);
+  end loop;
+end;
+$$;
+
+-- Directory readers: their own record, the directory (encadrement reads the whole
+-- association, CONTRACT: lists are entire without scope=perimeter), and the payroll
+-- perimeter (Service Paie reads the people it pays).
+create function app_hidden.readable_employee_ids() returns setof int
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select e.id from app_public.employees e
+  where app_hidden.current_account_has('employee.view_employee_directory')
+  union
+  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+  union
+  select app_hidden.perimeter_employee_ids('employee.view_payroll');
+$$;
+
+alter table app_public.employees enable row level security;
+create policy select_readable on app_public.employees for select to wfm_visitor, wfm_api
+  using (id in (select app_hidden.readable_employee_ids()));
+
+alter table app_public.employee_social_security_numbers enable row level security;
+create policy select_ssn_permission on app_public.employee_social_security_numbers for select to wfm_visitor, wfm_api
+  using (employee_id in (select app_hidden.perimeter_employee_ids('employee.view_social_security_number')));
+
+alter table app_public.employee_secondary_establishments enable row level security;
+create policy select_readable on app_public.employee_secondary_establishments for select to wfm_visitor, wfm_api
+  using (employee_id in (select app_hidden.readable_employee_ids()));
+
+alter table app_public.team_assignments enable row level security;
+create policy select_readable on app_public.team_assignments for select to wfm_visitor, wfm_api
+  using (employee_id in (select app_hidden.readable_employee_ids()));
+
+alter table app_public.contracts enable row level security;
+create policy select_readable on app_public.contracts for select to wfm_visitor, wfm_api
+  using (employee_id in (select app_hidden.readable_employee_ids()));
+
+alter table app_public.planning_templates enable row level security;
+create policy select_readable on app_public.planning_templates for select to wfm_visitor, wfm_api
+  using (employee_id in (select app_hidden.readable_employee_ids()));
+
+alter table app_public.planning_template_slots enable row level security;
+create policy select_readable on app_public.planning_template_slots for select to wfm_visitor, wfm_api
+  using (template_id in (select t.id from app_public.planning_templates t));
+
+-- Accounts: one's own, and the directory readers (who see the account of a record).
+alter table app_public.accounts enable row level security;
+create policy select_own_or_directory on app_public.accounts for select to wfm_visitor, wfm_api
+  using (id = (select app_hidden.current_account_id())
+         or (select app_hidden.current_account_has('employee.view_employee_directory')));
+
+alter table app_public.role_attributions enable row level security;
+create policy select_own_or_directory on app_public.role_attributions for select to wfm_visitor, wfm_api
+  using (account_id = (select app_hidden.current_account_id())
+         or (select app_hidden.current_account_has('employee.view_employee_directory')));
+
+alter table app_public.role_attribution_establishments enable row level security;
+create policy select_visible_attribution on app_public.role_attribution_establishments for select to wfm_visitor, wfm_api
+  using (attribution_id in (select ra.id from app_public.role_attributions ra));
+
+alter table app_public.account_permissions enable row level security;
+create policy select_own_or_directory on app_public.account_permissions for select to wfm_visitor, wfm_api
+  using (account_id = (select app_hidden.current_account_id())
+         or (select app_hidden.current_account_has('employee.view_employee_directory')));
+
+-- Private tables: RLS on and no policy, so only the owner (security definer helpers) reads them.
+alter table app_private.account_secrets enable row level security;
+alter table app_private.password_tokens enable row level security;
+alter table app_private.settings enable row level security;

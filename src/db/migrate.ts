@@ -1,0 +1,41 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrate, watch, type Settings } from 'graphile-migrate';
+import { makeSilentLogger } from './silent-logger.js';
+
+export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'migrations');
+
+function settingsFor(connectionString: string, verbose: boolean): Settings {
+  return {
+    connectionString,
+    migrationsFolder: MIGRATIONS_DIR,
+    pgSettings: { search_path: 'pg_catalog, public' },
+    afterReset: [],
+    ...(verbose ? {} : { logger: makeSilentLogger() }),
+  };
+}
+
+/** True when migrations/current.sql holds uncommitted SQL (development only). */
+export async function hasCurrentMigration(): Promise<boolean> {
+  const content = await readFile(path.join(MIGRATIONS_DIR, 'current.sql'), 'utf8').catch(() => '');
+  return content
+    .split('\n')
+    .some((line) => line.trim() !== '' && (!line.trim().startsWith('--') || /^--!\s*include/.test(line.trim())));
+}
+
+/**
+ * Applies the committed migrations; with `includeCurrent`, then runs current.sql once
+ * (the development workflow and the test templates use it; `npm start` does not).
+ */
+export async function migrateDatabase(
+  connectionString: string,
+  { includeCurrent = false, verbose = false } = {},
+): Promise<void> {
+  const settings = settingsFor(connectionString, verbose);
+  await migrate(settings);
+  if (includeCurrent && (await hasCurrentMigration())) {
+    await watch(settings, true);
+  }
+}

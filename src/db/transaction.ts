@@ -1,0 +1,109 @@
+import type pg from 'pg';
+import { ROLES } from './roles.js';
+
+export interface RequestIdentity {
+  accountId: number;
+  impersonatorId?: number | null;
+}
+
+export interface ActingAccount {
+  id: number;
+  username: string;
+  employee_id: number | null;
+  is_staff: boolean;
+  is_superuser: boolean;
+}
+
+export class InactiveAccountError extends Error {}
+
+export interface TransactionOptions {
+  /** Test-only frozen clock (ISO timestamp with offset), applied as app.frozen_now. */
+  frozenNow?: string | null;
+}
+
+const FROZEN_NOW_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The clock statement of a prelude; the value is checked against a strict pattern first. */
+function clockStatement(options: TransactionOptions): string {
+  if (!options.frozenNow) return '';
+  if (!FROZEN_NOW_PATTERN.test(options.frozenNow)) throw new Error(`invalid frozen clock ${options.frozenNow}`);
+  return `select set_config('app.frozen_now', '${options.frozenNow}', true); `;
+}
+
+/**
+ * One transaction per request: begin, reload the acting account (refusing an inactive or
+ * unknown one), switch to the visitor role, run `work`, commit. Any error rolls back.
+ *
+ * The prelude is sent as one simple-protocol message to save round trips; the ids in it are
+ * integers we verified (Number.isSafeInteger) from a token we signed, never raw input.
+ */
+export async function withRequestTransaction<T>(
+  pool: pg.Pool,
+  identity: RequestIdentity | null,
+  work: (client: pg.PoolClient, account: ActingAccount | null) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const clock = clockStatement(options);
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    let account: ActingAccount | null = null;
+    if (identity) {
+      const { accountId, impersonatorId } = identity;
+      if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
+        throw new InactiveAccountError();
+      }
+      const results = (await client.query(
+        `begin; ${clock}select app_private.begin_request(${accountId}, ${impersonatorId ?? 'null'}) as account; ` +
+          `set local role ${ROLES.visitor};`,
+      )) as unknown as pg.QueryResult[];
+      account = (results[clock ? 2 : 1]?.rows[0]?.account as ActingAccount | null) ?? null;
+      if (!account) {
+        await client.query('rollback');
+        throw new InactiveAccountError();
+      }
+    } else {
+      await client.query(`begin; ${clock}set local role ${ROLES.visitor};`);
+    }
+    const result = await work(client, account);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    if (!(error instanceof InactiveAccountError)) {
+      try {
+        await client.query('rollback');
+      } catch {
+        broken = true;
+      }
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** A transaction as the authenticator itself (login, password reset): no visitor switch. */
+export async function withAuthenticatorTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const clock = clockStatement(options);
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(`begin; ${clock}`);
+    const result = await work(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('rollback');
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,279 @@
+import express, { type Request, type Response, type NextFunction } from 'express';
+import type pg from 'pg';
+import type { ValidateFunction } from 'ajv';
+import type { Config } from '../config.js';
+import { withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type ActingAccount } from '../db/transaction.js';
+import type { FileStorage } from '../storage/storage.js';
+import { ApiError } from './errors.js';
+import { isMultipart, parseMultipart } from './multipart.js';
+import { getRequestAuth } from './request-context.js';
+import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
+import { compileValidator, toFieldErrors } from './validation.js';
+
+export interface RouterDeps {
+  config: Config;
+  pool: pg.Pool;
+  storage: FileStorage;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+const SQL_CASTS: Record<ArgSpec['cast'], string> = {
+  int: 'int',
+  text: 'text',
+  date: 'date',
+  boolean: 'boolean',
+  jsonb: 'jsonb',
+};
+
+/** /api/absences/{id}/ → /api/absences/:id/ */
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([a-z_]+)\}/g, ':$1');
+}
+
+/** The SQL text of a manifest call: only manifest constants go into it. */
+export function sqlText(route: RouteSpec): string {
+  const call = route.sql!;
+  if (!/^app_public\.[a-z_][a-z0-9_]*$/.test(call.fn)) throw new Error(`${route.operationId}: bad function name`);
+  const args = call.args.map((arg, i) => {
+    if (!/^p_[a-z0-9_]+$/.test(arg.name)) throw new Error(`${route.operationId}: bad argument name ${arg.name}`);
+    return `${arg.name} => $${i + 1}::${SQL_CASTS[arg.cast]}`;
+  });
+  return `select ${call.fn}(${args.join(', ')}) as result`;
+}
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  sql: string | null;
+  params: ValidateFunction | null;
+  query: ValidateFunction | null;
+  body: ValidateFunction | null;
+}
+
+function compile(route: RouteSpec): CompiledRoute {
+  const pageProps = route.paginated
+    ? {
+        page: { type: 'integer', minimum: 1 },
+        ...(typeof route.paginated === 'object' ? {} : { page_size: { type: 'integer', minimum: 1 } }),
+      }
+    : {};
+  const querySchema = route.query || route.paginated
+    ? {
+        ...(route.query ?? { type: 'object' }),
+        properties: { ...((route.query?.properties as object) ?? {}), ...pageProps },
+      }
+    : null;
+  return {
+    spec: route,
+    sql: route.sql ? sqlText(route) : null,
+    params: route.pathParams
+      ? compileValidator({ type: 'object', properties: route.pathParams, required: Object.keys(route.pathParams) }, true)
+      : null,
+    query: querySchema ? compileValidator(querySchema, true) : null,
+    body: route.body ? compileValidator(route.body, Boolean(route.multipart)) : null,
+  };
+}
+
+function argValue(arg: ArgSpec, ctx: { params: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown>; page: number; pageSize: number; config: Config }): unknown {
+  switch (arg.from) {
+    case 'path':
+      return ctx.params[arg.key];
+    case 'query':
+      return ctx.query[arg.key] ?? null;
+    case 'query-object':
+      return JSON.stringify(ctx.query);
+    case 'body':
+      return JSON.stringify(ctx.body);
+    case 'body-field': {
+      const value = ctx.body[arg.key];
+      if (value === undefined) return null;
+      return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
+    }
+    case 'page':
+      return ctx.page;
+    case 'page_size':
+      return ctx.pageSize;
+    case 'context':
+      return ctx.config.publicUrl;
+  }
+}
+
+function pageUrl(req: Request, page: number | null): string | null {
+  if (page === null) return null;
+  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  if (page === 1) url.searchParams.delete('page');
+  else url.searchParams.set('page', String(page));
+  return url.toString();
+}
+
+function sendResult(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (status === 204 || body === undefined) {
+    res.status(status).end();
+    return;
+  }
+  res.status(status).json(body);
+}
+
+function parseJsonBody(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    express.json({ limit: '1mb', strict: false, type: () => true })(req, res, (error?: unknown) => {
+      if (error) {
+        const err = error as { type?: string; status?: number };
+        if (err.type === 'entity.too.large') {
+          reject(ApiError.field('non_field_errors', 'Corps de requête trop volumineux (1 Mo au plus).'));
+        } else {
+          reject(ApiError.field('non_field_errors', 'Corps JSON illisible.'));
+        }
+        return;
+      }
+      resolve();
+    });
+  });
+}
+
+function handlerFor(route: CompiledRoute, deps: RouterDeps) {
+  const { spec } = route;
+  return async (req: Request, res: Response): Promise<void> => {
+    const auth = getRequestAuth(req);
+    if (spec.auth !== 'public') {
+      if (auth.tokenError) throw ApiError.unauthorized(auth.tokenError);
+      if (!auth.identity) throw ApiError.unauthorized();
+    }
+
+    // Path parameters that do not match their type name no resource: 404.
+    const params: Record<string, unknown> = { ...req.params };
+    if (route.params && !route.params(params)) throw ApiError.notFound();
+
+    const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    if (route.query && !route.query(query)) throw ApiError.badRequest(toFieldErrors(route.query.errors));
+    let page = 1;
+    let pageSize = DEFAULT_PAGE_SIZE;
+    if (spec.paginated) {
+      page = (query.page as number | undefined) ?? 1;
+      pageSize = typeof spec.paginated === 'object'
+        ? spec.paginated.fixedPageSize
+        : Math.min((query.page_size as number | undefined) ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+      delete query.page;
+      delete query.page_size;
+    }
+
+    let body: Record<string, unknown> = {};
+    let storedKeys: string[] = [];
+    if (['post', 'put', 'patch'].includes(spec.method)) {
+      if (spec.multipart && isMultipart(req)) {
+        const parsed = await parseMultipart(req, spec.multipart, deps.storage);
+        body = { ...parsed.fields };
+        storedKeys = parsed.storedKeys;
+        for (const field of spec.multipart.files) {
+          body[field] = parsed.files[field] ?? [];
+        }
+      } else {
+        await parseJsonBody(req, res);
+        const raw = req.body as unknown;
+        if (raw === undefined) {
+          body = {};
+        } else if (typeof raw !== 'object' || Array.isArray(raw)) {
+          throw ApiError.field('non_field_errors', 'Un objet JSON est attendu.');
+        } else {
+          body = raw as Record<string, unknown>;
+        }
+        if (spec.multipart) {
+          // Files travel only in multipart bodies.
+          for (const field of spec.multipart.files) {
+            if (field in body) throw ApiError.field(field, 'Les fichiers se déposent dans un corps multipart/form-data.');
+          }
+        }
+      }
+      if (route.body && !route.body(body)) {
+        await deps.storage.remove(storedKeys);
+        throw ApiError.badRequest(toFieldErrors(route.body.errors));
+      }
+    }
+
+    try {
+      if (spec.handler) {
+        const ctx: HandlerContext = {
+          req,
+          res,
+          config: deps.config,
+          pool: deps.pool,
+          account: null,
+          identity: auth.identity,
+          params,
+          query,
+          body,
+          storage: deps.storage,
+          inRequestTransaction: (work) =>
+            withRequestTransaction(deps.pool, auth.identity, work, { frozenNow: deps.config.frozenNow?.() }),
+          inAuthenticatorTransaction: (work) =>
+            withAuthenticatorTransaction(deps.pool, work, { frozenNow: deps.config.frozenNow?.() }),
+        };
+        const result = await spec.handler(ctx);
+        if ('handled' in result) return;
+        sendResult(res, result.status, result.body, { ...spec.headers, ...result.headers });
+        return;
+      }
+
+      const values = spec.sql!.args.map((arg) =>
+        argValue(arg, { params, query, body, page, pageSize, config: deps.config }),
+      );
+      const result = await withRequestTransaction(deps.pool, spec.auth === 'public' ? null : auth.identity, async (client, account: ActingAccount | null) => {
+        if (spec.auth === 'staff' && !account?.is_staff && !account?.is_superuser) {
+          throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
+        }
+        const { rows } = await client.query<{ result: unknown }>(route.sql!, values);
+        return rows[0]?.result;
+      }, { frozenNow: deps.config.frozenNow?.() });
+
+      if (spec.paginated) {
+        const { count, results } = (result ?? { count: 0, results: [] }) as { count: number; results: unknown[] };
+        const lastPage = Math.max(1, Math.ceil(count / pageSize));
+        if (page > lastPage) throw ApiError.notFound('Page non valide.');
+        sendResult(res, spec.status, {
+          count,
+          next: page < lastPage ? pageUrl(req, page + 1) : null,
+          previous: page > 1 ? pageUrl(req, page - 1) : null,
+          results,
+        }, spec.headers);
+        return;
+      }
+      sendResult(res, spec.status, spec.status === 204 ? undefined : result, spec.headers);
+    } catch (error) {
+      if (storedKeys.length) await deps.storage.remove(storedKeys);
+      if (error instanceof InactiveAccountError) throw ApiError.unauthorized('Compte inactif ou inconnu.');
+      throw error;
+    }
+  };
+}
+
+/**
+ * Builds the Express router from the manifest: one handler per route, and 405 with Allow
+ * for the other methods of a known path.
+ */
+export function buildApiRouter(routes: RouteSpec[], deps: RouterDeps): express.Router {
+  const router = express.Router({ strict: false });
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const compiled = compile(route);
+    const path = expressPath(route.path);
+    router[route.method](path, handlerFor(compiled, deps));
+    const methods = methodsByPath.get(path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+    methodsByPath.set(path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, 'OPTIONS'];
+    router.all(path, (req: Request, _res: Response, next: NextFunction) => {
+      if (req.method === 'OPTIONS') {
+        _res.setHeader('Allow', allow.join(', '));
+        _res.status(200).end();
+        return;
+      }
+      next(ApiError.methodNotAllowed(req.method, allow));
+    });
+  }
+  return router;
+}

@@ -1,0 +1,125 @@
+import { signAccessToken } from '../../auth/jwt.js';
+import { hashPassword, passwordProblems, verifyPassword } from '../../auth/passwords.js';
+import { ApiError } from '../errors.js';
+import type { RouteModule } from '../openapi.js';
+import { s } from '../schema.js';
+
+const INVALID_CREDENTIALS = 'Aucun compte actif n’a été trouvé avec les identifiants fournis.';
+const RESET_ANSWER = 'Si un compte actif correspond, un e-mail contenant un lien de réinitialisation a été envoyé.';
+
+export const authRoutes: RouteModule = {
+  schemas: {
+    Me: s.object(
+      {
+        id: s.int(),
+        username: s.string(),
+        employee_id: s.nullable(s.int()),
+        role: s.enum(['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Salarié', 'Intérimaire', 'Service Paie'], {
+          description: 'Rôle affiché, choisi par ordre de préséance parmi les rôles détenus ; absent sans rôle.',
+        }),
+        can_view_absence_queue: s.bool(),
+        can_decide_absences: s.bool(),
+        can_decide_shift_changes: s.bool(),
+        can_view_payroll: s.bool(),
+      },
+      ['id', 'username', 'employee_id', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll'],
+    ),
+  },
+  routes: [
+    {
+      method: 'post',
+      path: '/api/auth/token/',
+      operationId: 'auth_token',
+      summary: 'Connexion : obtenir un jeton d’accès (6 heures, sans jeton de rafraîchissement)',
+      tags: ['Authentification'],
+      auth: 'public',
+      body: s.object({ username: s.string({ minLength: 1, maxLength: 150 }), password: s.string({ minLength: 1, maxLength: 1024 }) }, ['username', 'password']),
+      status: 200,
+      response: s.object({ access: s.string({ description: 'JWT à présenter dans Authorization: Bearer <jeton>.' }) }, ['access']),
+      errors: [400, 401],
+      handler: async ({ inAuthenticatorTransaction, config, body }) => {
+        const username = String(body.username);
+        const password = String(body.password);
+        const accountId = await inAuthenticatorTransaction(async (client) => {
+          const { rows } = await client.query<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+            'select * from app_private.login_lookup($1)',
+            [username],
+          );
+          const row = rows[0];
+          const valid = await verifyPassword(row?.password_hash, password);
+          if (!row || !valid || !row.is_active) return null;
+          await client.query('select app_private.record_login($1)', [row.account_id]);
+          return row.account_id;
+        });
+        if (accountId === null) throw new ApiError(401, { detail: INVALID_CREDENTIALS });
+        return { status: 200, body: { access: signAccessToken(config.jwtSecret, accountId) } };
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/auth/me/',
+      operationId: 'auth_me',
+      summary: 'Le compte connecté, son rôle affiché et ses indicateurs d’interface',
+      tags: ['Authentification'],
+      auth: 'account',
+      sql: { fn: 'app_public.me', args: [] },
+      status: 200,
+      response: s.ref('Me'),
+      errors: [],
+    },
+    {
+      method: 'post',
+      path: '/api/auth/password/reset/',
+      operationId: 'auth_password_reset',
+      summary: 'Demander un lien de réinitialisation du mot de passe',
+      description:
+        'La réponse est la même que le compte existe ou non. Le lien, valable une heure et à usage unique, ' +
+        'est envoyé à l’adresse e-mail professionnelle. Limité à 5 demandes par heure.',
+      tags: ['Authentification'],
+      auth: 'public',
+      rateLimit: 'password_reset',
+      body: s.object(
+        { login: s.string({ minLength: 1, maxLength: 254, description: 'Identifiant ou adresse e-mail professionnelle.' }) },
+        ['login'],
+      ),
+      status: 200,
+      response: s.ref('Detail'),
+      errors: [400],
+      handler: async ({ inAuthenticatorTransaction, body }) => {
+        await inAuthenticatorTransaction((client) =>
+          client.query('select app_private.password_reset_request($1)', [String(body.login)]),
+        );
+        return { status: 200, body: { detail: RESET_ANSWER } };
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/auth/password/reset/confirm/',
+      operationId: 'auth_password_reset_confirm',
+      summary: 'Définir un nouveau mot de passe avec le jeton reçu (réinitialisation ou invitation)',
+      tags: ['Authentification'],
+      auth: 'public',
+      body: s.object(
+        { token: s.string({ minLength: 1, maxLength: 200 }), new_password: s.string({ minLength: 1, maxLength: 1024 }) },
+        ['token', 'new_password'],
+      ),
+      status: 200,
+      response: s.ref('Detail'),
+      errors: [400],
+      handler: async ({ inAuthenticatorTransaction, body }) => {
+        const token = String(body.token);
+        const password = String(body.new_password);
+        await inAuthenticatorTransaction(async (client) => {
+          const { rows } = await client.query<{ username: string }>(
+            'select app_private.password_token_check($1) as username',
+            [token],
+          );
+          const problems = passwordProblems(password, rows[0]!.username);
+          if (problems.length) throw ApiError.badRequest({ new_password: problems });
+          await client.query('select app_private.password_reset_confirm($1, $2)', [token, await hashPassword(password)]);
+        });
+        return { status: 200, body: { detail: 'Votre mot de passe a été enregistré. Vous pouvez vous connecter.' } };
+      },
+    },
+  ],
+};

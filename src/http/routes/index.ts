@@ -1,0 +1,18 @@
+/**
+ * The route manifest: every route of the REST API, grouped by resource. The Express router,
+ * request validation and the OpenAPI document at /api/schema/ are all built from it.
+ */
+import type { RouteModule } from '../openapi.js';
+import { accountRoutes } from './accounts.js';
+import { authRoutes } from './auth.js';
+import { referenceRoutes } from './reference.js';
+import { systemRoutes } from './system.js';
+
+export const routeModules: RouteModule[] = [
+  systemRoutes,
+  authRoutes,
+  referenceRoutes,
+  accountRoutes,
+];
+
+export const routes = routeModules.flatMap((module) => module.routes);

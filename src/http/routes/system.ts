@@ -1,0 +1,26 @@
+import type { RouteModule } from '../openapi.js';
+import { s } from '../schema.js';
+
+export const systemRoutes: RouteModule = {
+  routes: [
+    {
+      method: 'get',
+      path: '/api/health/',
+      operationId: 'health',
+      summary: 'Sonde de disponibilité (vérifie la base de données)',
+      tags: ['Système'],
+      auth: 'public',
+      status: 200,
+      response: s.object({ status: s.enum(['ok']), database: s.enum(['ok']) }, ['status', 'database']),
+      errors: [503],
+      handler: async ({ pool }) => {
+        try {
+          await pool.query('select 1');
+          return { status: 200, body: { status: 'ok', database: 'ok' } };
+        } catch {
+          return { status: 503, body: { status: 'error', database: 'unavailable' } };
+        }
+      },
+    },
+  ],
+};

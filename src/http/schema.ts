@@ -1,0 +1,53 @@
+/**
+ * JSON Schema builders for the route manifest. The same schemas validate requests (ajv)
+ * and document them (OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12).
+ */
+export type JsonSchema = Record<string, unknown>;
+
+export const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
+
+export const s = {
+  int: (extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', ...extra }),
+  id: (description?: string): JsonSchema => ({ type: 'integer', minimum: 1, ...(description ? { description } : {}) }),
+  string: (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra }),
+  text: (maxLength: number, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', maxLength, ...extra }),
+  bool: (extra: JsonSchema = {}): JsonSchema => ({ type: 'boolean', ...extra }),
+  date: (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', format: 'date', ...extra }),
+  time: (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', format: 'time-hm', ...extra }),
+  dateTime: (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', format: 'date-time', ...extra }),
+  decimal: (extra: JsonSchema = {}): JsonSchema => ({
+    type: 'string',
+    pattern: '^-?[0-9]+\\.[0-9]{2}$',
+    description: 'Décimal à deux décimales, en chaîne.',
+    ...extra,
+  }),
+  enum: (values: readonly string[], extra: JsonSchema = {}): JsonSchema => ({ type: 'string', enum: [...values], ...extra }),
+  array: (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra }),
+  nullable: (schema: JsonSchema): JsonSchema => {
+    const type = schema.type;
+    if (typeof type === 'string') return { ...schema, type: [type, 'null'] };
+    return { anyOf: [schema, { type: 'null' }] };
+  },
+  object: (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema => ({
+    type: 'object',
+    properties,
+    ...(required.length ? { required } : {}),
+    ...extra,
+  }),
+  /** Any JSON object (documented loosely: a record whose keys are described elsewhere). */
+  anyObject: (description?: string): JsonSchema => ({ type: 'object', ...(description ? { description } : {}) }),
+  ref: (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` }),
+};
+
+/** Paginated list envelope of CONTRACT section 3. */
+export function paginated(item: JsonSchema): JsonSchema {
+  return s.object(
+    {
+      count: s.int({ minimum: 0 }),
+      next: s.nullable(s.string({ format: 'uri' })),
+      previous: s.nullable(s.string({ format: 'uri' })),
+      results: s.array(item),
+    },
+    ['count', 'next', 'previous', 'results'],
+  );
+}

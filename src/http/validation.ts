@@ -1,0 +1,97 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FieldErrors } from './errors.js';
+import { TIME_PATTERN, type JsonSchema } from './schema.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, strict: false, useDefaults: false });
+  addFormats(ajv, ['date', 'date-time', 'uri', 'email']);
+  ajv.addFormat('time-hm', new RegExp(TIME_PATTERN));
+  return ajv;
+}
+
+/** JSON bodies: types as sent. Query strings and multipart fields: strings coerced. */
+const jsonAjv = makeAjv(false);
+const coercingAjv = makeAjv('array');
+
+export function compileValidator(schema: JsonSchema, coerce: boolean): ValidateFunction {
+  return (coerce ? coercingAjv : jsonAjv).compile(schema);
+}
+
+const TYPE_MESSAGES: Record<string, string> = {
+  integer: 'Un nombre entier est attendu.',
+  number: 'Un nombre est attendu.',
+  boolean: 'Un booléen (true ou false) est attendu.',
+  string: 'Une chaîne de caractères est attendue.',
+  array: 'Une liste est attendue.',
+  object: 'Un objet est attendu.',
+  null: 'La valeur null est attendue.',
+};
+
+function messageFor(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'Ce champ est obligatoire.';
+    case 'type': {
+      const types = String(p.type).split(',').filter((t) => t !== 'null');
+      return TYPE_MESSAGES[types[0] ?? ''] ?? 'Type de valeur invalide.';
+    }
+    case 'format':
+      if (p.format === 'date') return 'Date invalide : format attendu AAAA-MM-JJ.';
+      if (p.format === 'time-hm') return 'Heure invalide : format attendu HH:MM.';
+      if (p.format === 'date-time') return 'Horodatage invalide : format ISO 8601 attendu.';
+      if (p.format === 'email') return 'Adresse e-mail invalide.';
+      return 'Format invalide.';
+    case 'enum':
+      return `Choix invalide. Valeurs possibles : ${(p.allowedValues as unknown[]).join(', ')}.`;
+    case 'minLength':
+      return p.limit === 1 ? 'Ce champ ne peut pas être vide.' : `Au moins ${p.limit} caractères.`;
+    case 'maxLength':
+      return `Au plus ${p.limit} caractères.`;
+    case 'minimum':
+      return `La valeur doit être supérieure ou égale à ${p.limit}.`;
+    case 'maximum':
+      return `La valeur doit être inférieure ou égale à ${p.limit}.`;
+    case 'exclusiveMinimum':
+      return `La valeur doit être strictement supérieure à ${p.limit}.`;
+    case 'minItems':
+      return `Au moins ${p.limit} élément(s).`;
+    case 'maxItems':
+      return `Au plus ${p.limit} élément(s).`;
+    case 'pattern':
+      return 'Format invalide.';
+    case 'additionalProperties':
+      return `Champ inconnu : ${String(p.additionalProperty)}.`;
+    case 'anyOf':
+    case 'oneOf':
+      return 'Valeur invalide.';
+    default:
+      return 'Valeur invalide.';
+  }
+}
+
+/**
+ * ajv errors → CONTRACT envelope. Nested errors are keyed by the top-level field
+ * (slots, add_documents, ...); an error on the root object goes to non_field_errors.
+ */
+export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
+  const result: FieldErrors = {};
+  for (const error of errors ?? []) {
+    // anyOf/oneOf summary errors duplicate their branches' messages.
+    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && (errors?.length ?? 0) > 1) continue;
+    const segments = error.instancePath.split('/').filter(Boolean);
+    let field = segments[0];
+    if (!field && error.keyword === 'required') field = String((error.params as { missingProperty: string }).missingProperty);
+    if (!field && error.keyword === 'additionalProperties') {
+      field = String((error.params as { additionalProperty: string }).additionalProperty);
+    }
+    const key = field ?? 'non_field_errors';
+    const message = messageFor(error);
+    const list = (result[key] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  return result;
+}

@@ -1,0 +1,101 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import http from 'node:http';
+import { pino, type Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { Config } from './config.js';
+import { createPool } from './db/pool.js';
+import { RateLimiter } from './auth/rate-limit.js';
+import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.js';
+import { ApiError, apiErrorFromPg } from './http/errors.js';
+import { buildApiRouter } from './http/router.js';
+import { buildOpenApi } from './http/openapi.js';
+import { mountDocs } from './http/docs.js';
+import { routeModules, routes } from './http/routes/index.js';
+import { mountGraphql } from './graphql.js';
+import { FileStorage } from './storage/storage.js';
+
+export const API_INFO = {
+  title: 'Service de gestion des temps et absences',
+  version: '1.0.0',
+  description:
+    'Absences, demandes de modification de journée, compteurs, planning et périmètres des associations ' +
+    'sociales et médico-sociales. Jeton JWT (6 h) obtenu sur /api/auth/token/, présenté en `Authorization: Bearer`.',
+};
+
+export interface RunningServer {
+  url: string;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  logger?: Logger;
+}
+
+/** Composes the HTTP service: logging, headers, auth, rate limits, the manifest's routes, docs, GraphQL. */
+export async function createApp(config: Config, options: AppOptions = {}) {
+  const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+  const pool = createPool(config.authDatabaseUrl, config);
+  const storage = new FileStorage(config.storageDir);
+  const limiter = new RateLimiter();
+  const app = express();
+  const server = http.createServer(app);
+  app.disable('x-powered-by');
+  app.set('trust proxy', process.env.TRUST_PROXY ?? false);
+  app.set('json spaces', 0);
+
+  app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'same-origin');
+    res.setHeader('X-Frame-Options', 'DENY');
+    next();
+  });
+  // Personal data is never cached by intermediaries or browsers.
+  app.use('/api', (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  app.use(authenticate(config));
+  app.use(rateLimit(config, limiter));
+  app.post('/api/auth/password/reset/', passwordResetLimit(config, limiter));
+
+  const openApi = buildOpenApi(routeModules, API_INFO);
+  app.get('/api/schema/', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-cache');
+    res.json(openApi);
+  });
+  mountDocs(app);
+  app.use(buildApiRouter(routes, { config, pool, storage }));
+
+  let releaseGraphql: (() => Promise<void>) | null = null;
+  if (config.graphql) releaseGraphql = await mountGraphql(app, server, pool, config.frozenNow);
+
+  app.use('/api', (_req: Request, _res: Response, next: NextFunction) => next(ApiError.notFound('Adresse inconnue.')));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const apiError = apiErrorFromPg(error);
+    if (!apiError) {
+      req.log?.error({ err: error }, 'unhandled error');
+      res.status(500).json({ detail: 'Erreur interne du serveur.' });
+      return;
+    }
+    for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+    res.status(apiError.status).json(apiError.body);
+  });
+
+  async function close(): Promise<void> {
+    limiter.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (releaseGraphql) await releaseGraphql();
+    await pool.end();
+  }
+
+  async function listen(port: number, host = '0.0.0.0'): Promise<RunningServer> {
+    await new Promise<void>((resolve) => server.listen(port, host, () => resolve()));
+    const address = server.address();
+    const actualPort = typeof address === 'object' && address ? address.port : port;
+    return { url: `http://127.0.0.1:${actualPort}`, server, close };
+  }
+
+  return { app, server, pool, storage, listen, close, logger };
+}

@@ -1,0 +1,26 @@
+/** Content types accepted for documents, recognised by their first bytes (never by name). */
+export type DocumentContentType = 'application/pdf' | 'image/jpeg' | 'image/png';
+
+const SIGNATURES: Array<{ type: DocumentContentType; bytes: number[] }> = [
+  { type: 'application/pdf', bytes: [0x25, 0x50, 0x44, 0x46, 0x2d] }, // %PDF-
+  { type: 'image/png', bytes: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] },
+  { type: 'image/jpeg', bytes: [0xff, 0xd8, 0xff] },
+];
+
+/** Bytes needed to recognise every accepted type. */
+export const SIGNATURE_LENGTH = Math.max(...SIGNATURES.map((sig) => sig.bytes.length));
+
+export function detectDocumentType(head: Uint8Array): DocumentContentType | null {
+  for (const { type, bytes } of SIGNATURES) {
+    if (head.length >= bytes.length && bytes.every((byte, i) => head[i] === byte)) return type;
+  }
+  return null;
+}
+
+/** A display filename: no path, no control characters, at most 255 characters. */
+export function cleanFilename(raw: string | undefined): string {
+  const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return (cleaned || 'document').slice(0, 255);
+}

@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { SIGNATURE_LENGTH, cleanFilename, detectDocumentType, type DocumentContentType } from './file-type.js';
+
+/** Metadata handed to SQL for a stored upload (the row holds metadata, the disk holds bytes). */
+export interface StoredFile {
+  filename: string;
+  content_type: DocumentContentType;
+  size_bytes: number;
+  storage_key: string;
+  sha256: string;
+}
+
+export type UploadProblem = 'format' | 'size';
+
+/**
+ * Files live in a storage directory outside any web root, named by a random key and
+ * sharded by its first two characters. They are only ever served by the protected routes.
+ */
+export class FileStorage {
+  constructor(readonly root: string) {}
+
+  pathOf(storageKey: string): string {
+    if (!/^[0-9a-f]{32}$/.test(storageKey)) throw new Error('invalid storage key');
+    return path.join(this.root, storageKey.slice(0, 2), storageKey);
+  }
+
+  /**
+   * Streams an upload to disk, checking its type by content and its size on the fly.
+   * Returns the stored file, or the problem (the partial file is removed).
+   */
+  async save(stream: Readable, rawFilename: string | undefined, maxBytes: number): Promise<StoredFile | UploadProblem> {
+    const storageKey = randomBytes(16).toString('hex');
+    const finalPath = this.pathOf(storageKey);
+    await mkdir(path.dirname(finalPath), { recursive: true });
+    const tempPath = `${finalPath}.part`;
+    const hash = createHash('sha256');
+    const out = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
+    let size = 0;
+    let head = Buffer.alloc(0);
+    let problem: UploadProblem | null = null;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (problem) continue; // drain the rest of the part
+        size += chunk.length;
+        if (size > maxBytes) {
+          problem = 'size';
+          continue;
+        }
+        if (head.length < SIGNATURE_LENGTH) head = Buffer.concat([head, chunk]).subarray(0, SIGNATURE_LENGTH);
+        hash.update(chunk);
+        if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+      }
+      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      const contentType = detectDocumentType(head);
+      if (!problem && (size === 0 || !contentType)) problem = 'format';
+      if (problem || !contentType) {
+        await rm(tempPath, { force: true });
+        return problem ?? 'format';
+      }
+      await rename(tempPath, finalPath);
+      return {
+        filename: cleanFilename(rawFilename),
+        content_type: contentType,
+        size_bytes: size,
+        storage_key: storageKey,
+        sha256: hash.digest('hex'),
+      };
+    } catch (error) {
+      out.destroy();
+      await rm(tempPath, { force: true });
+      throw error;
+    }
+  }
+
+  async remove(storageKeys: Iterable<string>): Promise<void> {
+    await Promise.all([...storageKeys].map((key) => rm(this.pathOf(key), { force: true })));
+  }
+
+  async exists(storageKey: string): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(storageKey))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  open(storageKey: string): Readable {
+    return createReadStream(this.pathOf(storageKey));
+  }
+}

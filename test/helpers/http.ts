@@ -1,0 +1,49 @@
+/** A small HTTP client for tests: JSON in, JSON (or text) out, status and headers kept. */
+export interface HttpResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  form?: FormData;
+  headers?: Record<string, string>;
+  rawBody?: string;
+}
+
+export function makeClient(baseUrl: string) {
+  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    let body: BodyInit | undefined;
+    if (options.form) body = options.form;
+    else if (options.rawBody !== undefined) {
+      body = options.rawBody;
+      headers['content-type'] ??= 'application/json';
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: response.status, body: parsed as T, headers: response.headers, text };
+  }
+  return {
+    request,
+    get: <T = any>(path: string, token?: string | null, options: RequestOptions = {}) => request<T>('GET', path, { ...options, token }),
+    post: <T = any>(path: string, token?: string | null, body?: unknown, options: RequestOptions = {}) =>
+      request<T>('POST', path, { ...options, token, body }),
+    put: <T = any>(path: string, token?: string | null, body?: unknown, options: RequestOptions = {}) =>
+      request<T>('PUT', path, { ...options, token, body }),
+    patch: <T = any>(path: string, token?: string | null, body?: unknown, options: RequestOptions = {}) =>
+      request<T>('PATCH', path, { ...options, token, body }),
+    delete: <T = any>(path: string, token?: string | null, options: RequestOptions = {}) => request<T>('DELETE', path, { ...options, token }),
+  };
+}
+
+export type HttpClient = ReturnType<typeof makeClient>;
