@@ -25,6 +25,9 @@
 --!include notifications/policies.sql
 --!include audit/policies.sql
 --!include auth/functions.sql
+--!include audit/functions.sql
+--!include notifications/functions.sql
+--!include planning/day.sql
 --!include org/import.sql
 --!include api/reference.sql
 --!include finalize.sql

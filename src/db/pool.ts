@@ -10,7 +10,10 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
  */
 export function sessionOptions(config: Pick<Config, 'businessTimeZone' | 'publicUrl'>): string {
   const escape = (value: string) => value.replace(/\\/g, '\\\\').replace(/ /g, '\\ ');
-  return `-c app.business_timezone=${escape(config.businessTimeZone)} -c app.public_url=${escape(config.publicUrl)}`;
+  return (
+    `-c TimeZone=${escape(config.businessTimeZone)} -c app.business_timezone=${escape(config.businessTimeZone)} ` +
+    `-c app.public_url=${escape(config.publicUrl)}`
+  );
 }
 
 export function createPool(connectionString: string, config: Config, max = config.poolSize): pg.Pool {

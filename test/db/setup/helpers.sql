@@ -1,0 +1,46 @@
+-- Helpers for the pgTAP files, installed once in the pgTAP database by test/run-pgtap.ts.
+-- Every pgTAP file runs in one transaction that it rolls back.
+grant execute on all functions in schema public to public;
+
+create schema tests;
+grant usage on schema tests to public;
+
+-- Back to the session user (postgres, owner: no RLS), with no acting account.
+create function tests.as_owner() returns void language plpgsql as $$
+begin
+  perform set_config('role', 'none', true);
+  perform set_config('app.account_id', '', true);
+  perform set_config('app.employee_id', '', true);
+end;
+$$;
+
+-- Acts as a fixture account for the following statements, exactly as an HTTP request does:
+-- role wfm_visitor (RLS applies) and the acting account in app.account_id / app.employee_id.
+create function tests.authenticate_as(p_username text) returns void language plpgsql as $$
+declare
+  v_id int;
+  v_employee int;
+begin
+  perform tests.as_owner();
+  select a.id, a.employee_id into v_id, v_employee from app_public.accounts a where a.username = p_username;
+  if v_id is null then
+    raise exception 'unknown account %', p_username;
+  end if;
+  perform set_config('app.account_id', v_id::text, true);
+  perform set_config('app.employee_id', coalesce(v_employee::text, ''), true);
+  perform set_config('role', 'wfm_visitor', true);
+end;
+$$;
+
+-- Freezes the business clock for the rest of the transaction.
+create function tests.freeze(p_now timestamptz) returns void language sql as $$
+  select set_config('app.frozen_now', p_now::text, true);
+$$;
+
+-- Id of a fixture key (test/fixtures/organisation.json), e.g. tests.id('employees', 'alice').
+create function tests.id(p_section text, p_key text) returns int language sql stable as $$
+  select id from public.fixture_ids where section = p_section and key = p_key;
+$$;
+grant select on public.fixture_ids to public;
+
+grant execute on all functions in schema tests to public;
