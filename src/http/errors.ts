@@ -109,19 +109,14 @@ export function apiErrorFromPg(error: unknown): ApiError | null {
     case '23503': // foreign key
     case '23502': // not null
       return ApiError.field(error.column ?? 'non_field_errors', 'Valeur refusée par une règle de cohérence des données.');
-    case '22007': // invalid datetime format
-    case '22008': // datetime out of range
-    case '22P02': // invalid text representation
-    case '22003': // numeric out of range
-    case '22001': // string too long
-    case '22023': // invalid parameter value
-      return ApiError.field('non_field_errors', 'Valeur invalide.');
     case '40001': // serialization failure
     case '40P01': // deadlock
       return new ApiError(409, { detail: 'Un autre traitement a modifié ces données en même temps. Rechargez et réessayez.' });
     case '42501': // insufficient privilege (RLS refusal on write)
       return ApiError.forbidden();
     default:
+      // Class 22: data exceptions (bad date, number out of range, invalid text...): the input.
+      if (code.startsWith('22')) return ApiError.field(error.column ?? 'non_field_errors', 'Valeur invalide.');
       return null;
   }
 }

@@ -8,7 +8,7 @@ import { ApiError } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth } from './request-context.js';
 import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
-import { compileValidator, toFieldErrors } from './validation.js';
+import { compileValidator, nulCharacterErrors, toFieldErrors } from './validation.js';
 
 export interface RouterDeps {
   config: Config;
@@ -147,6 +147,8 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
     if (route.params && !route.params(params)) throw ApiError.notFound();
 
     const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    const queryNul = nulCharacterErrors(query);
+    if (Object.keys(queryNul).length) throw ApiError.badRequest(queryNul);
     if (route.query && !route.query(query)) throw ApiError.badRequest(toFieldErrors(route.query.errors));
     let page = 1;
     let pageSize = DEFAULT_PAGE_SIZE;
@@ -174,7 +176,7 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
         const raw = req.body as unknown;
         if (raw === undefined) {
           body = {};
-        } else if (typeof raw !== 'object' || Array.isArray(raw)) {
+        } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
           throw ApiError.field('non_field_errors', 'Un objet JSON est attendu.');
         } else {
           body = raw as Record<string, unknown>;
@@ -185,6 +187,11 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
             if (field in body) throw ApiError.field(field, 'Les fichiers se déposent dans un corps multipart/form-data.');
           }
         }
+      }
+      const bodyNul = nulCharacterErrors(body);
+      if (Object.keys(bodyNul).length) {
+        await deps.storage.remove(storedKeys);
+        throw ApiError.badRequest(bodyNul);
       }
       if (route.body && !route.body(body)) {
         await deps.storage.remove(storedKeys);

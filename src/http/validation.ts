@@ -95,3 +95,23 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
   }
   return result;
 }
+
+/**
+ * PostgreSQL text cannot hold the NUL character: refuse it where it appears, under the
+ * top-level field that carries it.
+ */
+export function nulCharacterErrors(value: Record<string, unknown>): FieldErrors {
+  const errors: FieldErrors = {};
+  const contains = (v: unknown): boolean => {
+    if (typeof v === 'string') return v.includes('\u0000');
+    if (Array.isArray(v)) return v.some(contains);
+    if (v && typeof v === 'object') return Object.entries(v).some(([k, inner]) => k.includes('\u0000') || contains(inner));
+    return false;
+  };
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.includes('\u0000') || contains(inner)) {
+      errors[key.includes('\u0000') ? 'non_field_errors' : key] = ['Ce texte contient un caractère interdit (caractère nul).'];
+    }
+  }
+  return errors;
+}

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
-import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createApp } from '../../src/server.js';
 import { ROLES } from '../../src/db/roles.js';
@@ -28,6 +27,8 @@ export interface TestEnv extends HttpClient {
 }
 
 export interface TestEnvOptions {
+  /** Template database to clone; inside vitest it comes from the global setup. */
+  template?: string;
   now?: string | null;
   graphql?: boolean;
   rateLimits?: Config['rateLimits'];
@@ -39,7 +40,7 @@ export interface TestEnvOptions {
  * template), with the clock frozen at DEFAULT_NOW unless told otherwise.
  */
 export async function startTestEnv(options: TestEnvOptions = {}): Promise<TestEnv> {
-  const template = inject('templateDatabase');
+  const template = options.template ?? (await import('vitest')).inject('templateDatabase');
   const database = await cloneTemplate(template);
   const storageDir = await mkdtemp(path.join(tmpdir(), 'wfm-storage-'));
   let frozenNow: string | null = options.now === undefined ? DEFAULT_NOW : options.now;
