@@ -11,7 +11,6 @@ import { buildApiRouter } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { routeModules, routes } from './http/routes/index.js';
-import { mountGraphql } from './graphql.js';
 import { FileStorage } from './storage/storage.js';
 
 export const API_INFO = {
@@ -69,7 +68,12 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   app.use(buildApiRouter(routes, { config, pool, storage }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;
-  if (config.graphql) releaseGraphql = await mountGraphql(app, server, pool, config.frozenNow);
+  if (config.graphql) {
+    // Loaded on demand: PostGraphile (and Grafast) cost start-up time the REST API does not need.
+    process.env.GRAPHILE_ENV ??= 'production';
+    const { mountGraphql } = await import('./graphql.js');
+    releaseGraphql = await mountGraphql(app, server, pool, config.frozenNow);
+  }
 
   app.use('/api', (_req: Request, _res: Response, next: NextFunction) => next(ApiError.notFound('Adresse inconnue.')));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
