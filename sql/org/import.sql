@@ -199,6 +199,7 @@ declare
   v_tpl_id int;
   i int;
   j int;
+  k int;
   v_text text;
   v_keys text[];
   v_day text;
@@ -498,9 +499,9 @@ begin
         insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
         values (v_id, v_role_id, v_start, v_end)
         returning id into v_type_id;
-        for v_text in select unnest(v_keys) loop
+        for k in 1 .. coalesce(array_length(v_keys, 1), 0) loop
           insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
-          values (v_type_id, app_private.import_lookup(v_est, v_text, v_sub_path || '.establishments', 'establishment'))
+          values (v_type_id, app_private.import_lookup(v_est, v_keys[k], format('%s.establishments[%s]', v_sub_path, k - 1), 'establishment'))
           on conflict do nothing;
         end loop;
       end loop;

@@ -15,7 +15,8 @@ create function app_private.tg_absence_categories_depth() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.parent_id is not null and (
-       exists (select 1 from app_public.absence_categories c where c.id = new.parent_id and c.parent_id is not null)
+       new.parent_id = new.id
+    or exists (select 1 from app_public.absence_categories c where c.id = new.parent_id and c.parent_id is not null)
     or exists (select 1 from app_public.absence_categories c where c.parent_id = new.id)) then
     perform app_hidden.invalid('parent', 'Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie).');
   end if;
