@@ -17,7 +17,12 @@ const INDEX_HTML = `<!doctype html>
 </body>
 </html>`;
 
-const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true });`;
+// validatorUrl null: otherwise Swagger UI sends the schema address to validator.swagger.io
+// (an outside host) to draw its badge.
+const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true, validatorUrl: null });`;
+
+/** The files of swagger-ui-dist the page loads; the package's demo page and initializer stay unserved. */
+const ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);
 
 /** Interactive documentation at /api/docs/, served from the swagger-ui-dist package (no CDN). */
 export function mountDocs(app: Express): void {
@@ -35,5 +40,6 @@ export function mountDocs(app: Express): void {
     res.type('application/javascript').send(INITIALIZER);
   });
   // Cache-Control stays the no-store of every /api response.
-  app.use('/api/docs', express.static(assets, { index: false, cacheControl: false }));
+  const serveAsset = express.static(assets, { index: false, cacheControl: false });
+  app.use('/api/docs', (req, res, next) => (ASSETS.has(req.path) ? serveAsset(req, res, next) : next()));
 }

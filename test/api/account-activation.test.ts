@@ -162,7 +162,7 @@ describe('what is not found', () => {
 describe('input', () => {
   it('a missing or invalid is_active answers 400 under is_active and changes nothing', async () => {
     const token = await env.login('rh1');
-    const id = env.ids.employees!.alice;
+    const id = env.ids.employees!.alice!;
     const missing = await env.put(path(id), token, {});
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ is_active: ['Ce champ est obligatoire.'] });
@@ -182,7 +182,7 @@ describe('input', () => {
 
   it('other methods answer 405 with Allow: PUT', async () => {
     const token = await env.login('rh1');
-    const res = await env.post(path(env.ids.employees!.alice), token, { is_active: false });
+    const res = await env.post(path(env.ids.employees!.alice!), token, { is_active: false });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toContain('PUT');
     expect(await isActive('alice')).toBe(true);

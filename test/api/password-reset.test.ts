@@ -216,7 +216,7 @@ describe('POST /api/auth/password/reset/confirm/', () => {
 });
 
 describe('invitations', () => {
-  async function importAccounts(doc: object): Promise<Record<string, Record<string, number>>> {
+  async function importAccounts(doc: Record<string, unknown>): Promise<Record<string, Record<string, number>>> {
     const client = await env.db.connect();
     try {
       await client.query('begin');
