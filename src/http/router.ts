@@ -133,69 +133,8 @@ function parseJsonBody(req: Request, res: Response): Promise<void> {
   });
 }
 
-interface RequestInput {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  body: Record<string, unknown>;
-  storedKeys: string[];
-  page: number;
-  pageSize: number;
-}
-
-/** Reads and validates path, query and body against the manifest's schemas. */
-async function readInput(route: CompiledRoute, req: Request, res: Response, deps: RouterDeps): Promise<RequestInput> {
-  const { spec } = route;
-  // Path parameters that do not match their type name no resource: 404.
-  const params: Record<string, unknown> = { ...req.params };
-  if (route.params && !route.params(params)) throw ApiError.notFound();
-
-  const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
-  if (route.query && !route.query(query)) throw ApiError.badRequest(toFieldErrors(route.query.errors));
-  let page = 1;
-  let pageSize = DEFAULT_PAGE_SIZE;
-  if (spec.paginated) {
-    page = (query.page as number | undefined) ?? 1;
-    pageSize = typeof spec.paginated === 'object'
-      ? spec.paginated.fixedPageSize
-      : Math.min((query.page_size as number | undefined) ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    delete query.page;
-    delete query.page_size;
-  }
-
-  let body: Record<string, unknown> = {};
-  let storedKeys: string[] = [];
-  if (['post', 'put', 'patch'].includes(spec.method)) {
-    if (spec.multipart && isMultipart(req)) {
-      const parsed = await parseMultipart(req, spec.multipart, deps.storage);
-      body = { ...parsed.fields };
-      storedKeys = parsed.storedKeys;
-      for (const field of spec.multipart.files) {
-        body[field] = parsed.files[field] ?? [];
-      }
-    } else {
-      await parseJsonBody(req, res);
-      const raw = req.body as unknown;
-      if (raw === undefined) {
-        body = {};
-      } else if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-        throw ApiError.field('non_field_errors', 'Un objet JSON est attendu.');
-      } else {
-        body = raw as Record<string, unknown>;
-      }
-      if (spec.multipart) {
-        // Files travel only in multipart bodies.
-        for (const field of spec.multipart.files) {
-          if (field in body) throw ApiError.field(field, 'Les fichiers se déposent dans un corps multipart/form-data.');
-        }
-      }
-    }
-    if (route.body && !route.body(body)) {
-      await deps.storage.remove(storedKeys);
-      throw ApiError.badRequest(toFieldErrors(route.body.errors));
-    }
-  }
-  return { params, query, body, storedKeys, page, pageSize };
-}
+/** Set on a request once its input is read and validated. */
+const INPUT_READ = Symbol('inputRead');
 
 /** Reloads the acting account (inactive → 401) and applies the staff restriction (403). */
 async function checkAccount(spec: RouteSpec, identity: RequestIdentity, deps: RouterDeps): Promise<void> {
@@ -211,7 +150,27 @@ async function checkAccount(spec: RouteSpec, identity: RequestIdentity, deps: Ro
   }
 }
 
+/**
+ * The account is reloaded before any input error is reported: a closed account gets 401 and
+ * a non-staff caller of a staff route 403, never a 400 or a 404 about its input.
+ */
 function handlerFor(route: CompiledRoute, deps: RouterDeps) {
+  const handle = routeHandler(route, deps);
+  return async (req: Request, res: Response): Promise<void> => {
+    try {
+      await handle(req, res);
+    } catch (error) {
+      const { identity } = getRequestAuth(req);
+      const inputRefused = !(req as unknown as Record<symbol, boolean>)[INPUT_READ];
+      if (route.spec.auth !== 'public' && identity && inputRefused && error instanceof ApiError) {
+        await checkAccount(route.spec, identity, deps);
+      }
+      throw error;
+    }
+  };
+}
+
+function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
   return async (req: Request, res: Response): Promise<void> => {
     const auth = getRequestAuth(req);
@@ -220,21 +179,57 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
       if (!auth.identity) throw ApiError.unauthorized();
     }
 
-    let params: Record<string, unknown>;
-    let query: Record<string, unknown>;
-    let body: Record<string, unknown>;
-    let storedKeys: string[];
-    let page: number;
-    let pageSize: number;
-    try {
-      ({ params, query, body, storedKeys, page, pageSize } = await readInput(route, req, res, deps));
-    } catch (error) {
-      // The account is reloaded before any input error is reported: a closed account gets
-      // 401 and a non-staff caller of a staff route 403, never a 400 or a 404 about its input.
-      if (spec.auth !== 'public' && error instanceof ApiError) await checkAccount(spec, auth.identity!, deps);
-      throw error;
+    // Path parameters that do not match their type name no resource: 404.
+    const params: Record<string, unknown> = { ...req.params };
+    if (route.params && !route.params(params)) throw ApiError.notFound();
+
+    const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    if (route.query && !route.query(query)) throw ApiError.badRequest(toFieldErrors(route.query.errors));
+    let page = 1;
+    let pageSize = DEFAULT_PAGE_SIZE;
+    if (spec.paginated) {
+      page = (query.page as number | undefined) ?? 1;
+      pageSize = typeof spec.paginated === 'object'
+        ? spec.paginated.fixedPageSize
+        : Math.min((query.page_size as number | undefined) ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+      delete query.page;
+      delete query.page_size;
     }
 
+    let body: Record<string, unknown> = {};
+    let storedKeys: string[] = [];
+    if (['post', 'put', 'patch'].includes(spec.method)) {
+      if (spec.multipart && isMultipart(req)) {
+        const parsed = await parseMultipart(req, spec.multipart, deps.storage);
+        body = { ...parsed.fields };
+        storedKeys = parsed.storedKeys;
+        for (const field of spec.multipart.files) {
+          body[field] = parsed.files[field] ?? [];
+        }
+      } else {
+        await parseJsonBody(req, res);
+        const raw = req.body as unknown;
+        if (raw === undefined) {
+          body = {};
+        } else if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+          throw ApiError.field('non_field_errors', 'Un objet JSON est attendu.');
+        } else {
+          body = raw as Record<string, unknown>;
+        }
+        if (spec.multipart) {
+          // Files travel only in multipart bodies.
+          for (const field of spec.multipart.files) {
+            if (field in body) throw ApiError.field(field, 'Les fichiers se déposent dans un corps multipart/form-data.');
+          }
+        }
+      }
+      if (route.body && !route.body(body)) {
+        await deps.storage.remove(storedKeys);
+        throw ApiError.badRequest(toFieldErrors(route.body.errors));
+      }
+    }
+
+    (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
     try {
       if (spec.handler) {
         const ctx: HandlerContext = {

@@ -51,6 +51,7 @@ describe('who reaches /graphql', () => {
       expect(res.status, username).toBe(200);
       expect(res.body.errors).toBeUndefined();
       expect(res.body.data.me.username).toBe(username);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
   });
 });
