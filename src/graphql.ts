@@ -43,11 +43,14 @@ export async function mountGraphql(app: Express, server: Server | null, pool: pg
         const req = requestContext.expressv4?.req as unknown as Record<symbol, ActingAccount> | undefined;
         const account = req?.[ACCOUNT];
         if (!account) throw new Error('unauthenticated GraphQL request');
+        // Tests only: the same frozen business clock as the REST transactions.
+        const now = frozenNow?.();
         return {
           pgSettings: {
             role: ROLES.visitor,
             'app.account_id': String(account.id),
             'app.employee_id': account.employee_id === null ? '' : String(account.employee_id),
+            ...(now ? { 'app.frozen_now': now } : {}),
           },
         };
       },

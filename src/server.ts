@@ -61,7 +61,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   const openApi = buildOpenApi(routeModules, API_INFO);
   app.get('/api/schema/', (_req, res) => {
-    res.setHeader('Cache-Control', 'no-cache');
     res.json(openApi);
   });
   mountDocs(app);

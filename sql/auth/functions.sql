@@ -215,6 +215,12 @@ declare
   v_account app_public.accounts;
   v_is_interim boolean;
 begin
+  -- Without either right, the answer is 403 whatever the target (never a 404 that would
+  -- depend on what the caller may read of the directory).
+  if not (app_hidden.current_account_has('employee.change_account_activation')
+          or app_hidden.current_account_has('employee.change_interim_account_activation')) then
+    perform app_hidden.forbidden('Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+  end if;
   if not exists (select 1 from app_public.employees e where e.id = p_employee_id) then
     perform app_hidden.not_found('Salarié introuvable.');
   end if;

@@ -17,18 +17,29 @@ const INDEX_HTML = `<!doctype html>
 </body>
 </html>`;
 
-const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true });`;
+// validatorUrl null: otherwise Swagger UI sends the schema address to validator.swagger.io
+// (an outside host) to draw its badge.
+const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true, validatorUrl: null });`;
+
+/** The files of swagger-ui-dist the page loads; the package's demo page and initializer stay unserved. */
+const ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);
 
 /** Interactive documentation at /api/docs/, served from the swagger-ui-dist package (no CDN). */
 export function mountDocs(app: Express): void {
   const assets = (require('swagger-ui-dist') as { getAbsoluteFSPath: () => string }).getAbsoluteFSPath();
-  app.get('/api/docs', (_req, res) => res.redirect(301, '/api/docs/'));
-  app.get('/api/docs/', (_req, res) => {
-    res.type('html').setHeader('Cache-Control', 'no-cache');
-    res.send(INDEX_HTML);
+  // Routing is not strict (/api/docs matches /api/docs/ too): only the address without the
+  // trailing slash is redirected, so that the page's relative asset links resolve.
+  app.get('/api/docs/', (req, res) => {
+    if (!req.path.endsWith('/')) {
+      res.redirect(301, '/api/docs/');
+      return;
+    }
+    res.type('html').send(INDEX_HTML);
   });
   app.get('/api/docs/initializer.js', (_req, res) => {
     res.type('application/javascript').send(INITIALIZER);
   });
-  app.use('/api/docs', express.static(assets, { index: false, maxAge: '1h' }));
+  // Cache-Control stays the no-store of every /api response.
+  const serveAsset = express.static(assets, { index: false, cacheControl: false });
+  app.use('/api/docs', (req, res, next) => (ASSETS.has(req.path) ? serveAsset(req, res, next) : next()));
 }

@@ -2,7 +2,7 @@ import express, { type Request, type Response, type NextFunction } from 'express
 import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
-import { withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type ActingAccount } from '../db/transaction.js';
+import { withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type ActingAccount, type RequestIdentity } from '../db/transaction.js';
 import type { FileStorage } from '../storage/storage.js';
 import { ApiError } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
@@ -133,7 +133,44 @@ function parseJsonBody(req: Request, res: Response): Promise<void> {
   });
 }
 
+/** Set on a request once its input is read and validated. */
+const INPUT_READ = Symbol('inputRead');
+
+/** Reloads the acting account (inactive → 401) and applies the staff restriction (403). */
+async function checkAccount(spec: RouteSpec, identity: RequestIdentity, deps: RouterDeps): Promise<void> {
+  try {
+    await withRequestTransaction(deps.pool, identity, async (_client, account) => {
+      if (spec.auth === 'staff' && !account?.is_staff && !account?.is_superuser) {
+        throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
+      }
+    }, { frozenNow: deps.config.frozenNow?.() });
+  } catch (error) {
+    if (error instanceof InactiveAccountError) throw ApiError.unauthorized('Compte inactif ou inconnu.');
+    throw error;
+  }
+}
+
+/**
+ * The account is reloaded before any input error is reported: a closed account gets 401 and
+ * a non-staff caller of a staff route 403, never a 400 or a 404 about its input.
+ */
 function handlerFor(route: CompiledRoute, deps: RouterDeps) {
+  const handle = routeHandler(route, deps);
+  return async (req: Request, res: Response): Promise<void> => {
+    try {
+      await handle(req, res);
+    } catch (error) {
+      const { identity } = getRequestAuth(req);
+      const inputRefused = !(req as unknown as Record<symbol, boolean>)[INPUT_READ];
+      if (route.spec.auth !== 'public' && identity && inputRefused && error instanceof ApiError) {
+        await checkAccount(route.spec, identity, deps);
+      }
+      throw error;
+    }
+  };
+}
+
+function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
   return async (req: Request, res: Response): Promise<void> => {
     const auth = getRequestAuth(req);
@@ -176,7 +213,7 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
         const raw = req.body as unknown;
         if (raw === undefined) {
           body = {};
-        } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        } else if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
           throw ApiError.field('non_field_errors', 'Un objet JSON est attendu.');
         } else {
           body = raw as Record<string, unknown>;
@@ -199,6 +236,7 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
       }
     }
 
+    (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
     try {
       if (spec.handler) {
         const ctx: HandlerContext = {

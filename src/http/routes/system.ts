@@ -18,7 +18,10 @@ export const systemRoutes: RouteModule = {
           await pool.query('select 1');
           return { status: 200, body: { status: 'ok', database: 'ok' } };
         } catch {
-          return { status: 503, body: { status: 'error', database: 'unavailable' } };
+          return {
+            status: 503,
+            body: { detail: 'La base de données est injoignable.', status: 'error', database: 'unavailable' },
+          };
         }
       },
     },

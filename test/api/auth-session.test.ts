@@ -1,0 +1,140 @@
+/**
+ * SPEC Authentication rule 1: a token is not revoked individually; every request reloads
+ * the account and refuses an inactive one. Changing the password does not invalidate a token.
+ * Tokens that we did not sign, that expired or that are badly presented answer 401.
+ */
+import jwt from 'jsonwebtoken';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import { FIXTURE_PASSWORD } from '../helpers/settings.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+async function setActive(account: string, active: boolean): Promise<void> {
+  await env.db.query('update app_public.accounts set is_active = $2 where id = $1', [env.ids.accounts![account], active]);
+}
+
+function expect401(res: { status: number; body: any; headers: Headers }): void {
+  expect(res.status).toBe(401);
+  expect(Object.keys(res.body)).toEqual(['detail']);
+  expect(typeof res.body.detail).toBe('string');
+  expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+}
+
+describe('every request reloads the account', () => {
+  it('an account closed by the owner loses its token at the next request, and gets it back when reopened', async () => {
+    const token = await env.login('bruno');
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+
+    await setActive('bruno', false);
+    const closed = await env.get('/api/auth/me/', token);
+    expect401(closed);
+    expect(closed.body.detail).toBe('Compte inactif ou inconnu.');
+    // Every authenticated route refuses it, not only /me/.
+    expect((await env.get('/api/absence-types/', token)).status).toBe(401);
+
+    await setActive('bruno', true);
+    const reopened = await env.get('/api/auth/me/', token);
+    expect(reopened.status).toBe(200);
+    expect(reopened.body.username).toBe('bruno');
+  });
+
+  it('an account closed through PUT /api/employees/<id>/account-activation/ loses its token, and gets it back when reopened', async () => {
+    const hr = await env.login('rh1');
+    const token = await env.login('david');
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+
+    const close = await env.put(`/api/employees/${env.ids.employees!.david}/account-activation/`, hr, { is_active: false });
+    expect(close.status).toBe(200);
+    expect401(await env.get('/api/auth/me/', token));
+    // Logging in again is refused too.
+    expect((await env.post('/api/auth/token/', null, { username: 'david', password: FIXTURE_PASSWORD })).status).toBe(401);
+
+    const open = await env.put(`/api/employees/${env.ids.employees!.david}/account-activation/`, hr, { is_active: true });
+    expect(open.status).toBe(200);
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+  });
+
+  it('a token of a deleted account answers 401', async () => {
+    const { rows } = await env.db.query<{ id: number }>(
+      "insert into app_public.accounts (username) values ('ephemeral') returning id",
+    );
+    const token = jwt.sign({ sub: String(rows[0]!.id), typ: 'access' }, env.config.jwtSecret, { algorithm: 'HS256', expiresIn: 600 });
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+    await env.db.query('delete from app_public.accounts where id = $1', [rows[0]!.id]);
+    expect401(await env.get('/api/auth/me/', token));
+  });
+
+  it('changing the password does not invalidate a token', async () => {
+    const token = await env.login('gaelle');
+    const newHash = await hashPassword('Another-Passw0rd!');
+    await env.db.query(
+      'update app_private.account_secrets set password_hash = $2, password_changed_at = now() where account_id = $1',
+      [env.ids.accounts!.gaelle, newHash],
+    );
+    // The old password no longer logs in, the new one does, and the old token still works.
+    expect((await env.post('/api/auth/token/', null, { username: 'gaelle', password: FIXTURE_PASSWORD })).status).toBe(401);
+    expect((await env.post('/api/auth/token/', null, { username: 'gaelle', password: 'Another-Passw0rd!' })).status).toBe(200);
+    const me = await env.get('/api/auth/me/', token);
+    expect(me.status).toBe(200);
+    expect(me.body.username).toBe('gaelle');
+  });
+});
+
+describe('tokens that are refused', () => {
+  it('a token signed with another secret', async () => {
+    const token = jwt.sign({ sub: String(env.ids.accounts!.admin), typ: 'access' }, 'another-secret-'.repeat(4), {
+      algorithm: 'HS256',
+      expiresIn: 600,
+    });
+    const res = await env.get('/api/auth/me/', token);
+    expect401(res);
+    expect(res.body.detail).toBe('Jeton invalide ou expiré.');
+  });
+
+  it('an expired token', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = jwt.sign({ sub: String(env.ids.accounts!.admin), typ: 'access', iat: now - 7 * 3600, exp: now - 3600 }, env.config.jwtSecret, {
+      algorithm: 'HS256',
+    });
+    const res = await env.get('/api/auth/me/', token);
+    expect401(res);
+    expect(res.body.detail).toBe('Jeton invalide ou expiré.');
+  });
+
+  it('a token with the right secret but another algorithm, or none', async () => {
+    const hs512 = jwt.sign({ sub: String(env.ids.accounts!.admin), typ: 'access' }, env.config.jwtSecret, { algorithm: 'HS512', expiresIn: 600 });
+    expect401(await env.get('/api/auth/me/', hs512));
+    const unsigned = jwt.sign({ sub: String(env.ids.accounts!.admin), typ: 'access' }, '', { algorithm: 'none', expiresIn: 600 });
+    expect401(await env.get('/api/auth/me/', unsigned));
+  });
+
+  it('a correctly signed token that is not an access token, or names no account', async () => {
+    const sign = (claims: object) => jwt.sign(claims, env.config.jwtSecret, { algorithm: 'HS256', expiresIn: 600 });
+    expect401(await env.get('/api/auth/me/', sign({ sub: String(env.ids.accounts!.admin), typ: 'refresh' })));
+    expect401(await env.get('/api/auth/me/', sign({ sub: String(env.ids.accounts!.admin) })));
+    expect401(await env.get('/api/auth/me/', sign({ sub: 'admin', typ: 'access' })));
+    expect401(await env.get('/api/auth/me/', sign({ sub: '999999', typ: 'access' })));
+  });
+
+  it('a malformed Authorization header', async () => {
+    const token = await env.login('alice');
+    for (const header of [`Token ${token}`, 'Bearer', 'Bearer ', `Bearer ${token} extra`, `Basic ${Buffer.from('alice:x').toString('base64')}`, 'Bearer not.a.jwt', token]) {
+      const res = await env.request('GET', '/api/auth/me/', { headers: { authorization: header } });
+      expect401(res);
+    }
+  });
+
+  it('the bearer scheme is case-insensitive and the same token keeps working', async () => {
+    const token = await env.login('alice');
+    const res = await env.request('GET', '/api/auth/me/', { headers: { authorization: `bearer ${token}` } });
+    expect(res.status).toBe(200);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Rate limits with the production values (SPEC Limits, CONTRACT section 7): 60 requests a
+ * minute per anonymous client, 1000 a minute per account, 5 password-reset requests an
+ * hour; every route counts, /api/health/ included. 429 answers {"detail"} and Retry-After.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import type { HttpResponse } from '../helpers/http.js';
+
+const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5 };
+
+let env: TestEnv | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+function expect429(res: HttpResponse, maxSeconds: number): void {
+  expect(res.status).toBe(429);
+  expect(Object.keys(res.body)).toEqual(['detail']);
+  expect(res.body.detail).toMatch(/Trop de requêtes/);
+  const retryAfter = res.headers.get('retry-after');
+  expect(retryAfter).toMatch(/^\d+$/);
+  expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(Number(retryAfter)).toBeLessThanOrEqual(maxSeconds);
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+}
+
+/** Fires `count` requests in parallel batches and returns their statuses. */
+async function fire(count: number, send: () => Promise<HttpResponse>, batch = 50): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let done = 0; done < count; done += batch) {
+    const responses = await Promise.all(Array.from({ length: Math.min(batch, count - done) }, send));
+    statuses.push(...responses.map((res) => res.status));
+  }
+  return statuses;
+}
+
+describe('anonymous clients: 60 requests a minute', () => {
+  it('the 61st anonymous request in a minute answers 429, /api/health/ counting', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    const statuses = await fire(60, () => env!.get('/api/health/'), 20);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect429(await env.get('/api/health/'), 60);
+    // The limit is per client, across routes: anonymous calls elsewhere are refused too,
+    // the login included.
+    expect429(await env.get('/api/absence-types/'), 60);
+    expect429(await env.post('/api/auth/token/', null, { username: 'alice', password: 'x' }), 60);
+  });
+
+  it('requests of any route, answered or refused, count together', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    const paths = ['/api/health/', '/api/absence-types/', '/api/auth/me/', '/api/nowhere/', '/api/schema/'];
+    let i = 0;
+    const statuses = await fire(60, () => env!.get(paths[i++ % paths.length]!), 20);
+    expect(statuses).not.toContain(429);
+    expect429(await env.get('/api/health/'), 60);
+  });
+
+  it('an invalid token counts as anonymous traffic', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    const statuses = await fire(60, () => env!.get('/api/auth/me/', 'not-a-token'), 20);
+    expect(statuses.every((status) => status === 401)).toBe(true);
+    expect429(await env.get('/api/auth/me/', 'not-a-token'), 60);
+  });
+});
+
+describe('authenticated clients: 1000 requests a minute per account', () => {
+  it('are limited independently of anonymous traffic, per account', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    // Two logins: 2 anonymous requests.
+    const alice = await env.login('alice');
+    const mgr1 = await env.login('mgr1');
+    // Exhaust the anonymous budget.
+    const anonymous = await fire(58, () => env!.get('/api/health/'), 29);
+    expect(anonymous.every((status) => status === 200)).toBe(true);
+    expect429(await env.get('/api/health/'), 60);
+
+    // The account still has its own 1000, /api/health/ included.
+    const first = await fire(1000, () => env!.get('/api/auth/me/', alice));
+    expect(first.filter((status) => status !== 200)).toEqual([]);
+    expect429(await env.get('/api/auth/me/', alice), 60);
+    expect429(await env.get('/api/health/', alice), 60);
+
+    // Another account is not affected, nor is the anonymous refusal lifted.
+    const other = await env.get('/api/auth/me/', mgr1);
+    expect(other.status).toBe(200);
+    expect(other.body.username).toBe('mgr1');
+    expect429(await env.get('/api/health/'), 60);
+  });
+});
+
+describe('password reset: 5 requests an hour', () => {
+  it('the 6th reset request within an hour answers 429 while other routes still answer', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    for (let i = 0; i < 5; i += 1) {
+      const res = await env.post('/api/auth/password/reset/', null, { login: i % 2 ? 'alice' : 'unknown-user' });
+      expect(res.status).toBe(200);
+    }
+    const sixth = await env.post('/api/auth/password/reset/', null, { login: 'alice' });
+    expect429(sixth, 3600);
+    expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThan(60);
+    // The refused request queued nothing: only the two accepted requests for alice wrote an e-mail.
+    const { rows } = await env.db.query("select count(*)::int as n from app_private.email_outbox where kind = 'password_reset'");
+    expect(rows[0].n).toBe(2);
+
+    // Other routes still answer, the confirmation route included.
+    expect((await env.get('/api/health/')).status).toBe(200);
+    const confirm = await env.post('/api/auth/password/reset/confirm/', null, { token: 'nope', new_password: 'Une-Phrase-Solide-42' });
+    expect(confirm.status).toBe(400);
+    const token = await env.login('alice');
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+    // An authenticated client does not escape the reset bucket.
+    expect429(await env.post('/api/auth/password/reset/', token, { login: 'alice' }), 3600);
+  });
+});
