@@ -196,11 +196,11 @@ select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr1', test
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh1', tests.id('employees', 'rh1')),
   'WF010', null, 'RH n1 cannot close their own account');
 select throws_ok(format('select pg_temp.activation(%L, %s, true)', 'alice', tests.id('employees', 'alice')),
-  'WF010', null, 'nobody changes their own account, a Salarié included');
+  'WF011', null, 'a Salarié, without any activation right, is refused before anything else (own account included)');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'paie', tests.id('employees', 'alice')),
   'WF011', null, 'Service Paie has no activation right');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'alice', tests.id('employees', 'emma')),
-  'WN001', null, 'a Salarié does not even see the record of a colleague: not found');
+  'WF011', null, 'a Salarié is refused (403) whatever the target: the right is checked before the row');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh1',
                         (select id from app_public.employees where last_name = 'Compte')),
   'WN001', 'Ce salarié n''a pas de compte.', 'an employee without account: not found');
