@@ -3,6 +3,6 @@
  * live in app_private.send_missing_document_reminders(p_now); app_private.reminders_sent
  * makes a second run send nothing twice.
  */
-import { scheduledTask } from './scheduled.js';
+import { scheduledTask } from '../scheduled-task.js';
 
 export default scheduledTask('send_missing_document_reminders');

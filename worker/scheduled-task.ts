@@ -1,6 +1,6 @@
 /** The graphile-worker task of a scheduled job: runs it for the cron instant it was scheduled at. */
 import type { Task } from 'graphile-worker';
-import { cronInstant, runScheduledJob, type ScheduledJobName } from '../jobs.js';
+import { cronInstant, runScheduledJob, type ScheduledJobName } from './jobs.js';
 
 export function scheduledTask(job: ScheduledJobName): Task {
   return async (payload, helpers) => {
