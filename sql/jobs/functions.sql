@@ -151,7 +151,7 @@ begin
     returning absence_id
   )
   select coalesce(jsonb_agg(jsonb_build_object(
-           'absence_id', due.id, 'employee_id', due.employee_id,
+           'absence_id', due.id, 'employee_id', due.employee_id, 'date_start', due.date_start,
            'account_id', app_private.employee_account_id(due.employee_id),
            'employee_name', app_hidden.employee_name(due.employee_id),
            'line', format('%s du %s au %s (attendu avant le %s)', due.type_name, app_hidden.fr_date(due.date_start),
@@ -172,8 +172,10 @@ begin
 
   -- HR: one notification per account, listing the missing documents of its perimeter.
   for r in
-    select h.account_id, string_agg('- ' || x.employee_name || ' : ' || x.line, E'\n' order by x.employee_name, x.absence_id) as lines
-    from jsonb_to_recordset(v_fresh) as x(absence_id int, employee_id int, account_id int, employee_name text, line text)
+    select h.account_id,
+           string_agg('- ' || x.employee_name || ' : ' || x.line, E'\n' order by x.employee_name, x.date_start, x.absence_id) as lines
+    from jsonb_to_recordset(v_fresh) as x(absence_id int, employee_id int, date_start date, account_id int,
+                                          employee_name text, line text)
     cross join lateral app_private.hr_accounts_covering(x.employee_id, v_today) as h(account_id)
     where h.account_id is distinct from x.account_id
     group by h.account_id
