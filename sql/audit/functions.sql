@@ -5,13 +5,37 @@
 --     for each row execute function app_private.tg_audit('<model>');
 --   create trigger _500_audit_delete before delete on <table>
 --     for each row execute function app_private.tg_audit('<model>');
+-- (the model must be registered in app_private.audit_models).
 -- The deletion line is written by the BEFORE trigger, before the row is erased, in the same
--- transaction. A transition function names its verb (Validation, Refus, Correction, ...)
--- with app_private.set_audit_verb() before its update; otherwise updates are Modification.
+-- transaction. Inserts are Creation and deletions Suppression. A transition function names
+-- the verb of its update (Validation, Refus, Correction, Demande d'annulation, Annulation)
+-- with app_private.set_audit_verb(verb, model) before the update and
+-- app_private.set_audit_verb(null) after it; other updates are Modification. Naming the
+-- model keeps the verb off the other tables written by the same transition (the day
+-- modification written by a validation stays Creation/Modification).
 
-create function app_private.set_audit_verb(p_verb text) returns void
-language sql volatile as $$
-  select set_config('app.audit_verb', coalesce(p_verb, ''), true);
+create function app_private.set_audit_verb(p_verb text, p_model text default null) returns void
+language plpgsql volatile as $$
+begin
+  if nullif(p_verb, '') is not null
+     and p_verb not in ('Modification', 'Validation', 'Refus', 'Correction', 'Demande d''annulation', 'Annulation') then
+    raise exception 'set_audit_verb: "%" is not an update verb of the audit log', p_verb;
+  end if;
+  perform set_config('app.audit_verb', coalesce(p_verb, ''), true);
+  perform set_config('app.audit_verb_model', case when nullif(p_verb, '') is null then '' else coalesce(p_model, '') end, true);
+end;
+$$;
+
+-- The verb of an update of p_model: the one named by set_audit_verb (for that model, or for
+-- any model when none was named), else Modification.
+create function app_private.audit_update_verb(p_model text) returns text
+language sql stable as $$
+  select case
+           when nullif(current_setting('app.audit_verb', true), '') is not null
+                and coalesce(nullif(current_setting('app.audit_verb_model', true), ''), p_model) = p_model
+           then current_setting('app.audit_verb', true)
+           else 'Modification'
+         end;
 $$;
 
 create function app_private.write_audit(p_verb text, p_model text, p_target_id bigint, p_before jsonb, p_after jsonb)
@@ -22,13 +46,14 @@ declare
   v_impersonator int := nullif(current_setting('app.impersonator_id', true), '')::int;
 begin
   insert into app_private.audit_log (actor_account_id, actor_username, actor_display_name,
-                                     impersonator_account_id, impersonator_username,
+                                     impersonator_account_id, impersonator_username, impersonator_display_name,
                                      verb, model, target_id, before, after)
   values (v_actor,
           (select a.username from app_public.accounts a where a.id = v_actor),
           app_hidden.account_display_name(v_actor),
           v_impersonator,
           (select a.username from app_public.accounts a where a.id = v_impersonator),
+          app_hidden.account_display_name(v_impersonator),
           p_verb, p_model, p_target_id, p_before, p_after);
 end;
 $$;
@@ -37,17 +62,184 @@ create function app_private.tg_audit() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_model text := tg_argv[0];
+  v_old jsonb;
+  v_new jsonb;
+  v_verb text;
 begin
+  if v_model is null then
+    raise exception 'tg_audit on %.%: the model is missing (tg_audit(''<model>''))', tg_table_schema, tg_table_name;
+  end if;
   if tg_op = 'INSERT' then
-    perform app_private.write_audit('Creation', v_model, (to_jsonb(new) ->> 'id')::bigint, null, to_jsonb(new));
+    v_new := to_jsonb(new);
+    perform app_private.write_audit('Creation', v_model, (v_new ->> 'id')::bigint, null, v_new);
     return new;
   elsif tg_op = 'UPDATE' then
-    perform app_private.write_audit(coalesce(nullif(current_setting('app.audit_verb', true), ''), 'Modification'),
-                                    v_model, (to_jsonb(new) ->> 'id')::bigint, to_jsonb(old), to_jsonb(new));
+    v_old := to_jsonb(old);
+    v_new := to_jsonb(new);
+    v_verb := app_private.audit_update_verb(v_model);
+    -- An update that changes nothing but its timestamp leaves no line (unless a transition named it).
+    if v_verb = 'Modification' and (v_old - 'updated_at') = (v_new - 'updated_at') then
+      return new;
+    end if;
+    perform app_private.write_audit(v_verb, v_model, (v_new ->> 'id')::bigint, v_old, v_new);
     return new;
-  else
-    perform app_private.write_audit('Suppression', v_model, (to_jsonb(old) ->> 'id')::bigint, to_jsonb(old), null);
+  elsif tg_op = 'DELETE' then
+    if tg_when <> 'BEFORE' then
+      raise exception 'tg_audit on %.%: a deletion is audited by a BEFORE DELETE trigger', tg_table_schema, tg_table_name;
+    end if;
+    v_old := to_jsonb(old);
+    perform app_private.write_audit('Suppression', v_model, (v_old ->> 'id')::bigint, v_old, null);
     return old;
   end if;
+  raise exception 'tg_audit: % is not audited', tg_op;
 end;
 $$;
+
+-- The log is append-only: lines are never changed, and only the retention purge deletes them.
+create function app_private.tg_audit_log_append_only() returns trigger
+language plpgsql as $$
+begin
+  if tg_op = 'DELETE' and current_setting('app.audit_purge', true) = 'on' then
+    return old;
+  end if;
+  raise exception using errcode = 'WF901',
+    message = 'Le journal d''audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
+end;
+$$;
+create trigger _200_append_only before update or delete on app_private.audit_log
+  for each row execute function app_private.tg_audit_log_append_only();
+create function app_private.tg_audit_log_no_truncate() returns trigger
+language plpgsql as $$
+begin
+  raise exception using errcode = 'WF901',
+    message = 'Le journal d''audit est en ajout seul : il ne se vide pas.';
+end;
+$$;
+create trigger _200_no_truncate before truncate on app_private.audit_log
+  for each statement execute function app_private.tg_audit_log_no_truncate();
+
+-- Retention: deletes the lines older than audit_retention_days before p_now. Idempotent
+-- (a second run finds nothing more to delete); returns the number of lines deleted.
+create function app_private.purge_audit_log(p_now timestamptz) returns int
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_days int := (app_hidden.setting('audit_retention_days') #>> '{}')::int;
+  v_count int;
+begin
+  if p_now is null then
+    raise exception 'purge_audit_log: p_now is required';
+  end if;
+  if v_days is null or v_days < 1 then
+    raise exception 'purge_audit_log: the setting audit_retention_days must be a positive number of days (got %)',
+      app_hidden.setting('audit_retention_days');
+  end if;
+  perform set_config('app.audit_purge', 'on', true);
+  delete from app_private.audit_log l where l.at < p_now - make_interval(days => v_days);
+  get diagnostics v_count = row_count;
+  perform set_config('app.audit_purge', '', true);
+  return v_count;
+end;
+$$;
+
+-- Back-office access (SPEC, Authentication rule 3): staff status, superuser, or an active
+-- RH n1 / RH n2 role attribution, on an active account.
+create function app_hidden.account_has_backoffice_access(p_account int, p_at timestamptz default null)
+returns boolean
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select exists (
+    select 1 from app_public.accounts a
+    where a.id = p_account and a.is_active
+      and (a.is_staff or a.is_superuser
+           or exists (select 1 from app_public.role_attributions ra
+                      join app_public.roles r on r.id = ra.role_id
+                      where ra.account_id = a.id and r.name in ('RH n1', 'RH n2')
+                        and app_hidden.date_in(app_hidden.business_date(coalesce(p_at, app_hidden.now())),
+                                               ra.start_date, ra.end_date))));
+$$;
+
+-- Who reads the audit log: holders of audit.view_actionlog (explicit permission, or
+-- superuser) WITH back-office access. The permission is explicit and carries no
+-- establishment restriction, so a reader reads the lines of the whole association.
+create function app_hidden.current_account_reads_audit_log() returns boolean
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select app_hidden.current_account_id() is not null
+     and app_hidden.account_has_permission(app_hidden.current_account_id(), 'audit.view_actionlog')
+     and app_hidden.account_has_backoffice_access(app_hidden.current_account_id());
+$$;
+
+-- One line as the API shows it (CONTRACT section 4).
+create function app_hidden.audit_line_json(p_line app_private.audit_log) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'id', p_line.id,
+    'at', p_line.at,
+    'actor', p_line.actor_account_id,
+    'actor_identity', case when p_line.actor_account_id is not null or p_line.actor_username is not null then
+                        jsonb_build_object('username', p_line.actor_username, 'display_name', p_line.actor_display_name)
+                      end,
+    'verb', p_line.verb,
+    'model', p_line.model,
+    'target_id', p_line.target_id,
+    'before', p_line.before,
+    'after', p_line.after);
+$$;
+
+-- GET /api/audit-log/?model=&target_id=: newest first, one query for the page.
+create function app_public.audit_log_list(p_model text default null, p_target_id bigint default null,
+                                          p_page int default 1, p_page_size int default 50)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_models text;
+begin
+  if not app_hidden.current_account_reads_audit_log() then
+    perform app_hidden.forbidden(
+      'La consultation du journal d''audit est réservée aux comptes ayant la permission audit.view_actionlog et l''accès au back-office.',
+      'WF601');
+  end if;
+  if p_model is not null and not exists (select 1 from app_private.audit_models m where m.model = p_model) then
+    select string_agg(m.model, ', ' order by m.model) into v_models from app_private.audit_models m;
+    perform app_hidden.invalid('model', format('Modèle inconnu « %s ». Valeurs possibles : %s.', p_model, v_models), 'WV601');
+  end if;
+  if p_target_id is not null and p_target_id < 1 then
+    perform app_hidden.invalid('target_id', 'L''identifiant de la cible est un entier strictement positif.', 'WV601');
+  end if;
+  -- RLS (policy read_with_permission) filters again: a reader without the right sees nothing.
+  return (
+    with lines as (
+      select l.* from app_private.audit_log l
+      where (p_model is null or l.model = p_model)
+        and (p_target_id is null or l.target_id = p_target_id)
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from lines),
+      'results', coalesce((
+        select jsonb_agg(app_hidden.audit_line_json(p) order by p.at desc, p.id desc)
+        from (select * from lines order by at desc, id desc
+              limit p_page_size offset (p_page - 1) * p_page_size) p), '[]'::jsonb)));
+end;
+$$;
+
+-- For a DBA: who did what, with the fields that changed, no join needed.
+create view app_private.audit_log_readable as
+select l.id,
+       l.at,
+       (l.at at time zone 'Europe/Paris') as at_paris,
+       coalesce(l.actor_display_name || ' (' || l.actor_username || ')', '(sans compte : ' || l.db_user || ')') as actor,
+       l.actor_account_id,
+       l.impersonator_username,
+       l.verb,
+       l.model,
+       l.target_id,
+       (select array_agg(k order by k)
+        from (select jsonb_object_keys(coalesce(l.before, '{}'::jsonb)) as k
+              union
+              select jsonb_object_keys(coalesce(l.after, '{}'::jsonb))) keys
+        where k <> 'updated_at'
+          and (l.before -> k) is distinct from (l.after -> k)) as changed_fields,
+       l.before,
+       l.after,
+       l.transaction_id
+from app_private.audit_log l;
+comment on view app_private.audit_log_readable is
+  'The audit log for a DBA: the actor''s frozen identity, the verb, the target and the fields that changed.';

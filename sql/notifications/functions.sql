@@ -1,6 +1,20 @@
 -- The notification service: in-app notifications created inside the caller's transaction
--- (a failure aborts the business write), and the routing of filings to their deciders.
+-- (a failure aborts the business write: nothing here catches an error), the routing of
+-- filings to their deciders, the API of GET /api/notifications/ and the e-mail outbox.
 
+-- The account of an employee record (recipient of "validée"/"refusée" notifications).
+create function app_private.employee_account_id(p_employee_id int) returns int
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select a.id from app_public.accounts a where a.employee_id = p_employee_id;
+$$;
+
+-- Display name of an employee, for notification bodies.
+create function app_hidden.employee_name(p_employee_id int) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select e.first_name || ' ' || e.last_name from app_public.employees e where e.id = p_employee_id;
+$$;
+
+-- Creates one in-app notification for an account, in the caller's transaction.
 create function app_private.notify(p_account_id int, p_title text, p_body text, p_level text default 'info',
                                    p_model text default null, p_target_id bigint default null)
 returns bigint
@@ -8,39 +22,82 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 declare
   v_id bigint;
 begin
+  -- Programming errors of a caller: they abort the write (500), they are not user input.
+  if p_account_id is null then
+    raise exception 'notify: the recipient account is required';
+  end if;
+  if nullif(btrim(p_title), '') is null then
+    raise exception 'notify: the title is required';
+  end if;
+  if p_level is null or p_level not in ('info', 'warning', 'error') then
+    raise exception 'notify: level must be info, warning or error (got %)', p_level;
+  end if;
   insert into app_public.notifications (account_id, title, body, level, model, target_id)
-  values (p_account_id, p_title, p_body, p_level, p_model, p_target_id)
+  values (p_account_id, p_title, coalesce(p_body, ''), p_level, p_model, p_target_id)
   returning id into v_id;
   return v_id;
 end;
 $$;
 
--- Deciders of a filing about an employee on a date: active accounts that may decide it
--- (p_decide_permission, through a role: a superuser without a role never counts) and whose
--- queue shows the employee (absences.view_absence_queue), never the author.
--- attached = the decider's establishments meet the employee's establishments of that day
--- (main, secondary, team of the day); unattached = a decider of the whole association.
+-- Deciders of a filing about an employee on a date (p_on, the day concerned): active
+-- accounts, never the author, that
+--   * may decide it (p_decide_permission held through a role attribution active today or
+--     explicitly, on a perimeter that covers the employee now; a superuser's flag alone never
+--     makes it a decider, SPEC Events rule 1: a superuser counts only through a role), and
+--   * whose queue shows the employee (absences.view_absence_queue on the same perimeter:
+--     an account that can decide but cannot read the queue is not a decider).
+-- attached = one of its restricted role attributions granting p_decide_permission (or an
+-- on-call period active now, which extends such a role) covers an establishment of the
+-- employee: main workplace, secondary workplace, or a team of the day (p_on or today).
+-- The others (a role without establishments, e.g. an Admin of the whole association, or an
+-- explicit permission, which carries no establishment restriction) are unattached.
 create function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
                                                p_author_account_id int)
 returns table (account_id int, attached boolean)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_at timestamptz := app_hidden.now();
-  v_employee_establishments int[] := array(select app_hidden.employee_establishments(p_employee_id, p_on));
+  v_today date := app_hidden.business_date(app_hidden.now());
+  v_establishments int[];
 begin
+  v_establishments := array(select app_hidden.employee_establishments(p_employee_id, coalesce(p_on, v_today))
+                            union
+                            select app_hidden.employee_establishments(p_employee_id, v_today));
   return query
-  select a.id,
-         not decide.whole and decide.establishment_ids && v_employee_establishments
-  from app_public.accounts a
-  cross join lateral app_hidden.permission_scope(a.id, p_decide_permission, v_at) decide
-  where a.is_active
-    and a.id is distinct from p_author_account_id
-    and exists (select 1 from app_public.role_attributions ra
-                join app_public.role_permissions rp on rp.role_id = ra.role_id
-                where ra.account_id = a.id and rp.permission_code = p_decide_permission
-                  and app_hidden.date_in(app_hidden.business_date(v_at), ra.start_date, ra.end_date))
-    and app_hidden.may(a.id, p_decide_permission, p_employee_id, v_at)
-    and app_hidden.may(a.id, 'absences.view_absence_queue', p_employee_id, v_at);
+  with deciders as (
+    -- Few accounts hold a decision permission: the perimeter checks below run on them only.
+    select a.id
+    from app_public.accounts a
+    where a.is_active
+      and a.id is distinct from p_author_account_id
+      and (exists (select 1 from app_public.role_attributions ra
+                   join app_public.role_permissions rp on rp.role_id = ra.role_id
+                   where ra.account_id = a.id and rp.permission_code = p_decide_permission
+                     and app_hidden.date_in(v_today, ra.start_date, ra.end_date))
+           or exists (select 1 from app_public.account_permissions ap
+                      where ap.account_id = a.id and ap.permission_code = p_decide_permission and not a.is_superuser))
+  ),
+  restricted as (
+    -- Establishments of the restricted role attributions granting the decision, per account.
+    select ra.account_id, rae.establishment_id
+    from app_public.role_attributions ra
+    join app_public.roles r on r.id = ra.role_id and r.opens_manager_workspace
+    join app_public.role_permissions rp on rp.role_id = ra.role_id and rp.permission_code = p_decide_permission
+    join app_public.role_attribution_establishments rae on rae.attribution_id = ra.id
+    where ra.account_id in (select d.id from deciders d)
+      and app_hidden.date_in(v_today, ra.start_date, ra.end_date)
+  )
+  select d.id,
+         exists (select 1 from restricted x
+                 where x.account_id = d.id and x.establishment_id = any (v_establishments))
+         or (exists (select 1 from restricted x where x.account_id = d.id)
+             and exists (select 1 from app_public.on_call_periods op
+                         join app_public.on_call_period_establishments ope on ope.period_id = op.id
+                         where op.account_id = d.id and op.start_at <= v_at and v_at < op.end_at
+                           and ope.establishment_id = any (v_establishments)))
+  from deciders d
+  where app_hidden.may(d.id, p_decide_permission, p_employee_id, v_at)
+    and app_hidden.may(d.id, 'absences.view_absence_queue', p_employee_id, v_at);
 end;
 $$;
 
@@ -58,7 +115,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- Who hears of a filing nobody can decide: every Admin, else RH n1 and RH n2, else the
--- superusers (the author is added by the caller).
+-- superusers (the author is added by notify_filing). Active accounts, roles active today.
 create function app_private.orphan_filing_recipients() returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -66,21 +123,43 @@ declare
 begin
   return query
   select distinct ra.account_id from app_public.role_attributions ra
+  join app_public.roles r on r.id = ra.role_id
   join app_public.accounts a on a.id = ra.account_id
-  where a.is_active and ra.role_id = 1 and app_hidden.date_in(v_today, ra.start_date, ra.end_date);
+  where a.is_active and r.name = 'Admin' and app_hidden.date_in(v_today, ra.start_date, ra.end_date);
   if found then return; end if;
   return query
   select distinct ra.account_id from app_public.role_attributions ra
+  join app_public.roles r on r.id = ra.role_id
   join app_public.accounts a on a.id = ra.account_id
-  where a.is_active and ra.role_id in (2, 3) and app_hidden.date_in(v_today, ra.start_date, ra.end_date);
+  where a.is_active and r.name in ('RH n1', 'RH n2') and app_hidden.date_in(v_today, ra.start_date, ra.end_date);
   if found then return; end if;
   return query select a.id from app_public.accounts a where a.is_active and a.is_superuser;
 end;
 $$;
 
+-- The cause written in a "sans valideur" notification.
+create function app_private.orphan_filing_cause(p_employee_id int, p_on date, p_decide_permission text,
+                                                p_author_account_id int)
+returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select case
+    when p_author_account_id is not null
+         and exists (select 1 from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, null) c
+                     where c.account_id = p_author_account_id)
+    then 'Cause : l''auteur de la demande est le seul valideur possible, et personne ne décide sa propre demande.'
+    else format('Cause : aucun compte actif ne peut à la fois voir et décider les demandes concernant %s (%s).',
+                coalesce(app_hidden.employee_name(p_employee_id), 'ce salarié'),
+                coalesce('établissements : ' || (select string_agg(e.name, ', ' order by e.name)
+                                                  from app_public.establishments e
+                                                  where e.id in (select app_hidden.employee_establishments(p_employee_id, p_on))),
+                         'rattaché à aucun établissement'))
+  end;
+$$;
+
 -- Notifies a filing and returns has_recipient. With deciders: each receives
--- (p_title, p_body). Without: the author and the fallback recipients receive
--- (p_orphan_title, p_orphan_body) and the caller learns false.
+-- (p_title, p_body). Without: the author and the fallback recipients (every Admin, else
+-- RH n1 and n2, else the superusers) receive (p_orphan_title, p_orphan_body followed by the
+-- cause), and the caller learns false. Any failure aborts the caller's write.
 create function app_private.notify_filing(p_employee_id int, p_on date, p_decide_permission text,
                                           p_author_account_id int, p_title text, p_body text,
                                           p_orphan_title text, p_orphan_body text,
@@ -90,6 +169,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 declare
   v_recipient int;
   v_found boolean := false;
+  v_body text;
 begin
   for v_recipient in select app_private.route_deciders(p_employee_id, p_on, p_decide_permission, p_author_account_id) loop
     perform app_private.notify(v_recipient, p_title, p_body, 'info', p_model, p_target_id);
@@ -98,11 +178,14 @@ begin
   if v_found then
     return true;
   end if;
+  v_body := concat_ws(E'\n', nullif(btrim(p_orphan_body), ''),
+                      app_private.orphan_filing_cause(p_employee_id, p_on, p_decide_permission, p_author_account_id));
   for v_recipient in
     select r from (select p_author_account_id as r union select app_private.orphan_filing_recipients()) x
     where r is not null
+    order by r
   loop
-    perform app_private.notify(v_recipient, p_orphan_title, p_orphan_body, 'warning', p_model, p_target_id);
+    perform app_private.notify(v_recipient, p_orphan_title, v_body, 'warning', p_model, p_target_id);
   end loop;
   return false;
 end;
@@ -127,14 +210,150 @@ begin
 end;
 $$;
 
--- The account of an employee record (recipient of "validée"/"refusée" notifications).
-create function app_private.employee_account_id(p_employee_id int) returns int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select a.id from app_public.accounts a where a.employee_id = p_employee_id;
+-- ---------------------------------------------------------------------------------------
+-- API: GET /api/notifications/ and POST /api/notifications/<id>/read/
+
+create function app_hidden.notification_json(p_notification app_public.notifications) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'id', p_notification.id,
+    'title', p_notification.title,
+    'body', p_notification.body,
+    'level', p_notification.level,
+    'created_at', p_notification.created_at,
+    'read_at', p_notification.read_at);
 $$;
 
--- Display name of an employee, for notification bodies.
-create function app_hidden.employee_name(p_employee_id int) returns text
+-- The caller's notifications, newest first; p_unread true = unread only, false = read only.
+create function app_public.notifications_list(p_unread boolean default null, p_page int default 1,
+                                              p_page_size int default 50)
+returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select e.first_name || ' ' || e.last_name from app_public.employees e where e.id = p_employee_id;
+  with mine as (
+    select n.* from app_public.notifications n
+    where n.account_id = app_hidden.current_account_id()   -- RLS says the same (select_own)
+      and (p_unread is null or (n.read_at is null) = p_unread)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from mine),
+    'results', coalesce((
+      select jsonb_agg(app_hidden.notification_json(p) order by p.created_at desc, p.id desc)
+      from (select * from mine order by created_at desc, id desc
+            limit p_page_size offset (p_page - 1) * p_page_size) p), '[]'::jsonb));
+$$;
+
+-- Marks one of the caller's notifications read (idempotent: the first reading time stays)
+-- and returns it. Another account's notification is not found.
+create function app_public.notification_mark_read(p_id bigint) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.notifications;
+begin
+  update app_public.notifications n set read_at = coalesce(n.read_at, app_hidden.now())
+  where n.id = p_id and n.account_id = app_hidden.current_account_id()
+  returning n.* into v;
+  if not found then
+    perform app_hidden.not_found('Notification introuvable.', 'WN601');
+  end if;
+  return app_hidden.notification_json(v);
+end;
+$$;
+
+-- ---------------------------------------------------------------------------------------
+-- E-mail outbox. Rows are inserted by the business transactions (password reset,
+-- invitations); the worker task drain_email_outbox delivers them.
+
+-- Enqueues the drain job in the same transaction as the insert, so that mails leave
+-- promptly; skipped silently when graphile-worker's schema is not installed (its
+-- migrations run when the worker starts, and the worker drains the outbox at start).
+create function app_private.tg_email_outbox_enqueue() returns trigger
+language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if to_regnamespace('graphile_worker') is not null then
+    perform graphile_worker.add_job('drain_email_outbox', json_build_object(), job_key => 'drain_email_outbox');
+  end if;
+  return null;
+end;
+$$;
+create trigger _900_enqueue after insert on app_private.email_outbox
+  for each statement execute function app_private.tg_email_outbox_enqueue();
+
+-- The next mail to deliver after p_after_id (id order), locked for this transaction so that
+-- two drains never send the same mail; null when none is left. Mails that exhausted
+-- email_max_attempts stay in the outbox, visible to staff, and are not retried.
+create function app_private.email_outbox_next(p_after_id bigint default 0)
+returns table (id bigint, to_address text, subject text, body_text text, attempts int)
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  select o.id, o.to_address, o.subject, o.body_text, o.attempts
+  from app_private.email_outbox o
+  where o.sent_at is null and o.id > coalesce(p_after_id, 0)
+    and o.attempts < coalesce((app_hidden.setting('email_max_attempts') #>> '{}')::int, 10)
+  order by o.id
+  limit 1
+  for update skip locked;
+$$;
+
+create function app_private.email_outbox_sent(p_id bigint) returns void
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  update app_private.email_outbox
+  set sent_at = app_hidden.now(), attempts = attempts + 1, last_attempt_at = app_hidden.now(), last_error = null
+  where id = p_id and sent_at is null;
+$$;
+
+create function app_private.email_outbox_failed(p_id bigint, p_error text) returns void
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  update app_private.email_outbox
+  set attempts = attempts + 1, last_attempt_at = app_hidden.now(), last_error = left(coalesce(p_error, 'erreur inconnue'), 2000)
+  where id = p_id and sent_at is null;
+$$;
+
+-- Number of mails waiting (for the worker's log when SMTP is not configured).
+create function app_private.email_outbox_pending_count() returns bigint
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select count(*) from app_private.email_outbox o where o.sent_at is null;
+$$;
+
+-- Staff read the outbox (mails stay there without SMTP settings). The body carries
+-- single-use password links: only superusers see it, so that staff status alone never
+-- gives a way into another account.
+create function app_hidden.current_account_is_staff() returns boolean
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select exists (select 1 from app_public.accounts a
+                 where a.id = app_hidden.current_account_id() and a.is_active and (a.is_staff or a.is_superuser));
+$$;
+
+create function app_public.email_outbox_list(p_status text default null, p_page int default 1,
+                                             p_page_size int default 50)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_superuser boolean := exists (select 1 from app_public.accounts a
+                                 where a.id = app_hidden.current_account_id() and a.is_superuser);
+begin
+  if not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('La boîte d''envoi des e-mails est réservée aux comptes du personnel d''administration.', 'WF602');
+  end if;
+  if p_status is not null and p_status not in ('pending', 'sent', 'failed') then
+    perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, sent, failed.', 'WV602');
+  end if;
+  return (
+    with mails as (
+      select o.* from app_private.email_outbox o
+      where p_status is null
+         or (p_status = 'pending' and o.sent_at is null)
+         or (p_status = 'sent' and o.sent_at is not null)
+         or (p_status = 'failed' and o.sent_at is null and o.last_error is not null)
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from mails),
+      'results', coalesce((
+        select jsonb_agg(jsonb_build_object(
+                 'id', m.id, 'kind', m.kind, 'to_address', m.to_address, 'subject', m.subject,
+                 'account', m.account_id, 'created_at', m.created_at, 'sent_at', m.sent_at,
+                 'attempts', m.attempts, 'last_attempt_at', m.last_attempt_at, 'last_error', m.last_error)
+               || case when v_superuser then jsonb_build_object('body_text', m.body_text) else '{}'::jsonb end
+               order by m.created_at desc, m.id desc)
+        from (select * from mails order by created_at desc, id desc
+              limit p_page_size offset (p_page - 1) * p_page_size) m), '[]'::jsonb)));
+end;
 $$;

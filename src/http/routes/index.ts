@@ -4,7 +4,9 @@
  */
 import type { RouteModule } from '../openapi.js';
 import { accountRoutes } from './accounts.js';
+import { auditLogRoutes } from './audit-log.js';
 import { authRoutes } from './auth.js';
+import { notificationRoutes } from './notifications.js';
 import { referenceRoutes } from './reference.js';
 import { systemRoutes } from './system.js';
 
@@ -13,6 +15,8 @@ export const routeModules: RouteModule[] = [
   authRoutes,
   referenceRoutes,
   accountRoutes,
+  notificationRoutes,
+  auditLogRoutes,
 ];
 
 export const routes = routeModules.flatMap((module) => module.routes);

@@ -1,0 +1,60 @@
+import type { RouteModule } from '../openapi.js';
+import { s } from '../schema.js';
+
+export const auditLogRoutes: RouteModule = {
+  schemas: {
+    AuditLine: s.object(
+      {
+        id: s.int(),
+        at: s.dateTime(),
+        actor: s.nullable(s.int({ description: 'Compte qui a agi ; null pour une écriture sans compte (administrateur de base, tâche).' })),
+        actor_identity: s.nullable(
+          s.object(
+            { username: s.nullable(s.string()), display_name: s.nullable(s.string()) },
+            ['username', 'display_name'],
+            { description: 'Identité du compte figée au moment de l’action.' },
+          ),
+        ),
+        verb: s.enum(['Creation', 'Modification', 'Suppression', 'Validation', 'Refus', 'Correction', "Demande d'annulation", 'Annulation']),
+        model: s.string({ description: 'absence, shift_change_request, day_modification, account.' }),
+        target_id: s.nullable(s.int()),
+        before: s.nullable(s.anyObject('Valeurs avant (null pour une création).')),
+        after: s.nullable(s.anyObject('Valeurs après (null pour une suppression).')),
+      },
+      ['id', 'at', 'actor', 'actor_identity', 'verb', 'model', 'target_id', 'before', 'after'],
+    ),
+  },
+  routes: [
+    {
+      method: 'get',
+      path: '/api/audit-log/',
+      operationId: 'audit_log_list',
+      summary: 'Journal d’audit, les lignes les plus récentes d’abord',
+      description:
+        'Réservé aux comptes qui détiennent la permission explicite audit.view_actionlog ET l’accès au back-office ' +
+        '(staff, superutilisateur, ou rôle RH n1 / RH n2 actif) ; les autres reçoivent 403. La permission est ' +
+        'explicite et sans restriction d’établissement : un lecteur lit les lignes de toute l’association. ' +
+        'Filtres : `model` (un modèle connu, sinon 400 sous model) et `target_id` (entier).',
+      tags: ['Audit'],
+      auth: 'account',
+      permission: 'audit.view_actionlog (+ accès back-office)',
+      query: s.object({
+        model: s.string({ minLength: 1, maxLength: 63, description: 'absence, shift_change_request, day_modification ou account.' }),
+        target_id: s.int({ minimum: 1, maximum: 2147483647, description: 'Identifiant de l’objet concerné.' }),
+      }),
+      paginated: true,
+      sql: {
+        fn: 'app_public.audit_log_list',
+        args: [
+          { name: 'p_model', from: 'query', key: 'model', cast: 'text' },
+          { name: 'p_target_id', from: 'query', key: 'target_id', cast: 'int' },
+          { name: 'p_page', from: 'page', cast: 'int' },
+          { name: 'p_page_size', from: 'page_size', cast: 'int' },
+        ],
+      },
+      status: 200,
+      response: s.ref('AuditLine'),
+      errors: [400, 401, 403],
+    },
+  ],
+};

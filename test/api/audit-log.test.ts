@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+
+let env: TestEnv;
+let rh1: string;
+let emmaAccount: number;
+
+const LINE_KEYS = ['actor', 'actor_identity', 'after', 'at', 'before', 'id', 'model', 'target_id', 'verb'];
+
+/** An audit line as a business trigger would write it (absences are audited by their own concern). */
+async function line(model: string, targetId: number, verb: string, at: string, actor = 'mgr1'): Promise<void> {
+  await env.db.query(
+    `insert into app_private.audit_log (at, actor_account_id, actor_username, actor_display_name, verb, model, target_id, before, after)
+     select $1, a.id, a.username, app_hidden.account_display_name(a.id), $2, $3, $4,
+            case when $2 = 'Creation' then null else '{"status": "pending"}'::jsonb end,
+            case when $2 = 'Suppression' then null else '{"status": "validated"}'::jsonb end
+     from app_public.accounts a where a.username = $5`,
+    [at, verb, model, targetId, actor],
+  );
+}
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  rh1 = await env.login('rh1');
+  emmaAccount = env.ids.accounts!.emma!;
+  // Lines about employees of three establishments (alice E1, chloe E2, david E3).
+  await line('absence', 101, 'Creation', '2026-11-10T09:00:00+01:00', 'alice');
+  await line('absence', 101, 'Validation', '2026-11-11T09:00:00+01:00', 'mgr1');
+  await line('absence', 202, 'Refus', '2026-11-12T09:00:00+01:00', 'mgr2');
+  await line('shift_change_request', 303, 'Creation', '2026-11-13T09:00:00+01:00', 'david');
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('GET /api/audit-log/', () => {
+  it('shows the audit line of an account activation written by its trigger', async () => {
+    const closed = await env.put(`/api/employees/${env.ids.employees!.emma}/account-activation/`, rh1, { is_active: false });
+    expect(closed.status).toBe(200);
+    const res = await env.get(`/api/audit-log/?model=account&target_id=${emmaAccount}`, rh1);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['count', 'next', 'previous', 'results']);
+    expect(res.body.count).toBe(1);
+    const [entry] = res.body.results;
+    expect(Object.keys(entry).sort()).toEqual(LINE_KEYS);
+    expect(entry).toMatchObject({
+      at: '2026-11-16T10:00:00+01:00',
+      actor: env.ids.accounts!.rh1,
+      actor_identity: { username: 'rh1', display_name: 'Claire Dubois' },
+      verb: 'Modification',
+      model: 'account',
+      target_id: emmaAccount,
+    });
+    expect(entry.before.is_active).toBe(true);
+    expect(entry.after.is_active).toBe(false);
+  });
+
+  it('keeps the identity frozen when the account is renamed later', async () => {
+    await env.db.query("update app_public.accounts set username = 'claire.dubois' where username = 'rh1'");
+    try {
+      const res = await env.get(`/api/audit-log/?model=account&target_id=${emmaAccount}`, rh1);
+      expect(res.body.results[0].actor_identity).toEqual({ username: 'rh1', display_name: 'Claire Dubois' });
+    } finally {
+      await env.db.query("update app_public.accounts set username = 'rh1' where username = 'claire.dubois'");
+    }
+  });
+
+  it('reads the whole association: explicit permission, no establishment restriction', async () => {
+    const res = await env.get('/api/audit-log/?model=absence', rh1);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((l: { target_id: number; verb: string }) => `${l.target_id}:${l.verb}`))
+      .toEqual(['202:Refus', '101:Validation', '101:Creation']);
+    const all = await env.get('/api/audit-log/', rh1);
+    expect(all.body.count).toBe(5);
+  });
+
+  it('filters by model and target id, newest first', async () => {
+    const res = await env.get('/api/audit-log/?model=absence&target_id=101', rh1);
+    expect(res.body.count).toBe(2);
+    expect(res.body.results.map((l: { verb: string }) => l.verb)).toEqual(['Validation', 'Creation']);
+    expect(res.body.results[1].before).toBeNull();
+    const none = await env.get('/api/audit-log/?model=shift_change_request&target_id=101', rh1);
+    expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  it('paginates', async () => {
+    const res = await env.get('/api/audit-log/?page_size=2', rh1);
+    expect(res.body.count).toBe(5);
+    expect(res.body.results).toHaveLength(2);
+    expect(res.body.next).toMatch(/page=2/);
+  });
+
+  it('refuses an unknown model under model, a bad target id under target_id', async () => {
+    const model = await env.get('/api/audit-log/?model=absences', rh1);
+    expect(model.status).toBe(400);
+    expect(model.body.model[0]).toMatch(/^Modèle inconnu « absences »\. Valeurs possibles : .*absence.*day_modification.*shift_change_request/);
+    const target = await env.get('/api/audit-log/?target_id=abc', rh1);
+    expect(target.status).toBe(400);
+    expect(Object.keys(target.body)).toEqual(['target_id']);
+    const zero = await env.get('/api/audit-log/?model=absence&target_id=0', rh1);
+    expect(zero.status).toBe(400);
+    expect(Object.keys(zero.body)).toEqual(['target_id']);
+  });
+
+  it('needs an account', async () => {
+    expect((await env.get('/api/audit-log/')).status).toBe(401);
+  });
+
+  it('refuses readers without audit.view_actionlog, whatever their perimeter', async () => {
+    // admin: Admin of the whole association and staff; rh2: RH n2 with back-office access;
+    // mgr1, da: managers of E1; alice: an employee.
+    for (const username of ['admin', 'rh2', 'mgr1', 'da', 'alice', 'staff']) {
+      const res = await env.get('/api/audit-log/?model=absence', await env.login(username));
+      expect(res.status, username).toBe(403);
+      expect(res.body.detail).toMatch(/audit\.view_actionlog/);
+    }
+  });
+
+  it('refuses the permission without back-office access, accepts it with', async () => {
+    await env.db.query(
+      `insert into app_public.account_permissions (account_id, permission_code) values ($1, 'audit.view_actionlog'), ($2, 'audit.view_actionlog')`,
+      [env.ids.accounts!.mgr1, env.ids.accounts!.staff],
+    );
+    const mgr1 = await env.get('/api/audit-log/', await env.login('mgr1'));
+    expect(mgr1.status).toBe(403);
+    const staff = await env.get('/api/audit-log/', await env.login('staff'));
+    expect(staff.status).toBe(200);
+    expect(staff.body.count).toBe(5);
+  });
+
+  it('lets a superuser read', async () => {
+    const res = await env.get('/api/audit-log/?model=absence', await env.login('root'));
+    expect(res.status).toBe(200);
+    expect(res.body.count).toBe(3);
+  });
+});
+
+describe('an audited write whose audit line fails is not written (failure injection)', () => {
+  it('the account stays open when its audit line cannot be written', async () => {
+    await env.db.query(`
+      create function public.test_fail_audit() returns trigger language plpgsql as $$
+      begin
+        raise exception using errcode = 'XX500', message = 'injected failure: audit refused';
+      end;
+      $$;
+      create trigger _000_injected_failure before insert on app_private.audit_log
+        for each row execute function public.test_fail_audit();`);
+    try {
+      const res = await env.put(`/api/employees/${env.ids.employees!.bruno}/account-activation/`, rh1, { is_active: false });
+      expect(res.status).toBe(500);
+    } finally {
+      await env.db.query('drop trigger _000_injected_failure on app_private.audit_log');
+    }
+    const { rows } = await env.db.query('select is_active from app_public.accounts where id = $1', [env.ids.accounts!.bruno]);
+    expect(rows[0].is_active).toBe(true);
+    const res = await env.get(`/api/audit-log/?model=account&target_id=${env.ids.accounts!.bruno}`, rh1);
+    expect(res.body.count).toBe(0);
+  });
+});

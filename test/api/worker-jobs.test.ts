@@ -1,0 +1,138 @@
+/**
+ * `npm run job -- NAME` against a test database: the purge deletes only the lines older
+ * than the retention, twice in a row safely; the reminders are sent once; an unknown name
+ * lists the jobs and exits 1.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../src/db/migrate.js';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+
+let env: TestEnv;
+let databaseName: string;
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The JSON object printed last on stdout. */
+  outcome: Record<string, unknown> | null;
+}
+
+function npmJob(...args: string[]): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'job', '--', ...args], {
+      cwd: ROOT_DIR,
+      env: {
+        ...process.env,
+        PATH: `${path.join(ROOT_DIR, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+        DATABASE_URL: env.config.databaseUrl,
+        SMTP_URL: '',
+        SMTP_FROM: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = stdout.trim().split('\n').pop() ?? '';
+      let outcome: Record<string, unknown> | null = null;
+      try {
+        outcome = JSON.parse(last) as Record<string, unknown>;
+      } catch {
+        outcome = null;
+      }
+      resolve({ code: code ?? 1, stdout, stderr, outcome });
+    });
+  });
+}
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  databaseName = new URL(env.config.databaseUrl).pathname.slice(1);
+  // The spawned job runs on the business clock of the suite: new sessions of this database
+  // start with it frozen (the same setting the request transactions use).
+  await env.db.query(`alter database ${databaseName} set app.frozen_now = '2026-11-16T10:00:00+01:00'`);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('npm run job -- purge_audit_log', () => {
+  it('deletes only the lines older than the retention, and a second run deletes nothing', async () => {
+    // 1095 days before the frozen now, give or take a minute.
+    await env.db.query(`
+      insert into app_private.audit_log (at, verb, model, target_id, before, after)
+      select '2026-11-16T10:00:00+01:00'::timestamptz - make_interval(days => 1095) + x.shift, 'Creation', 'absence', x.target, null, '{}'
+      from (values (interval '-1 minute', 1), (interval '-400 days', 2), (interval '1 minute', 3), (interval '1000 days', 4)) x(shift, target)`);
+
+    const first = await npmJob('purge_audit_log');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.outcome).toMatchObject({ job: 'purge_audit_log', result: 2 });
+    const remaining = await env.db.query('select target_id from app_private.audit_log where model = $1 order by target_id', ['absence']);
+    expect(remaining.rows.map((row) => Number(row.target_id))).toEqual([3, 4]);
+
+    const second = await npmJob('purge_audit_log');
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.outcome).toMatchObject({ job: 'purge_audit_log', result: 0 });
+    const again = await env.db.query('select count(*)::int as n from app_private.audit_log where model = $1', ['absence']);
+    expect(again.rows[0].n).toBe(2);
+
+    const runs = await env.db.query(
+      "select trigger, result from app_private.job_runs where job = 'purge_audit_log' order by id");
+    expect(runs.rows).toEqual([
+      { trigger: 'manual', result: { count: 2 } },
+      { trigger: 'manual', result: { count: 0 } },
+    ]);
+  });
+});
+
+describe('npm run job -- send_missing_document_reminders', () => {
+  it('sends the due reminders once; running it again sends nothing twice', async () => {
+    await env.db.query(
+      `insert into app_public.absences (employee_id, type_id, date_start, date_end)
+       select $1, t.id, '2026-11-10', '2026-11-12' from app_public.absence_types t where t.code = 'MAL'`,
+      [env.ids.employees!.alice],
+    );
+    const first = await npmJob('send_missing_document_reminders');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.outcome).toMatchObject({ job: 'send_missing_document_reminders', result: 2 });
+    const second = await npmJob('send_missing_document_reminders');
+    expect(second.outcome).toMatchObject({ result: 0 });
+    const { rows } = await env.db.query(
+      `select a.username, n.title from app_public.notifications n join app_public.accounts a on a.id = n.account_id order by a.username`);
+    expect(rows).toEqual([
+      { username: 'alice', title: 'Justificatif à transmettre' },
+      { username: 'rh1', title: 'Justificatifs manquants' },
+    ]);
+    // Alice reads hers through the API.
+    const list = await env.get('/api/notifications/', await env.login('alice'));
+    expect(list.body.results[0].body).toMatch(/^Le justificatif de votre absence Maladie du 10\/11\/2026 au 12\/11\/2026/);
+  });
+});
+
+describe('npm run job with a bad name', () => {
+  it('lists the jobs and exits with 1', async () => {
+    const result = await npmJob('purge_audit');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Unknown job "purge_audit"');
+    for (const name of ['send_missing_document_reminders', 'purge_audit_log', 'drain_email_outbox']) {
+      expect(result.stderr).toContain(name);
+    }
+    const none = await npmJob();
+    expect(none.code).toBe(1);
+  });
+
+  it('the outbox drain without SMTP settings sends nothing and leaves the mails', async () => {
+    await env.post('/api/auth/password/reset/', null, { login: 'alice' });
+    const result = await npmJob('drain_email_outbox');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.outcome).toMatchObject({ job: 'drain_email_outbox', smtp: false, sent: 0, pending: 1 });
+    const { rows } = await env.db.query('select sent_at, attempts from app_private.email_outbox');
+    expect(rows).toEqual([{ sent_at: null, attempts: 0 }]);
+  });
+});

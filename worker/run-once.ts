@@ -1,0 +1,48 @@
+/**
+ * `npm run job -- NAME`: runs one job now, once, and exits. The last line of the output is
+ * a JSON object with the outcome. An unknown name lists the jobs and exits with 1.
+ */
+import { WorkerConfigError, workerConfigFromEnv } from './config.js';
+import { JOB_NAMES, createWorkerPool, drainEmailOutbox, isJobName, isScheduledJob, runScheduledJob } from './jobs.js';
+
+const name = process.argv[2];
+if (!isJobName(name) || process.argv.length > 3) {
+  console.error(name ? `Unknown job "${process.argv.slice(2).join(' ')}".` : 'Name the job to run: npm run job -- NAME');
+  console.error(`Jobs:\n${JOB_NAMES.map((job) => `  ${job}`).join('\n')}`);
+  process.exit(1);
+}
+
+let exitCode = 0;
+try {
+  const config = workerConfigFromEnv();
+  const pool = createWorkerPool(config, 2);
+  try {
+    if (isScheduledJob(name)) {
+      const client = await pool.connect();
+      try {
+        const outcome = await runScheduledJob(client, name, null);
+        if (outcome.status === 'done') {
+          console.error(`${name}: ${outcome.message}`);
+          console.log(JSON.stringify({ job: name, run_id: outcome.runId, result: outcome.result }));
+        }
+      } finally {
+        client.release();
+      }
+    } else {
+      const outcome = await drainEmailOutbox(pool, config.smtp ?? null);
+      console.error(
+        outcome.smtp
+          ? `${name}: ${outcome.sent} sent, ${outcome.failed} failed, ${outcome.pending} waiting`
+          : `${name}: no SMTP settings (SMTP_URL, SMTP_FROM); ${outcome.pending} e-mail(s) stay in the outbox`,
+      );
+      console.log(JSON.stringify({ job: name, ...outcome }));
+      if (outcome.failed > 0) exitCode = 1;
+    }
+  } finally {
+    await pool.end();
+  }
+} catch (error) {
+  console.error(error instanceof WorkerConfigError ? `${name}: ${error.message}` : error);
+  exitCode = 1;
+}
+process.exit(exitCode);
