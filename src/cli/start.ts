@@ -14,6 +14,7 @@ import type pg from 'pg';
 import { loadConfig, type Config } from '../config.js';
 import { connectionUrl, DEFAULT_EMBEDDED_PORT, EMBEDDED_SUPERUSER, startEmbeddedDatabase } from '../db/embedded.js';
 import { sessionOptions } from '../db/pool.js';
+import { ROLES } from '../db/roles.js';
 import { buildDemoOrganisation, DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
 import { importOrganisation } from '../org/import.js';
 import { createApp } from '../server.js';
@@ -132,7 +133,22 @@ runCommand('start', async () => {
     if (!embeddedMode) {
       // Refuses without JWT_SECRET, saying so.
       config = loadConfig(env, { storageDir });
-      await withClient(config.databaseUrl, sessionOptions(config), (client) => ensureServiceRoles(client));
+      await withClient(config.databaseUrl, sessionOptions(config), async (client) => {
+        await ensureServiceRoles(client);
+        if (config.authDatabaseUrl === config.databaseUrl) {
+          // Requests then run on owner connections, which must be able to become the visitor.
+          const { rows } = await client.query<{ user: string; ok: boolean }>(
+            `select current_user as "user", pg_has_role(current_user, '${ROLES.visitor}', 'member') as ok`,
+          );
+          if (!rows[0]!.ok) {
+            throw new CliError(
+              `The requests would run as "${rows[0]!.user}", which may not switch to the role ${ROLES.visitor}. ` +
+                `Set AUTH_DATABASE_URL to the ${ROLES.authenticator} login (give it a password: ALTER ROLE ` +
+                `${ROLES.authenticator} PASSWORD '...'), or connect as a superuser.`,
+            );
+          }
+        }
+      });
       databaseLabel = 'DATABASE_URL';
     } else {
       const port = embeddedPort(env);

@@ -153,6 +153,8 @@ interface StaffSpec {
   /** Night worker: compensatory rest hours. */
   nights?: boolean;
   roles?: Array<{ role: string; establishments?: EstablishmentKey[] }>;
+  /** Polyvalent agent: an absence during the trial period raises an agreement warning. */
+  polyvalent?: boolean;
   is_staff?: boolean;
   permissions?: string[];
 }
@@ -277,7 +279,8 @@ const STAFF: StaffSpec[] = [
     contract: { type: 'CDD', start: (c) => c.monthStart(-2), end: (c) => c.monthEnd(4) }, week: WEEKS.foyerRotaB, ct: 18 },
   { key: 'sarah.henry', first: 'Sarah', last: 'Henry', sex: 2, born: '1998-04-22', department: '38', establishment: 'FOYER',
     teams: ['FOYER-EDUC'], title: 'Accompagnante éducative et sociale', weeklyHours: 35,
-    contract: { type: 'CDI', start: (c) => c.monthStart(-1), trial_end: (c) => c.monthEnd(1) }, week: WEEKS.foyerRotaA, ct: 18 },
+    contract: { type: 'CDI', start: (c) => c.monthStart(-1), trial_end: (c) => c.monthEnd(1) }, week: WEEKS.foyerRotaA, ct: 18,
+    polyvalent: true },
   { key: 'lea.morel', first: 'Léa', last: 'Morel', sex: 2, born: '2005-01-11', department: '69', establishment: 'FOYER',
     teams: ['FOYER-EDUC'], title: 'Apprentie monitrice-éducatrice', weeklyHours: 35,
     contract: { type: 'Apprentissage', start: (c) => c.shiftYears(c.schoolYearStart(), -1),
@@ -454,6 +457,7 @@ export function buildDemoOrganisation({ today, password, timeZone = 'Europe/Pari
       last_name: spec.last,
       professional_email: spec.email === false ? null : `${slug(spec.first)}.${slug(spec.last)}@${DEMO_EMAIL_DOMAIN}`,
       birth_date: spec.born,
+      is_polyvalent: spec.polyvalent ?? false,
       main_establishment: spec.establishment,
       secondary_establishments: spec.secondary ?? [],
       teams: spec.teams ?? [],
