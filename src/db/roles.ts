@@ -29,12 +29,20 @@ export async function ensureRoles(client: pg.ClientBase, authenticatorPassword?:
       end if;
     end
     $$;`);
-  await client.query(`grant ${ROLES.visitor} to ${ROLES.authenticator}`);
-  // The owner hands API functions over to wfm_api at the end of each migration.
-  const { rows } = await client.query<{ rolsuper: boolean }>(
-    'select rolsuper from pg_roles where rolname = current_user',
+  // Grants are checked first: granting a membership needs CREATEROLE even when it exists,
+  // and an owner without CREATEROLE must still pass once the roles are in place.
+  const { rows } = await client.query<{ rolsuper: boolean; visitor_granted: boolean; api_granted: boolean }>(
+    `select r.rolsuper,
+            exists (select 1 from pg_auth_members m
+                    where m.roleid = '${ROLES.visitor}'::regrole and m.member = '${ROLES.authenticator}'::regrole) as visitor_granted,
+            pg_has_role(current_user, '${ROLES.api}', 'member') as api_granted
+     from pg_roles r where r.rolname = current_user`,
   );
-  if (!rows[0]?.rolsuper) {
+  if (!rows[0]?.visitor_granted) {
+    await client.query(`grant ${ROLES.visitor} to ${ROLES.authenticator}`);
+  }
+  // The owner hands API functions over to wfm_api at the end of each migration.
+  if (!rows[0]?.rolsuper && !rows[0]?.api_granted) {
     await client.query(`grant ${ROLES.api} to current_user`);
   }
   if (authenticatorPassword !== undefined) {
