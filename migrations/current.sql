@@ -28,6 +28,10 @@
 --!include audit/functions.sql
 --!include notifications/functions.sql
 --!include planning/day.sql
+--!include planning/helpers.sql
+--!include planning/planning.sql
+--!include shift_change/triggers.sql
+--!include shift_change/functions.sql
 --!include org/import.sql
 --!include api/reference.sql
 --!include finalize.sql

@@ -5,7 +5,9 @@
 import type { RouteModule } from '../openapi.js';
 import { accountRoutes } from './accounts.js';
 import { authRoutes } from './auth.js';
+import { planningRoutes } from './planning.js';
 import { referenceRoutes } from './reference.js';
+import { shiftChangeRoutes } from './shift-change-requests.js';
 import { systemRoutes } from './system.js';
 
 export const routeModules: RouteModule[] = [
@@ -13,6 +15,8 @@ export const routeModules: RouteModule[] = [
   authRoutes,
   referenceRoutes,
   accountRoutes,
+  planningRoutes,
+  shiftChangeRoutes,
 ];
 
 export const routes = routeModules.flatMap((module) => module.routes);
