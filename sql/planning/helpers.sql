@@ -288,7 +288,9 @@ begin
                                 v_post_id, v_establishment_id, v_remote)::app_public.slot;
   end loop;
 
-  perform app_hidden.raise_errors(v_errors);
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV104');
+  end if;
 
   if cardinality(v_result) = 0 then
     perform app_hidden.invalid(p_field,
@@ -305,7 +307,9 @@ begin
     end if;
     v_prev_end := greatest(v_prev_end, upper(app_hidden.slot_range(p_date, v_sorted[j])));
   end loop;
-  perform app_hidden.raise_errors(v_errors);
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV104');
+  end if;
   return v_sorted;
 end;
 $$;
