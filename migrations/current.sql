@@ -32,6 +32,10 @@
 --!include jobs/functions.sql
 --!include jobs/policies.sql
 --!include planning/day.sql
+--!include planning/helpers.sql
+--!include planning/planning.sql
+--!include shift_change/triggers.sql
+--!include shift_change/functions.sql
 --!include org/import.sql
 --!include api/reference.sql
 --!include finalize.sql

@@ -7,7 +7,9 @@ import { accountRoutes } from './accounts.js';
 import { auditLogRoutes } from './audit-log.js';
 import { authRoutes } from './auth.js';
 import { notificationRoutes } from './notifications.js';
+import { planningRoutes } from './planning.js';
 import { referenceRoutes } from './reference.js';
+import { shiftChangeRoutes } from './shift-change-requests.js';
 import { systemRoutes } from './system.js';
 
 export const routeModules: RouteModule[] = [
@@ -17,6 +19,8 @@ export const routeModules: RouteModule[] = [
   accountRoutes,
   notificationRoutes,
   auditLogRoutes,
+  planningRoutes,
+  shiftChangeRoutes,
 ];
 
 export const routes = routeModules.flatMap((module) => module.routes);

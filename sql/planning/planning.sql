@@ -1,0 +1,284 @@
+-- GET /api/planning/: the cells of a window (at most 62 days) for the caller's employees,
+-- built set-wise in one statement (dates × employees joined to templates, day
+-- modifications, absences, pending requests and on-call periods).
+
+-- On-call periods overlapping the window.
+create index on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
+-- Pending requests of a window (the planning's pending_request).
+create index shift_change_requests_pending_date_idx on app_public.shift_change_requests (date, employee_id)
+  where status = 'pending';
+
+-- On-call periods of the employees' teams, per employee and day: the periods whose
+-- establishments meet the establishments of a team the employee belongs to that day, and
+-- whose interval [start, end) meets the day (business time zone). Security definer: an
+-- employee reads who is on call for their teams without reading the on-call screens.
+create function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
+returns table (employee_id int, date date, on_call jsonb)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  with days as (
+    select d::date as date,
+           d::date::timestamp at time zone app_hidden.business_timezone() as day_start,
+           (d::date + 1)::timestamp at time zone app_hidden.business_timezone() as day_end
+    from generate_series(p_from, p_to, interval '1 day') d
+  ),
+  periods as (
+    select op.id, op.account_id, op.start_at, op.end_at, op.comment,
+           coalesce(e.first_name || ' ' || e.last_name, a.username) as name,
+           array_agg(ope.establishment_id order by ope.establishment_id) as establishment_ids
+    from app_public.on_call_periods op
+    join app_public.on_call_period_establishments ope on ope.period_id = op.id
+    join app_public.accounts a on a.id = op.account_id
+    left join app_public.employees e on e.id = a.employee_id
+    where op.end_at > p_from::timestamp at time zone app_hidden.business_timezone()
+      and op.start_at < (p_to + 1)::timestamp at time zone app_hidden.business_timezone()
+    group by op.id, a.username, e.first_name, e.last_name
+  ),
+  team_days as (
+    select ta.employee_id, d.date, d.day_start, d.day_end, array_agg(distinct te.establishment_id) as establishment_ids
+    from app_public.team_assignments ta
+    join app_public.team_establishments te on te.team_id = ta.team_id
+    join days d on app_hidden.date_in(d.date, ta.start_date, ta.end_date)
+    where ta.employee_id = any (p_employee_ids)
+    group by ta.employee_id, d.date, d.day_start, d.day_end
+  )
+  select t.employee_id, t.date,
+         jsonb_agg(jsonb_build_object('id', p.id, 'account', p.account_id, 'name', p.name,
+                                      'start', p.start_at, 'end', p.end_at,
+                                      'establishments', to_jsonb(p.establishment_ids), 'comment', p.comment)
+                   order by p.start_at, p.id)
+  from team_days t
+  join periods p on p.establishment_ids && t.establishment_ids
+                and p.start_at < t.day_end and p.end_at > t.day_start
+  group by t.employee_id, t.date;
+$$;
+
+-- The cells of the employees over [p_from, p_to]. Runs with the caller's row-level security
+-- (the caller chose the employees it may read).
+--   * the planned day: the day modification, else the template valid that day;
+--   * a granted absence (validated, or cancellation_requested: still drawn) prevails: a
+--     whole-day absence is one absence block; a half-day absence gives two blocks (the
+--     absence on its half, the worked day next to it with absence null); an hourly absence
+--     is a block among the worked slots, by time;
+--   * pending_request: on an absence block, its requested cancellation; on the worked or rest
+--     blocks (or, in a cell without any, on the absence blocks), a pending absence request
+--     of the day, else the pending day-change request of the day;
+--   * on_call: the on-call periods of the employee's teams that meet the day.
+create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns jsonb
+language sql stable as $$
+  with days as (
+    select d::date as date from generate_series(p_from, p_to, interval '1 day') d
+  ),
+  emp as (
+    select e.id, e.first_name, e.last_name, e.main_establishment_id,
+           row_number() over (order by lower(e.last_name), lower(e.first_name), e.id) as ord
+    from app_public.employees e
+    where e.id = any (p_employee_ids)
+  ),
+  cells as (
+    select emp.id as employee_id, emp.ord, days.date from emp cross join days
+  ),
+  cell_template as (
+    select distinct on (c.employee_id, c.date) c.employee_id, c.date, t.id as template_id
+    from cells c
+    join app_public.planning_templates t
+      on t.employee_id = c.employee_id and t.valid_from <= c.date and (t.valid_to is null or t.valid_to >= c.date)
+    order by c.employee_id, c.date, t.valid_from desc
+  ),
+  template_day as (
+    select ts.template_id, ts.weekday, array_agg(app_hidden.post_slot(p) order by ts.position) as slots
+    from app_public.planning_template_slots ts
+    join app_public.posts p on p.id = ts.post_id
+    where ts.template_id in (select ct.template_id from cell_template ct)
+    group by ts.template_id, ts.weekday
+  ),
+  modification as (
+    select m.* from app_public.day_modifications m
+    where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+  ),
+  planned as (
+    select c.employee_id, c.ord, c.date,
+           coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
+           m.id is not null as modified,
+           coalesce(m.is_remote, false) as day_remote,
+           coalesce(m.is_offsite, false) as day_offsite,
+           m.comment
+    from cells c
+    left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
+    left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
+    left join modification m on m.employee_id = c.employee_id and m.date = c.date
+  ),
+  absence_day as (
+    select c.employee_id, c.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
+           a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
+           case when a.start_time is not null then 'hours'
+                when c.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
+                when c.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+                else 'day' end as part
+    from app_public.absences a
+    join app_public.absence_types t on t.id = a.type_id
+    join cells c on c.employee_id = a.employee_id and c.date between a.date_start and a.date_end
+    where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+      and a.status in ('pending', 'validated', 'cancellation_requested')
+  ),
+  granted as (
+    select * from absence_day where status in ('validated', 'cancellation_requested')
+  ),
+  coverage as (
+    select g.employee_id, g.date,
+           coalesce(bool_or(g.part in ('day', 'morning')) and bool_or(g.part in ('day', 'afternoon')), false) as whole
+    from granted g
+    group by g.employee_id, g.date
+  ),
+  pending_absence as (
+    select distinct on (a.employee_id, a.date) a.employee_id, a.date, a.id
+    from absence_day a
+    where a.status = 'pending'
+    order by a.employee_id, a.date, a.id
+  ),
+  pending_shift_change as (
+    select r.employee_id, r.date, r.id
+    from app_public.shift_change_requests r
+    where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+  ),
+  pending_request as (
+    select p.employee_id, p.date,
+           case when pa.id is not null then jsonb_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
+                when ps.id is not null then jsonb_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
+           end as pending
+    from planned p
+    left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
+    left join pending_shift_change ps on ps.employee_id = p.employee_id and ps.date = p.date
+  ),
+  blocks as (
+    -- granted absences
+    select g.employee_id, g.date,
+           case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
+           coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
+           jsonb_build_object(
+             'kind', 'absence', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
+             'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
+             'break_start_time', null, 'break_end_time', null, 'break_paid', false,
+             'minutes', case when g.start_time is not null then app_hidden.span_minutes(g.start_time, g.end_time) end,
+             'is_remote', false, 'is_offsite', false, 'modified', false, 'comment', null,
+             'absence', jsonb_build_object(
+               'id', g.id, 'type', g.type_id, 'type_code', g.type_code, 'type_name', g.type_name,
+               'date_start', g.date_start, 'date_end', g.date_end, 'start_half', g.start_half, 'end_half', g.end_half,
+               'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
+               'comment', g.comment, 'status', g.status, 'part', g.part),
+             'pending_request', case when g.status = 'cancellation_requested'
+                                     then jsonb_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
+                                     when cv.whole then pr.pending end) as block
+    from granted g
+    join coverage cv on cv.employee_id = g.employee_id and cv.date = g.date
+    join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
+    union all
+    -- worked slots of the planned day
+    select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60,
+           jsonb_build_object(
+             'kind', 'work', 'post', (p.slots[i]).post_id, 'post_code', po.code, 'post_label', po.label,
+             'establishment', (p.slots[i]).establishment_id,
+             'start_time', to_char((p.slots[i]).start_time, 'HH24:MI'), 'end_time', to_char((p.slots[i]).end_time, 'HH24:MI'),
+             'break_start_time', to_char((p.slots[i]).break_start_time, 'HH24:MI'),
+             'break_end_time', to_char((p.slots[i]).break_end_time, 'HH24:MI'),
+             'break_paid', coalesce((p.slots[i]).break_paid, false),
+             'minutes', app_hidden.slot_minutes(p.slots[i]),
+             'is_remote', coalesce((p.slots[i]).is_remote, false) or p.day_remote, 'is_offsite', p.day_offsite,
+             'modified', p.modified, 'comment', p.comment,
+             'absence', null, 'pending_request', pr.pending)
+    from planned p
+    cross join lateral generate_subscripts(p.slots, 1) i
+    left join app_public.posts po on po.id = (p.slots[i]).post_id
+    left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
+    join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
+    where not coalesce(cv.whole, false)
+    union all
+    -- a rest day
+    select p.employee_id, p.date, 1, 0,
+           jsonb_build_object(
+             'kind', 'rest', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
+             'start_time', null, 'end_time', null, 'break_start_time', null, 'break_end_time', null,
+             'break_paid', false, 'minutes', 0, 'is_remote', false, 'is_offsite', false,
+             'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending)
+    from planned p
+    left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
+    join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
+    where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
+  ),
+  on_call as (
+    select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
+  ),
+  cell_json as (
+    select p.employee_id, p.ord, p.date,
+           jsonb_agg(b.block || jsonb_build_object('on_call', coalesce(oc.on_call, '[]'::jsonb))
+                     order by b.k1, b.k2) as blocks
+    from planned p
+    join blocks b on b.employee_id = p.employee_id and b.date = p.date
+    left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
+    group by p.employee_id, p.ord, p.date
+  )
+  select jsonb_build_object(
+    'from', p_from,
+    'to', p_to,
+    'employees', coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
+                                                               'first_name', e.first_name, 'last_name', e.last_name,
+                                                               'main_establishment', e.main_establishment_id)
+                                            order by e.ord)
+                           from emp e), '[]'::jsonb),
+    'cells', coalesce((select jsonb_agg(jsonb_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
+                                        order by c.ord, c.date)
+                       from cell_json c), '[]'::jsonb));
+$$;
+
+-- GET /api/planning/?from=&to=&employee=
+-- Without from/to: the current week (Monday to Sunday); with only one bound, the 7 days
+-- from it (or up to it). At most 62 days. The branch depends on the directory permission,
+-- never on the size of the perimeter: a holder of employee.view_employee_directory reads
+-- the absences.view_absence_queue perimeter (and their own record); any other account
+-- reads only its own cells. employee narrows to one readable employee (else 404).
+create function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_today date := app_hidden.today();
+  v_from date;
+  v_to date;
+  v_me int := app_hidden.current_employee_id();
+  v_ids int[];
+begin
+  if p_from is null and p_to is null then
+    v_from := date_trunc('week', v_today::timestamp)::date;
+    v_to := v_from + 6;
+  elsif p_to is null then
+    v_from := p_from;
+    v_to := p_from + 6;
+  elsif p_from is null then
+    v_to := p_to;
+    v_from := p_to - 6;
+  else
+    v_from := p_from;
+    v_to := p_to;
+  end if;
+  if v_to < v_from then
+    perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
+  end if;
+  if v_to - v_from + 1 > 62 then
+    perform app_hidden.invalid('to', format('Le planning se lit sur 62 jours au plus (ici %s jours) : réduisez la période.',
+                                            v_to - v_from + 1), 'WV108');
+  end if;
+
+  if app_hidden.current_account_has('employee.view_employee_directory') then
+    v_ids := array(select x from app_hidden.perimeter_employee_ids('absences.view_absence_queue') x
+                   union
+                   select v_me where v_me is not null);
+  else
+    v_ids := case when v_me is null then '{}'::int[] else array[v_me] end;
+  end if;
+  if p_employee is not null then
+    if not p_employee = any (v_ids) then
+      perform app_hidden.not_found('Salarié introuvable dans votre périmètre.', 'WN102');
+    end if;
+    v_ids := array[p_employee];
+  end if;
+  return app_hidden.planning_cells(v_ids, v_from, v_to);
+end;
+$$;

@@ -1,0 +1,588 @@
+-- Day-change requests (/api/shift-change-requests/): filing, reading, withdrawal, the two
+-- decisions and the back-office correction. One function per route and per transition;
+-- each runs as wfm_api under row-level security (outside the perimeter = not found).
+
+insert into app_private.settings (key, value, description) values
+  ('shift_change_notice_days', '7', 'Délai de prévenance d''une modification de journée, en jours (avertissement au détail)');
+
+-- The records of a set of requests, built in one statement (requester's name, reason label,
+-- slots with their posts, names of the decider and of the corrector).
+create function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
+language sql stable as $$
+  with req as (
+    select r.* from app_public.shift_change_requests r where r.id = any (p_ids)
+  ),
+  names as (
+    select n.id, n.name
+    from app_hidden.account_display_names(
+           array(select x from req, unnest(array[req.decided_by, req.corrected_by]) x where x is not null)) n
+  )
+  select r.id, jsonb_build_object(
+    'id', r.id,
+    'employee', r.employee_id,
+    'employee_name', e.first_name || ' ' || e.last_name,
+    'date', r.date,
+    'reason', r.reason,
+    'reason_label', rs.label,
+    'comment', r.comment,
+    'is_remote', r.is_remote,
+    'is_offsite', r.is_offsite,
+    'slots', sl.slots,
+    'status', r.status,
+    'version', r.version,
+    'planned_description', r.planned_description,
+    'planned_minutes', r.planned_minutes,
+    'requested_minutes', r.requested_minutes,
+    'decided_by', r.decided_by,
+    'decided_by_name', dn.name,
+    'decided_at', r.decided_at,
+    'decision_reason', r.decision_reason,
+    'corrected_by', r.corrected_by,
+    'corrected_by_name', cn.name,
+    'corrected_at', r.corrected_at,
+    'granted_slots', gs.slots,
+    'granted_minutes', r.granted_minutes,
+    'granted_gap_minutes', r.granted_gap_minutes,
+    'created_at', r.created_at,
+    'updated_at', r.updated_at)
+  from req r
+  left join app_public.employees e on e.id = r.employee_id
+  left join app_public.shift_change_reasons rs on rs.code = r.reason
+  left join names dn on dn.id = r.decided_by
+  left join names cn on cn.id = r.corrected_by
+  cross join lateral (
+    select coalesce(jsonb_agg(app_hidden.slot_json_with(r.slots[i], p.code, p.label) order by i), '[]'::jsonb) as slots
+    from generate_subscripts(r.slots, 1) i
+    left join app_public.posts p on p.id = (r.slots[i]).post_id
+  ) sl
+  cross join lateral (
+    select case when r.granted_slots is not null
+                then coalesce(jsonb_agg(app_hidden.slot_json_with(r.granted_slots[i], p.code, p.label) order by i),
+                              '[]'::jsonb) end as slots
+    from generate_subscripts(r.granted_slots, 1) i
+    left join app_public.posts p on p.id = (r.granted_slots[i]).post_id
+  ) gs;
+$$;
+
+create function app_hidden.shift_change_record(p_id int) returns jsonb
+language sql stable as $$
+  select x.record from app_hidden.shift_change_records(array[p_id]) x;
+$$;
+
+-- The day as planned now (detail's current_day): label, net duration, slots with their
+-- breaks, options and comment of a day modification.
+create function app_hidden.current_day_json(p_employee int, p_date date) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select jsonb_build_object(
+    'date', p_date,
+    'label', app_hidden.day_label(d.slots),
+    'minutes', app_hidden.slots_minutes(d.slots),
+    'slots', app_hidden.slots_json(d.slots),
+    'is_remote', coalesce(m.is_remote, false),
+    'is_offsite', coalesce(m.is_offsite, false),
+    'modified', m.id is not null,
+    'comment', m.comment)
+  from (select app_hidden.planned_slots(p_employee, p_date) as slots) d
+  left join app_public.day_modifications m on m.employee_id = p_employee and m.date = p_date;
+$$;
+
+-- Warnings of the detail, for a pending request only (null otherwise, and when there is
+-- nothing to report): the granted absence of that day, once per reason (a pending absence
+-- request is not named), and the notice period of the agreement (shift_change_notice_days).
+create function app_hidden.shift_change_warnings(p_request app_public.shift_change_requests) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_warnings text[];
+  v_filed date := app_hidden.business_date(p_request.created_at);
+  v_notice int := coalesce((app_hidden.setting('shift_change_notice_days') #>> '{}')::int, 7);
+begin
+  if p_request.status <> 'pending' then
+    return null;
+  end if;
+  v_warnings := array(
+    select format('Absence accordée ce jour : %s (%s). Une absence accordée prévaut sur la modification de la journée.',
+                  t.name, t.code)
+    from app_public.absence_types t
+    where t.id in (select a.type_id from app_public.absences a
+                   where a.employee_id = p_request.employee_id
+                     and p_request.date between a.date_start and a.date_end
+                     and a.status in ('validated', 'cancellation_requested'))
+    order by t.code);
+  if p_request.date < v_filed then
+    v_warnings := v_warnings || format('Délai de prévenance : la demande a été déposée le %s, après la journée concernée (%s).',
+                                       app_hidden.fr_date(v_filed), app_hidden.fr_date(p_request.date));
+  elsif p_request.date - v_filed < v_notice then
+    v_warnings := v_warnings || format('Délai de prévenance de %s jours non respecté : demande déposée le %s pour le %s.',
+                                       v_notice, app_hidden.fr_date(v_filed), app_hidden.fr_date(p_request.date));
+  end if;
+  return case when cardinality(v_warnings) = 0 then null else to_jsonb(v_warnings) end;
+end;
+$$;
+
+-- Why a requested day changes nothing (null when it changes something): no slot and no
+-- option; an option alone on a rest day; slots and options equal to the planned day.
+create function app_hidden.day_change_noop(p_slots app_public.slot[], p_is_remote boolean, p_is_offsite boolean,
+                                           p_planned app_public.slot[], p_planned_remote boolean,
+                                           p_planned_offsite boolean)
+returns text
+language sql immutable as $$
+  select case
+    when cardinality(p_slots) = 0 and not p_is_remote and not p_is_offsite then
+      'La demande ne change rien à la journée : ajoutez ou modifiez un créneau, ou choisissez une option.'
+    when cardinality(p_slots) = 0 and cardinality(p_planned) = 0 then
+      'Ce jour est un jour de repos : une option seule ne change rien, ajoutez un créneau.'
+    when app_hidden.same_slots(case when cardinality(p_slots) = 0 then p_planned else p_slots end, p_planned)
+         and p_is_remote = p_planned_remote and p_is_offsite = p_planned_offsite then
+      'La journée demandée est identique à la journée prévue : la demande ne change rien.'
+  end;
+$$;
+
+-- POST /api/shift-change-requests/
+-- Body: date, reason, comment?, is_remote?, is_offsite?, slots? (employee is ignored: the
+-- request is always on the caller's own record). Returns the record with has_recipient.
+create function app_public.shift_change_create(p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_employee int := app_hidden.current_employee_id();
+  v_today date := app_hidden.today();
+  v_body jsonb := coalesce(p_body, '{}'::jsonb);
+  v_errors jsonb := '{}';
+  v_date date;
+  v_reason text;
+  v_comment text;
+  v_remote boolean;
+  v_offsite boolean;
+  v_planned app_public.slot[];
+  v_modification app_public.day_modifications;
+  v_slots app_public.slot[];
+  v_noop text;
+  v_id int;
+  v_name text;
+  v_has_recipient boolean;
+begin
+  if v_employee is null then
+    perform app_hidden.forbidden('Votre compte n''est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
+  end if;
+  if jsonb_typeof(v_body) <> 'object' then
+    perform app_hidden.invalid(null, 'Un objet JSON est attendu.');
+  end if;
+
+  if v_body -> 'date' is null or jsonb_typeof(v_body -> 'date') = 'null' then
+    v_errors := app_hidden.add_error(v_errors, 'date', 'Ce champ est obligatoire.');
+  elsif jsonb_typeof(v_body -> 'date') <> 'string' or (v_body ->> 'date') !~ '^\d{4}-\d{2}-\d{2}$' then
+    v_errors := app_hidden.add_error(v_errors, 'date', 'Date invalide : format attendu AAAA-MM-JJ.');
+  else
+    begin
+      v_date := (v_body ->> 'date')::date;
+    exception when others then
+      v_errors := app_hidden.add_error(v_errors, 'date', 'Date invalide : ce jour n''existe pas.');
+    end;
+  end if;
+
+  if v_body -> 'reason' is null or jsonb_typeof(v_body -> 'reason') = 'null' or btrim(v_body ->> 'reason') = '' then
+    v_errors := app_hidden.add_error(v_errors, 'reason', 'Ce champ est obligatoire.');
+  elsif jsonb_typeof(v_body -> 'reason') <> 'string'
+        or not exists (select 1 from app_public.shift_change_reasons r where r.code = v_body ->> 'reason') then
+    v_errors := app_hidden.add_error(v_errors, 'reason',
+      'Motif inconnu. Valeurs possibles : '
+      || (select string_agg(r.code, ', ' order by r.position) from app_public.shift_change_reasons r) || '.');
+  else
+    v_reason := v_body ->> 'reason';
+  end if;
+
+  if v_body -> 'comment' is not null and jsonb_typeof(v_body -> 'comment') not in ('null', 'string') then
+    v_errors := app_hidden.add_error(v_errors, 'comment', 'Une chaîne de caractères est attendue.');
+  else
+    v_comment := nullif(btrim(v_body ->> 'comment'), '');
+    if length(v_comment) > 2000 then
+      v_errors := app_hidden.add_error(v_errors, 'comment', 'Au plus 2000 caractères.');
+    end if;
+  end if;
+
+  if not app_hidden.json_bool_ok(v_body -> 'is_remote') then
+    v_errors := app_hidden.add_error(v_errors, 'is_remote', 'Un booléen (true ou false) est attendu.');
+  end if;
+  if not app_hidden.json_bool_ok(v_body -> 'is_offsite') then
+    v_errors := app_hidden.add_error(v_errors, 'is_offsite', 'Un booléen (true ou false) est attendu.');
+  end if;
+  perform app_hidden.raise_errors(v_errors);
+  v_remote := coalesce((v_body ->> 'is_remote')::boolean, false);
+  v_offsite := coalesce((v_body ->> 'is_offsite')::boolean, false);
+
+  if v_date < v_today - 14 then
+    perform app_hidden.invalid('date',
+      format('Une demande de modification ne peut pas porter sur un jour antérieur de plus de 14 jours : au plus tôt le %s.',
+             app_hidden.fr_date(v_today - 14)), 'WV101');
+  end if;
+  if exists (select 1 from app_public.shift_change_requests r
+             where r.employee_id = v_employee and r.date = v_date and r.status = 'pending') then
+    perform app_hidden.invalid('date',
+      format('Une demande de modification est déjà en attente pour le %s : retirez-la ou attendez sa décision.',
+             app_hidden.fr_date(v_date)), 'WV102');
+  end if;
+
+  v_planned := app_hidden.planned_slots(v_employee, v_date);
+  select * into v_modification from app_public.day_modifications m
+  where m.employee_id = v_employee and m.date = v_date;
+  v_slots := app_hidden.parse_day_slots(v_body -> 'slots', 'slots', v_employee, v_date, v_planned);
+
+  v_noop := app_hidden.day_change_noop(v_slots, v_remote, v_offsite, v_planned,
+                                       coalesce(v_modification.is_remote, false), coalesce(v_modification.is_offsite, false));
+  if v_noop is not null then
+    perform app_hidden.invalid(null, v_noop, 'WV103');
+  end if;
+
+  insert into app_public.shift_change_requests
+    (employee_id, date, reason, comment, is_remote, is_offsite, slots,
+     planned_description, planned_minutes, requested_minutes, author_account_id)
+  values
+    (v_employee, v_date, v_reason, v_comment, v_remote, v_offsite, v_slots,
+     app_hidden.day_label(v_planned), app_hidden.slots_minutes(v_planned),
+     case when cardinality(v_slots) > 0 then app_hidden.slots_minutes(v_slots) else app_hidden.slots_minutes(v_planned) end,
+     v_account)
+  returning id into v_id;
+
+  v_name := app_hidden.employee_name(v_employee);
+  v_has_recipient := app_private.notify_filing(
+    v_employee, v_date, 'planning.decide_shift_change', v_account,
+    'Nouvelle demande de modification',
+    format('%s demande une modification de sa journée du %s.', v_name, app_hidden.fr_date(v_date)),
+    'Demande de modification sans valideur',
+    format('La demande de modification de %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
+           v_name, app_hidden.fr_date(v_date)),
+    'shift_change_request', v_id);
+
+  return app_hidden.shift_change_record(v_id) || jsonb_build_object('has_recipient', v_has_recipient);
+end;
+$$;
+
+-- GET /api/shift-change-requests/?status=&from=&to=&employee=
+-- The requester reads their own requests; absences.view_absence_queue holders read their
+-- perimeter (row-level security). from/to are inclusive bounds on date. Newest date first.
+create function app_public.shift_change_list(p_status text default null, p_from date default null, p_to date default null,
+                                             p_employee int default null, p_page int default 1, p_page_size int default 50)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_size int := greatest(coalesce(p_page_size, 50), 1);
+  v_offset int := (greatest(coalesce(p_page, 1), 1) - 1) * greatest(coalesce(p_page_size, 50), 1);
+begin
+  if p_status is not null and p_status not in ('pending', 'validated', 'refused') then
+    perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, validated, refused.', 'WV109');
+  end if;
+  if p_from is not null and p_to is not null and p_to < p_from then
+    perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
+  end if;
+  return (
+    with filtered as (
+      select r.id, r.date
+      from app_public.shift_change_requests r
+      where (p_status is null or r.status = p_status)
+        and (p_from is null or r.date >= p_from)
+        and (p_to is null or r.date <= p_to)
+        and (p_employee is null or r.employee_id = p_employee)
+    ),
+    page as (
+      select f.id, row_number() over (order by f.date desc, f.id desc) as n
+      from filtered f
+      order by f.date desc, f.id desc
+      limit v_size offset v_offset
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from filtered),
+      'results', coalesce((select jsonb_agg(x.record order by pg.n)
+                           from page pg
+                           join app_hidden.shift_change_records(array(select p.id from page p)) x on x.id = pg.id),
+                          '[]'::jsonb)));
+end;
+$$;
+
+-- GET /api/shift-change-requests/<id>/: the record with current_day and warnings.
+create function app_public.shift_change_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.shift_change_requests;
+begin
+  select * into v from app_public.shift_change_requests r where r.id = p_id;
+  if v.id is null then
+    perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
+  end if;
+  return app_hidden.shift_change_record(v.id)
+         || jsonb_build_object('current_day', app_hidden.current_day_json(v.employee_id, v.date),
+                               'warnings', app_hidden.shift_change_warnings(v));
+end;
+$$;
+
+-- DELETE /api/shift-change-requests/<id>/: the requester withdraws a pending request
+-- (audit line Suppression; nobody is notified).
+create function app_public.shift_change_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.shift_change_requests;
+begin
+  select * into v from app_public.shift_change_requests r where r.id = p_id;
+  if v.id is null then
+    perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
+  end if;
+  if v.employee_id is distinct from app_hidden.current_employee_id() then
+    perform app_hidden.forbidden('Seul le demandeur peut retirer sa demande de modification.', 'WF103');
+  end if;
+  if v.status <> 'pending' then
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être retirée : une demande décidée est conservée.', 'WV106');
+  end if;
+  delete from app_public.shift_change_requests r where r.id = p_id and r.status = 'pending';
+  if not found then
+    -- Decided in the meantime (the deletion waited for the decision's lock).
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être retirée : une demande décidée est conservée.', 'WV106');
+  end if;
+  return null;
+end;
+$$;
+
+-- Locks a request for a transition after the caller's rights were checked: a stale version
+-- is 409 before any other check of the row, then a request that is no longer pending is 400
+-- under status.
+create function app_hidden.shift_change_lock(p_id int, p_version int, p_action text default 'décidée')
+returns app_public.shift_change_requests
+language plpgsql volatile as $$
+declare
+  v app_public.shift_change_requests;
+begin
+  select * into v from app_public.shift_change_requests r where r.id = p_id for update;
+  if v.id is null then
+    perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
+  end if;
+  if p_version is distinct from v.version then
+    perform app_hidden.conflict('Quelqu''un a déjà décidé ou modifié cette demande entre-temps : rechargez la file des demandes.', 'WC101');
+  end if;
+  if v.status <> 'pending' then
+    perform app_hidden.invalid('status', format('Seule une demande en attente peut être %s.', p_action), 'WV106');
+  end if;
+  return v;
+end;
+$$;
+
+-- A decision: the request is visible (else 404), the caller holds
+-- planning.decide_shift_change on the employee (else 403: DA, Service Paie, ...), it is not
+-- their own request (403), then the row is locked and its version and state checked.
+create function app_hidden.shift_change_for_decision(p_id int, p_version int) returns app_public.shift_change_requests
+language plpgsql volatile as $$
+declare
+  v app_public.shift_change_requests;
+  v_account int := app_hidden.current_account_id();
+begin
+  select * into v from app_public.shift_change_requests r where r.id = p_id;
+  if v.id is null then
+    perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
+  end if;
+  if not app_hidden.may(v_account, 'planning.decide_shift_change', v.employee_id) then
+    perform app_hidden.forbidden('Votre rôle ne permet pas de décider une demande de modification de journée.', 'WF101');
+  end if;
+  if v.employee_id = app_hidden.current_employee_id() or v.author_account_id = v_account then
+    perform app_hidden.forbidden('Vous ne pouvez pas décider votre propre demande : un autre valideur doit la traiter.', 'WF102');
+  end if;
+  return app_hidden.shift_change_lock(p_id, p_version);
+end;
+$$;
+
+-- POST /api/shift-change-requests/<id>/validate/ {"version", "reason"?, "adjusted_slots"?}
+-- Without adjusted_slots the requested day is granted (its slots, or the planned slots for
+-- a request of options only). adjusted_slots grants another day for the request's date
+-- (whatever date the payload names): it is stored next to the request (granted_slots,
+-- granted_minutes, granted_gap_minutes = granted - requested), needs a reason, and must keep
+-- the rules of the modulation (app_hidden.modulation_errors), each broken rule under its
+-- own key, nothing written. adjusted_slots equal to the requested day is no adjustment. A
+-- request corrected at the back-office needs a reason too. The day modification is created
+-- or replaced (slots, options; the comment it already carries is kept).
+create function app_public.shift_change_validate(p_id int, p_version int, p_reason text default null,
+                                                 p_adjusted_slots jsonb default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.shift_change_requests;
+  v_account int := app_hidden.current_account_id();
+  v_reason text := nullif(btrim(p_reason), '');
+  v_planned app_public.slot[];
+  v_requested app_public.slot[];
+  v_granted app_public.slot[];
+  v_final app_public.slot[];
+  v_adjusted boolean := false;
+  v_errors jsonb := '{}';
+  v_recipient int;
+  v_body text;
+begin
+  v := app_hidden.shift_change_for_decision(p_id, p_version);
+  if length(v_reason) > 2000 then
+    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  end if;
+
+  v_planned := app_hidden.planned_slots(v.employee_id, v.date);
+  v_requested := case when cardinality(v.slots) > 0 then v.slots else v_planned end;
+
+  if p_adjusted_slots is not null and jsonb_typeof(p_adjusted_slots) <> 'null' then
+    if jsonb_typeof(p_adjusted_slots) = 'array' and jsonb_array_length(p_adjusted_slots) = 0 then
+      perform app_hidden.invalid('adjusted_slots',
+        'La journée accordée doit comporter au moins un créneau : pour ne rien accorder, refusez la demande.', 'WV104');
+    end if;
+    v_granted := app_hidden.parse_day_slots(p_adjusted_slots, 'adjusted_slots', v.employee_id, v.date,
+                                            v_requested, 'slots');
+    v_adjusted := not app_hidden.same_slots(v_granted, v_requested);
+    if v_adjusted then
+      v_errors := app_hidden.modulation_errors(v.employee_id, v.date, v_granted);
+    end if;
+  end if;
+
+  if v_reason is null and v_adjusted then
+    v_errors := app_hidden.add_error(v_errors, 'reason',
+      'Vous accordez une journée différente de celle demandée : indiquez le motif de l''ajustement.');
+  elsif v_reason is null and v.corrected_by is not null then
+    v_errors := app_hidden.add_error(v_errors, 'reason',
+      'Cette demande a été corrigée au back-office : indiquez le motif de la validation.');
+  end if;
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, case when v_errors - 'reason' = '{}'::jsonb then 'WV105' else 'WV107' end);
+  end if;
+
+  perform app_private.set_audit_verb('Validation');
+  update app_public.shift_change_requests r
+  set status = 'validated',
+      version = r.version + 1,
+      decided_by = v_account,
+      decided_at = app_hidden.now(),
+      decision_reason = v_reason,
+      granted_slots = case when v_adjusted then v_granted end,
+      granted_minutes = case when v_adjusted then app_hidden.slots_minutes(v_granted) end,
+      granted_gap_minutes = case when v_adjusted then app_hidden.slots_minutes(v_granted) - r.requested_minutes end
+  where r.id = v.id;
+  perform app_private.set_audit_verb('');
+
+  v_final := case when v_adjusted then v_granted else v_requested end;
+  insert into app_public.day_modifications
+    (employee_id, date, slots, is_remote, is_offsite, source_request_id, created_by, updated_by)
+  values (v.employee_id, v.date, v_final, v.is_remote, v.is_offsite, v.id, v_account, v_account)
+  on conflict (employee_id, date) do update
+    set slots = excluded.slots,
+        is_remote = excluded.is_remote,
+        is_offsite = excluded.is_offsite,
+        source_request_id = excluded.source_request_id,
+        updated_by = excluded.updated_by;
+
+  v_recipient := app_private.employee_account_id(v.employee_id);
+  if v_recipient is not null then
+    if v_adjusted or v.corrected_by is not null then
+      v_body := format('Votre demande de modification du %s a été validée avec modification. Journée accordée : %s. Motif : %s',
+                       app_hidden.fr_date(v.date), app_hidden.slots_summary(v_final), v_reason);
+    else
+      v_body := format('Votre demande de modification du %s a été validée.', app_hidden.fr_date(v.date))
+                || coalesce(' Motif : ' || v_reason, '');
+    end if;
+    perform app_private.notify(v_recipient, 'Demande de modification validée', v_body, 'info',
+                               'shift_change_request', v.id);
+  end if;
+  return app_hidden.shift_change_record(v.id);
+end;
+$$;
+
+-- POST /api/shift-change-requests/<id>/refuse/ {"version", "reason"}: the planned day is
+-- unchanged; the requester is notified (error level, the body ends with the reason).
+create function app_public.shift_change_refuse(p_id int, p_version int, p_reason text default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.shift_change_requests;
+  v_account int := app_hidden.current_account_id();
+  v_reason text := nullif(btrim(p_reason), '');
+  v_recipient int;
+begin
+  v := app_hidden.shift_change_for_decision(p_id, p_version);
+  if v_reason is null then
+    perform app_hidden.invalid('reason', 'Indiquez le motif du refus.', 'WV105');
+  end if;
+  if length(v_reason) > 2000 then
+    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  end if;
+
+  perform app_private.set_audit_verb('Refus');
+  update app_public.shift_change_requests r
+  set status = 'refused',
+      version = r.version + 1,
+      decided_by = v_account,
+      decided_at = app_hidden.now(),
+      decision_reason = v_reason
+  where r.id = v.id;
+  perform app_private.set_audit_verb('');
+
+  v_recipient := app_private.employee_account_id(v.employee_id);
+  if v_recipient is not null then
+    perform app_private.notify(v_recipient, 'Demande de modification refusée',
+      format('Votre demande de modification du %s a été refusée. Motif : %s', app_hidden.fr_date(v.date), v_reason),
+      'error', 'shift_change_request', v.id);
+  end if;
+  return app_hidden.shift_change_record(v.id);
+end;
+$$;
+
+-- Back-office correction of a pending request (no REST route; the back-office calls it):
+-- by an HR account (employee.change_employee_record on the employee), never on its own
+-- request; the slots (and, when given, the options) replace the requested ones under the
+-- same rules as a filing; version + 1, corrected_by, an audit line Correction with the slots
+-- before and after. A corrected request then needs a reason to be validated.
+create function app_public.shift_change_correct(p_id int, p_version int, p_slots jsonb,
+                                                p_is_remote boolean default null, p_is_offsite boolean default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.shift_change_requests;
+  v_account int := app_hidden.current_account_id();
+  v_planned app_public.slot[];
+  v_modification app_public.day_modifications;
+  v_slots app_public.slot[];
+  v_remote boolean;
+  v_offsite boolean;
+  v_noop text;
+begin
+  select * into v from app_public.shift_change_requests r where r.id = p_id;
+  if v.id is null then
+    perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
+  end if;
+  if not app_hidden.may(v_account, 'employee.change_employee_record', v.employee_id) then
+    perform app_hidden.forbidden('Seul un compte RH peut corriger une demande de modification.', 'WF104');
+  end if;
+  if v.employee_id = app_hidden.current_employee_id() or v.author_account_id = v_account then
+    perform app_hidden.forbidden('Vous ne pouvez pas corriger votre propre demande.', 'WF105');
+  end if;
+  v := app_hidden.shift_change_lock(p_id, p_version, 'corrigée');
+
+  v_planned := app_hidden.planned_slots(v.employee_id, v.date);
+  select * into v_modification from app_public.day_modifications m
+  where m.employee_id = v.employee_id and m.date = v.date;
+  -- No slots given: the requested slots stay; an empty list: the hours of the day stay.
+  v_slots := case when p_slots is null then v.slots
+                  else app_hidden.parse_day_slots(p_slots, 'slots', v.employee_id, v.date, v_planned) end;
+  v_remote := coalesce(p_is_remote, v.is_remote);
+  v_offsite := coalesce(p_is_offsite, v.is_offsite);
+  v_noop := app_hidden.day_change_noop(v_slots, v_remote, v_offsite, v_planned,
+                                       coalesce(v_modification.is_remote, false), coalesce(v_modification.is_offsite, false));
+  if v_noop is not null then
+    perform app_hidden.invalid(null, v_noop, 'WV103');
+  end if;
+  if app_hidden.same_slots(v_slots, v.slots) and v_remote = v.is_remote and v_offsite = v.is_offsite then
+    perform app_hidden.invalid(null, 'La correction ne change rien à la demande.', 'WV103');
+  end if;
+
+  perform app_private.set_audit_verb('Correction');
+  update app_public.shift_change_requests r
+  set slots = v_slots,
+      is_remote = v_remote,
+      is_offsite = v_offsite,
+      requested_minutes = case when cardinality(v_slots) > 0 then app_hidden.slots_minutes(v_slots)
+                               else r.planned_minutes end,
+      version = r.version + 1,
+      corrected_by = v_account,
+      corrected_at = app_hidden.now()
+  where r.id = v.id;
+  perform app_private.set_audit_verb('');
+  return app_hidden.shift_change_record(v.id);
+end;
+$$;

@@ -1,0 +1,122 @@
+import type { RouteModule } from '../openapi.js';
+import { s } from '../schema.js';
+
+const absence = s.object(
+  {
+    id: s.int(),
+    type: s.int({ description: 'Motif d’absence.' }),
+    type_code: s.string(),
+    type_name: s.string(),
+    date_start: s.date(),
+    date_end: s.date(),
+    start_half: s.nullable(s.enum(['morning', 'afternoon'])),
+    end_half: s.nullable(s.enum(['morning', 'afternoon'])),
+    start_time: s.nullable(s.time()),
+    end_time: s.nullable(s.time()),
+    comment: s.nullable(s.string()),
+    status: s.enum(['validated', 'cancellation_requested']),
+    part: s.enum(['day', 'morning', 'afternoon', 'hours'], { description: 'Partie du jour couverte.' }),
+  },
+  ['id', 'type', 'type_code', 'type_name', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time',
+    'comment', 'status', 'part'],
+);
+
+export const planningRoutes: RouteModule = {
+  schemas: {
+    OnCallPeriod: s.object(
+      {
+        id: s.int(),
+        account: s.int({ description: 'Compte d’astreinte.' }),
+        name: s.string({ description: 'Nom de la personne d’astreinte.' }),
+        start: s.dateTime({ description: 'Début (inclus).' }),
+        end: s.dateTime({ description: 'Fin (exclue).' }),
+        establishments: s.array(s.int()),
+        comment: s.nullable(s.string()),
+      },
+      ['id', 'account', 'name', 'start', 'end', 'establishments', 'comment'],
+    ),
+    PlanningBlock: s.object(
+      {
+        kind: s.enum(['work', 'absence', 'rest']),
+        post: s.nullable(s.int()),
+        post_code: s.nullable(s.string()),
+        post_label: s.nullable(s.string()),
+        establishment: s.nullable(s.int()),
+        start_time: s.nullable(s.time()),
+        end_time: s.nullable(s.time()),
+        break_start_time: s.nullable(s.time()),
+        break_end_time: s.nullable(s.time()),
+        break_paid: s.bool(),
+        minutes: s.nullable(s.int({ description: 'Durée nette (travail) ; 0 pour un repos ; null pour une absence à la journée.' })),
+        is_remote: s.bool(),
+        is_offsite: s.bool(),
+        modified: s.bool({ description: 'La journée vient d’une modification de journée.' }),
+        comment: s.nullable(s.string({ description: 'Commentaire de la modification de journée.' })),
+        absence: s.nullable(absence),
+        pending_request: s.nullable(
+          s.object(
+            { kind: s.enum(['absence', 'shift_change']), id: s.int(), is_cancellation: s.bool() },
+            ['kind', 'id', 'is_cancellation'],
+          ),
+        ),
+        on_call: s.array(s.ref('OnCallPeriod'), { description: 'Astreintes des équipes du salarié ce jour-là.' }),
+      },
+      ['kind', 'post', 'post_code', 'post_label', 'establishment', 'start_time', 'end_time', 'break_start_time',
+        'break_end_time', 'break_paid', 'minutes', 'modified', 'absence', 'pending_request', 'on_call'],
+    ),
+    Planning: s.object(
+      {
+        from: s.date(),
+        to: s.date(),
+        employees: s.array(
+          s.object(
+            { id: s.int(), name: s.string(), first_name: s.string(), last_name: s.string(), main_establishment: s.nullable(s.int()) },
+            ['id', 'name'],
+          ),
+        ),
+        cells: s.array(
+          s.object(
+            { employee: s.int(), date: s.date(), blocks: s.array(s.ref('PlanningBlock')) },
+            ['employee', 'date', 'blocks'],
+          ),
+        ),
+      },
+      ['from', 'to', 'employees', 'cells'],
+    ),
+  },
+  routes: [
+    {
+      method: 'get',
+      path: '/api/planning/',
+      operationId: 'planning_read',
+      summary: 'Planning : les journées (blocs) des salariés sur une période',
+      description:
+        'Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle ' +
+        '(ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le ' +
+        'périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, ' +
+        'avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la ' +
+        'modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne ' +
+        'deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une ' +
+        'annulation demandée (is_cancellation).',
+      tags: ['Planning'],
+      auth: 'account',
+      permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
+      query: s.object({
+        from: s.date({ description: 'Premier jour (inclus).' }),
+        to: s.date({ description: 'Dernier jour (inclus) ; 62 jours au plus depuis from.' }),
+        employee: s.id('Un seul salarié.'),
+      }),
+      sql: {
+        fn: 'app_public.planning_read',
+        args: [
+          { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
+          { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
+          { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
+        ],
+      },
+      status: 200,
+      response: s.ref('Planning'),
+      errors: [400, 404],
+    },
+  ],
+};
