@@ -7,10 +7,9 @@ select plan(14);
 
 select tests.freeze('2026-11-16 10:00+01');
 
--- A business write shaped like the filing of a day-change request: insert the request,
--- audit it, notify its deciders through the service, in the same transaction.
-create trigger _500_audit after insert or update on app_public.shift_change_requests
-  for each row execute function app_private.tg_audit('shift_change_request');
+-- A business write shaped like the filing of a day-change request: insert the request
+-- (audited by its _500_audit trigger), notify its deciders through the service, in the same
+-- transaction.
 create function pg_temp.file_request(p_employee text, p_date date) returns boolean language plpgsql as $$
 declare
   v_id int;
