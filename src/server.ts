@@ -64,6 +64,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.json(openApi);
   });
   mountDocs(app);
+  // The service has no pages of its own: its root leads to the interactive documentation.
+  app.get('/', (_req: Request, res: Response) => res.redirect(302, '/api/docs/'));
   app.use(buildApiRouter(routes, { config, pool, storage }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;

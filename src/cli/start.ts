@@ -17,6 +17,7 @@ import { sessionOptions } from '../db/pool.js';
 import { ROLES } from '../db/roles.js';
 import { buildDemoOrganisation, DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
 import { importOrganisation } from '../org/import.js';
+import { startWorker } from '../../worker/runner.js';
 import { createApp } from '../server.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand, withClient } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
@@ -223,8 +224,18 @@ runCommand('start', async () => {
       }
     });
 
-    // Background jobs: the graphile-worker runner (worker/runner.ts, startWorker(config))
-    // starts here and registers its stop, so that it ends before the HTTP server.
+    // Background jobs run in-process (reminders, audit purge, e-mails, counters), unless
+    // WORKER=off (e.g. when `npm run worker` runs as its own process). Registered after the
+    // HTTP server, so it stops first.
+    if ((env.WORKER ?? '').toLowerCase() !== 'off') {
+      const worker = await startWorker({
+        databaseUrl: config.databaseUrl,
+        businessTimeZone: config.businessTimeZone,
+        publicUrl: config.publicUrl,
+        logger: app.logger,
+      });
+      shutdown.add('the worker', () => worker.stop());
+    }
 
     if (embeddedMode) {
       const printer = new OutboxPrinter(config.databaseUrl, (text) => process.stdout.write(`${text}\n`));
