@@ -79,5 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: overrides.logLevel ?? env.LOG_LEVEL ?? 'info',
     graphql: overrides.graphql ?? env.GRAPHQL !== 'off',
     poolSize: overrides.poolSize ?? intFromEnv(env, 'DB_POOL_SIZE', 10),
+    // Tests only: never read from the environment.
+    ...(overrides.frozenNow ? { frozenNow: overrides.frozenNow } : {}),
   };
 }
