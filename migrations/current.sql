@@ -30,4 +30,12 @@
 --!include planning/day.sql
 --!include org/import.sql
 --!include api/reference.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
+--!include absences/json.sql
+--!include documents/functions.sql
+--!include absences/api.sql
+--!include absences/reminders.sql
+--!include absences/triggers.sql
+--!include counters/triggers.sql
 --!include finalize.sql

@@ -3,8 +3,11 @@
  * request validation and the OpenAPI document at /api/schema/ are all built from it.
  */
 import type { RouteModule } from '../openapi.js';
+import { absenceRoutes } from './absences.js';
 import { accountRoutes } from './accounts.js';
 import { authRoutes } from './auth.js';
+import { counterRoutes } from './counters.js';
+import { documentRoutes } from './documents.js';
 import { referenceRoutes } from './reference.js';
 import { systemRoutes } from './system.js';
 
@@ -13,6 +16,9 @@ export const routeModules: RouteModule[] = [
   authRoutes,
   referenceRoutes,
   accountRoutes,
+  absenceRoutes,
+  counterRoutes,
+  documentRoutes,
 ];
 
 export const routes = routeModules.flatMap((module) => module.routes);
