@@ -34,37 +34,62 @@ $$;
 
 -- Counted days of a period per civil year; a half-day bound counts half (CONTRACT 7:
 -- start_half 'afternoon' = the morning of date_start is worked; end_half 'morning' = the
--- afternoon of date_end is worked).
+-- afternoon of date_end is worked). A loop, not a query: its cost is known to the planner
+-- of the queries that call it (a generate_series of unknown bounds made them look huge).
 create function app_hidden.counted_days(p_base text, p_start date, p_end date, p_start_half text, p_end_half text)
 returns table (year int, quantity numeric)
-language sql immutable parallel safe as $$
-  with days as (
-    select d::date as day from generate_series(p_start, p_end, interval '1 day') d
-  ),
-  holidays as (
-    select h.day
-    from generate_series(extract(year from p_start)::int, extract(year from p_end)::int) y,
-         lateral app_public.public_holidays(y) h
-  )
-  select extract(year from days.day)::int,
-         sum(1 - case when days.day = p_start and p_start_half = 'afternoon' then 0.5 else 0 end
-               - case when days.day = p_end and p_end_half = 'morning' then 0.5 else 0 end)::numeric(8,2)
-  from days
-  where extract(isodow from days.day) <> 7
-    and (p_base = 'ouvrables' or extract(isodow from days.day) <> 6)
-    and days.day not in (select h.day from holidays h)
-  group by 1
-  order by 1;
+language plpgsql immutable parallel safe rows 2 as $$
+declare
+  v_holidays date[];
+  v_day date := p_start;
+  v_year int;
+begin
+  if p_start is null or p_end is null or p_end < p_start then
+    return;
+  end if;
+  select array_agg(h.day) into v_holidays
+  from generate_series(extract(year from p_start)::int, extract(year from p_end)::int) y,
+       lateral app_public.public_holidays(y) h;
+  while v_day <= p_end loop
+    if extract(isodow from v_day) <> 7
+       and (p_base = 'ouvrables' or extract(isodow from v_day) <> 6)
+       and not (v_day = any (v_holidays)) then
+      if v_year is distinct from extract(year from v_day)::int then
+        if v_year is not null then
+          return next;
+        end if;
+        v_year := extract(year from v_day)::int;
+        year := v_year;
+        quantity := 0;
+      end if;
+      quantity := quantity + 1
+                  - case when v_day = p_start and p_start_half = 'afternoon' then 0.5 else 0 end
+                  - case when v_day = p_end and p_end_half = 'morning' then 0.5 else 0 end;
+    end if;
+    v_day := v_day + 1;
+  end loop;
+  if v_year is not null then
+    return next;
+  end if;
+end;
 $$;
 
 -- The n-th counted day after p_from (p_from excluded).
 create function app_hidden.add_working_days(p_from date, p_n int, p_base text) returns date
-language sql immutable parallel safe as $$
-  select x.day
-  from (select d::date as day from generate_series(p_from + 1, p_from + p_n * 2 + 20, interval '1 day') d) x
-  where app_hidden.is_counted_day(x.day, p_base)
-  order by x.day
-  offset greatest(p_n, 1) - 1 limit 1;
+language plpgsql immutable parallel safe as $$
+declare
+  v_day date := p_from;
+  v_left int := greatest(p_n, 1);
+begin
+  loop
+    v_day := v_day + 1;
+    if app_hidden.is_counted_day(v_day, p_base) then
+      v_left := v_left - 1;
+      exit when v_left = 0;
+    end if;
+  end loop;
+  return v_day;
+end;
 $$;
 
 -- Hours between two times of one day, as a decimal with two digits.
