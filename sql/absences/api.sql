@@ -101,6 +101,15 @@ language sql stable as $$
   end;
 $$;
 
+-- Writes that (re)check the rules across an employee's absences (overlap, annual caps,
+-- splitting) take this lock first: parallel requests for one employee then see each other
+-- and answer with the rule's message instead of racing (the exclusion constraint and the
+-- counter row locks stay as the last guards).
+create function app_hidden.absence_lock_employee(p_employee int) returns void
+language sql volatile as $$
+  select pg_advisory_xact_lock(hashtext('absences:employee:' || p_employee));
+$$;
+
 -- The event-versus-absence alert: the author, and the employee when different.
 create function app_private.absence_alert_events(p_absence app_public.absences, p_events jsonb) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -264,6 +273,9 @@ begin
     perform app_hidden.invalid('employee', v_filer_error, 'WV200');
   end if;
   v_own := d.employee_id = app_hidden.current_employee_id();
+  if d.employee_id is not null then
+    perform app_hidden.absence_lock_employee(d.employee_id);
+  end if;
   v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
                                          case when v_own then v_now end, v_today);
   v_errors := (v_eval -> 'errors') || app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
@@ -425,6 +437,7 @@ begin
   end if;
   v_errors := v_errors || app_hidden.document_metadata_errors(v_body -> 'add_documents', 'add_documents');
   if v_period_changed then
+    perform app_hidden.absence_lock_employee(v.employee_id);
     v_eval := app_private.absence_evaluate(d, v.id, 'manager',
                                            case when v.author_account_id = app_private.employee_account_id(v.employee_id)
                                                 then v.submitted_at end, v_today);
@@ -582,6 +595,7 @@ begin
       perform app_hidden.invalid('reason',
         'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d''absence ou heures).', 'WV211');
     end if;
+    perform app_hidden.absence_lock_employee(v.employee_id);
     v_eval := app_private.absence_evaluate(d, v.id, 'manager',
                                            case when v.author_account_id = app_private.employee_account_id(v.employee_id)
                                                 then v.submitted_at end, v_today);

@@ -508,14 +508,14 @@ begin
       if v_total > v_type.annual_cap then
         if v_type.cap_overrun = 'refuse' then
           v_errors := app_hidden.add_error(v_errors, 'date_end', format(
-            'Plafond annuel dépassé pour le motif « %s » : %s demandés, %s sur l''année %s avec cette demande, pour un plafond de %s.',
-            v_type.name, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
-            s.year, app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
+            'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+            v_type.name, s.year, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
+            app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
         else
           v_warnings := v_warnings || to_jsonb(format(
-            'Plafond annuel dépassé pour le motif « %s » : %s demandés, %s sur l''année %s avec cette demande, pour un plafond de %s.',
-            v_type.name, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
-            s.year, app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
+            'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+            v_type.name, s.year, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
+            app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
         end if;
       end if;
     end loop;
@@ -559,7 +559,7 @@ begin
         into v_available;
       if r.quantity > v_available then
         v_errors := app_hidden.add_error(v_errors, 'counters', format(
-          'Solde insuffisant sur le compteur %s %s : %s demandés, %s disponibles.',
+          'Solde insuffisant sur le compteur %s %s : demande de %s, solde disponible de %s.',
           r.code, r.year, app_hidden.quantity_fr(r.quantity, r.counter_unit),
           app_hidden.quantity_fr(v_available, r.counter_unit)));
       end if;

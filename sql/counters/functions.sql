@@ -118,7 +118,7 @@ begin
       v_remaining := app_private.counter_remaining(r.counter_id);
       if v_remaining < (r.tp + r.tt) - (r.cp + r.ct) then
         perform app_hidden.invalid('counters', format(
-          'Solde insuffisant sur le compteur %s %s : %s demandés, %s disponibles.', r.code, r.year,
+          'Solde insuffisant sur le compteur %s %s : demande de %s, solde disponible de %s.', r.code, r.year,
           app_hidden.quantity_fr(r.tp + r.tt, r.unit), app_hidden.quantity_fr(v_remaining + r.cp + r.ct, r.unit)), 'WV301');
       end if;
     end if;
