@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import type { JobHelpers } from 'graphile-worker';
+import consumeStartedAbsences from '../../worker/tasks/consume_started_absences.js';
 import { typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
@@ -116,5 +118,36 @@ describe('parallel creations against one counter', () => {
     );
     expect(responses.map((r) => r.status).sort()).toEqual([201, 400, 400, 400, 400]);
     for (const res of responses.filter((r) => r.status === 400)) expect(Object.keys(res.body)).toEqual(['date_start']);
+  });
+});
+
+describe('worker task consume_started_absences', () => {
+  it('moves granted reservations that started from Planifiés to Pris, once', async () => {
+    const declared = await env.post('/api/absences/', as('mgr1'), { employee: E.alice, type: T.CP, date_start: '2026-11-30', date_end: '2026-12-01' });
+    expect(declared.status).toBe(201);
+    const before = (await env.get('/api/counters/', as('alice'))).body.CP;
+    const logs: string[] = [];
+    const helpers = {
+      withPgClient: async <T>(work: (client: any) => Promise<T>) => {
+        const client = await env.db.connect();
+        try {
+          return await work(client);
+        } finally {
+          client.release();
+        }
+      },
+      logger: { info: (message: string) => logs.push(message) },
+    } as unknown as JobHelpers;
+    await consumeStartedAbsences({ today: '2026-11-29' }, helpers);
+    expect(logs.at(-1)).toBe('consume_started_absences: 0 absence(s) moved from Planifiés to Pris');
+    await consumeStartedAbsences({ today: '2026-11-30' }, helpers);
+    expect(logs.at(-1)).toBe('consume_started_absences: 1 absence(s) moved from Planifiés to Pris');
+    const after = (await env.get('/api/counters/', as('alice'))).body.CP;
+    expect(Number(after.taken) - Number(before.taken)).toBe(2);
+    expect(Number(before.planned) - Number(after.planned)).toBe(2);
+    expect(after.remaining).toBe(before.remaining);
+    await consumeStartedAbsences({ today: '2026-12-01' }, helpers);
+    expect(logs.at(-1)).toBe('consume_started_absences: 0 absence(s) moved from Planifiés to Pris');
+    await expect(consumeStartedAbsences({ today: 'tomorrow' }, helpers)).rejects.toThrow(/invalid payload.today/);
   });
 });

@@ -7,6 +7,8 @@ import { access, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import type { JobHelpers } from 'graphile-worker';
+import purgeStorageGarbage from '../../worker/tasks/purge_storage_garbage.js';
 import { JPG, PDF, PNG, form, typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
@@ -262,6 +264,42 @@ describe('honorability certificate', () => {
     await expect(access(storagePath(key))).rejects.toThrow();
     expect((await env.get(base(), as('alice'))).status).toBe(404);
     expect((await env.delete(base(), as('alice'))).status).toBe(404);
+  });
+});
+
+describe('worker task purge_storage_garbage', () => {
+  it('removes the files queued by deletions the request handlers could not purge', async () => {
+    const created = await env.request('POST', '/api/absences/', {
+      token: as('alice'),
+      form: form({ employee: E.alice!, type: T.FOR!, date_start: '2026-12-09' }, [['add_documents', PDF, 'a.pdf']]),
+    });
+    const key = await keyOf(created.body.documents[0].id);
+    // A deletion outside the API (back-office, script): the key is queued, the file stays.
+    await env.db.query('delete from app_public.absence_documents where id = $1', [created.body.documents[0].id]);
+    await access(storagePath(key));
+    expect((await env.db.query('select storage_key from app_private.storage_garbage')).rows).toEqual([{ storage_key: key }]);
+    const previous = process.env.STORAGE_DIR;
+    process.env.STORAGE_DIR = env.config.storageDir;
+    const logs: string[] = [];
+    try {
+      await purgeStorageGarbage({}, {
+        withPgClient: async <R>(work: (client: any) => Promise<R>) => {
+          const client = await env.db.connect();
+          try {
+            return await work(client);
+          } finally {
+            client.release();
+          }
+        },
+        logger: { info: (message: string) => logs.push(message) },
+      } as unknown as JobHelpers);
+    } finally {
+      if (previous === undefined) delete process.env.STORAGE_DIR;
+      else process.env.STORAGE_DIR = previous;
+    }
+    expect(logs).toEqual(['purge_storage_garbage: 1 file(s) removed']);
+    await expect(access(storagePath(key))).rejects.toThrow();
+    expect((await env.db.query('select count(*)::int as n from app_private.storage_garbage')).rows[0].n).toBe(0);
   });
 });
 
