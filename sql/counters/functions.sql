@@ -201,7 +201,8 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- Daily job: granted absences that started move from Planifiés to Pris. Idempotent (an
--- absence already moved holds nothing in Planifiés). Returns the number of absences moved.
+-- absence already moved holds nothing in Planifiés). Returns the number of absences moved;
+-- an absence whose counter was closed meanwhile is left as it is (a warning is logged).
 create function app_private.consume_started_absences(p_today date) returns int
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -216,8 +217,14 @@ begin
                   group by m.counter_id having sum(m.quantity) > 0)
     order by a.id
   loop
-    perform app_private.absence_sync_counters(v_id, 'start', p_today);
-    v_count := v_count + 1;
+    begin
+      perform app_private.absence_sync_counters(v_id, 'start', p_today);
+      v_count := v_count + 1;
+    exception when sqlstate 'WV301' then
+      -- A counter closed since the reservation: this absence stays in Planifiés (its
+      -- reservation is visible and released by a cancellation); the others move on.
+      raise warning 'consume_started_absences: absence % not moved: %', v_id, sqlerrm;
+    end;
   end loop;
   return v_count;
 end;

@@ -2,7 +2,7 @@
 -- compensation, restitution, refusal of overdraws and unit mismatches, the daily start
 -- job, years), reasons without counter, and consumable counters tied to active reasons.
 begin;
-select plan(57);
+select plan(60);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.body(p_employee text, p_type text, p_start date, p_end date default null,
@@ -155,6 +155,18 @@ select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'SYN_PA
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-12-09')), '', 'SYN_PAR consumes nothing');
 select is((app_hidden.absence_type_json((select id from app_public.absence_types where code = 'R+')) -> 'counter_codes'), '[]'::jsonb,
   'R+ is tied to no counter');
+
+-- A counter closed after a reservation does not stop the daily job.
+select tests.authenticate_as('mgr1');
+select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-15'))$$, 'a declared CP in December');
+select tests.as_owner();
+update app_public.counters set is_active = false
+where employee_id = tests.id('employees', 'alice') and code = 'CP' and year = 2026;
+select is(app_private.consume_started_absences('2026-12-14'), 0,
+  'its counter closed meanwhile: the absence stays in Planifiés and the job goes on');
+update app_public.counters set is_active = true
+where employee_id = tests.id('employees', 'alice') and code = 'CP' and year = 2026;
+select is(app_private.consume_started_absences('2026-12-14'), 1, 'reopened: moved');
 
 -- Rule 17: a consumable counter lives only while an active association ties it to an
 -- active reason.

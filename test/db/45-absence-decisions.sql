@@ -1,7 +1,7 @@
 -- Absences: the state table of the SPEC (every row), versions and stale decisions, rules
 -- 10, 11, 15 and 20 (requalification, cancellation requests, reasons of corrected decisions).
 begin;
-select plan(65);
+select plan(70);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.body(p_employee text, p_type text, p_start date, p_end date default null,
@@ -181,6 +181,28 @@ select tests.authenticate_as('alice');
 select throws_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-10-01')), 'WV214',
   'L''annulation ne peut plus être demandée : l''absence a commencé avant le 02/11/2026 (14 jours au plus).',
   'older than 14 days: 400 under date_start');
+
+-- Rule 4: a half-day stored before the whole-day rule is granted as it is; an adjustment
+-- takes it whole.
+select tests.as_owner();
+insert into app_public.absences (employee_id, type_id, date_start, date_end, end_half, status, counted_quantity, counted_unit,
+                                 author_account_id, submitted_at)
+values (tests.id('employees', 'bruno'), pg_temp.type_id('FOR'), '2027-02-01', '2027-02-02', 'morning', 'pending', 1.5, 'day',
+        tests.id('accounts', 'bruno'), '2026-11-01'),
+       (tests.id('employees', 'bruno'), pg_temp.type_id('FOR'), '2027-02-08', '2027-02-09', 'morning', 'pending', 1.5, 'day',
+        tests.id('accounts', 'bruno'), '2026-11-01');
+update app_public.absence_types set half_day_allowed = false where code = 'FOR';
+select tests.authenticate_as('mgr1');
+select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('bruno', '2027-02-01')),
+  'a legacy half-day of a type now whole-day is granted unchanged');
+select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2027-02-01'))).end_half, (pg_temp.row_of(pg_temp.abs('bruno', '2027-02-01'))).counted_quantity)::text,
+  '(morning,1.50)', 'as it is, half-day kept');
+select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2027-02-10", "reason": "Trois jours"}')$$,
+  pg_temp.abs('bruno', '2027-02-08')), 'an adjusted one is granted');
+select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).end_half, (pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).counted_quantity)::text,
+  '(,3.00)', 'taken whole');
+select throws_ok(format($$select app_public.absence_update(%s, '{"date_end": "2027-02-03", "end_half": "morning"}')$$,
+  pg_temp.abs('bruno', '2027-02-01')), 'WV200', null, 'a correction cannot keep a half-day of a whole-day type');
 
 -- The back-office state guard: illegal direct writes.
 select tests.as_owner();
