@@ -376,8 +376,18 @@ begin
   if d.date_end is null then
     d.date_end := d.date_start;
   end if;
+  if d.date_start not between date '2000-01-01' and date '2100-12-31' then
+    v_errors := app_hidden.add_error(v_errors, 'date_start', 'Date hors de la plage acceptée (années 2000 à 2100).');
+  end if;
+  if d.date_end not between date '2000-01-01' and date '2100-12-31' then
+    v_errors := app_hidden.add_error(v_errors, 'date_end', 'Date hors de la plage acceptée (années 2000 à 2100).');
+  end if;
   if d.date_start is not null and d.date_end < d.date_start then
     v_errors := app_hidden.add_error(v_errors, 'date_end', 'La date de fin ne peut pas précéder la date de début.');
+  elsif d.date_end - d.date_start > 1096 then
+    -- The longest leaves (parental leave, renewed) last three years; beyond is an input error.
+    v_errors := app_hidden.add_error(v_errors, 'date_end',
+      'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.');
   end if;
   if d.start_half is not null and d.start_half not in ('morning', 'afternoon') then
     v_errors := app_hidden.add_error(v_errors, 'start_half', 'Valeurs possibles : morning, afternoon ou null.');
@@ -418,7 +428,7 @@ begin
 
   -- Without a readable period and type, no other rule can run.
   if not (v_has_type and v_has_employee and d.date_start is not null)
-     or v_errors ?| array['date_end', 'start_half', 'end_half', 'start_time', 'end_time'] then
+     or v_errors ?| array['date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time'] then
     return jsonb_build_object('quantity', null, 'unit', case when v_has_type then v_type.unit end,
                               'errors', v_errors, 'warnings', v_warnings, 'plan', v_plan, 'events', v_events);
   end if;

@@ -65,7 +65,6 @@ declare
   v_ids int[];
   v_effects jsonb := '[]'::jsonb;
   v_remaining numeric;
-  v_unit text;
   v_moved numeric;
   r record;
 begin

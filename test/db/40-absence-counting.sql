@@ -1,7 +1,7 @@
 -- Absences, rules 1, 2, 4, 5: counting on the establishment's base, half-days, whole-day
 -- types, hourly types.
 begin;
-select plan(34);
+select plan(36);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.body(p_employee text, p_type text, p_start date, p_end date default null,
@@ -104,6 +104,12 @@ select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'DLG_C
 -- Unreadable input.
 select is(app_public.absence_preview(pg_temp.body('alice', 'CP', '2026-12-08', '2026-12-07')) -> 'errors' -> 'date_end' ->> 0,
   'La date de fin ne peut pas précéder la date de début.', 'end before start');
+
+select is(app_public.absence_preview(pg_temp.body('alice', 'CSS', '2027-01-01', '2030-12-31')) -> 'errors' -> 'date_end' ->> 0,
+  'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.', 'a period beyond three years is an input error');
+select is(app_public.absence_preview(pg_temp.body('alice', 'CSS', '1500-01-01')) -> 'errors',
+  '{"date_end": ["Date hors de la plage acceptée (années 2000 à 2100)."], "date_start": ["Date hors de la plage acceptée (années 2000 à 2100)."]}'::jsonb,
+  'dates outside 2000-2100 are input errors');
 
 select * from finish();
 rollback;
