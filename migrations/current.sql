@@ -38,4 +38,12 @@
 --!include shift_change/functions.sql
 --!include org/import.sql
 --!include api/reference.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
+--!include absences/json.sql
+--!include documents/functions.sql
+--!include absences/api.sql
+--!include absences/reminders.sql
+--!include absences/triggers.sql
+--!include counters/triggers.sql
 --!include finalize.sql

@@ -1,5 +1,7 @@
 -- Absences: the employee reads their own; queue readers read their perimeter; payroll
--- readers read the absences of the people they pay.
+-- readers read the absences of the people they pay (the payroll routes show no comment,
+-- decision reason or document). /api/absences/ narrows this to own + queue perimeter
+-- (app_hidden.absence_api_reader_ids, SPEC Permissions rule 3).
 create function app_hidden.absence_reader_employee_ids() returns setof int
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
@@ -9,16 +11,57 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   select app_hidden.perimeter_employee_ids('employee.view_payroll');
 $$;
 
+-- Who may write an absence row at all (the API functions apply the finer rules): the
+-- employee on their own record, the manager workspace on its queue perimeter.
+create function app_hidden.absence_writer_employee_ids() returns setof int
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+  union
+  select app_hidden.perimeter_employee_ids('absences.view_absence_queue');
+$$;
+
 alter table app_public.absences enable row level security;
 create policy select_own_or_perimeter on app_public.absences for select to wfm_visitor, wfm_api
   using (employee_id in (select app_hidden.absence_reader_employee_ids()));
+-- Filing: for oneself, or a declaration inside the decision perimeter.
+create policy insert_own_or_decider on app_public.absences for insert to wfm_api
+  with check (employee_id = (select app_hidden.current_employee_id())
+              or employee_id in (select app_hidden.perimeter_employee_ids('absences.decide_absence')));
+create policy update_own_or_perimeter on app_public.absences for update to wfm_api
+  using (employee_id in (select app_hidden.absence_writer_employee_ids()))
+  with check (employee_id in (select app_hidden.absence_writer_employee_ids()));
+-- Only the owner withdraws (a pending request; the guard trigger refuses any other state).
+create policy delete_own on app_public.absences for delete to wfm_api
+  using (employee_id = (select app_hidden.current_employee_id()));
 
 alter table app_public.absence_documents enable row level security;
 create policy select_visible_absence on app_public.absence_documents for select to wfm_visitor, wfm_api
   using (absence_id in (select a.id from app_public.absences a));
+-- Depositing is open to the owner and to the manager perimeter without the read right.
+create policy insert_writer on app_public.absence_documents for insert to wfm_api
+  with check (absence_id in (select a.id from app_public.absences a
+                             where a.employee_id in (select app_hidden.absence_writer_employee_ids())));
+create policy delete_writer on app_public.absence_documents for delete to wfm_api
+  using (absence_id in (select a.id from app_public.absences a
+                        where a.employee_id in (select app_hidden.absence_writer_employee_ids())));
 
 alter table app_public.honorability_certificates enable row level security;
 create policy select_own_or_directory on app_public.honorability_certificates for select to wfm_visitor, wfm_api
   using (employee_id in (select app_hidden.readable_employee_ids()));
+create function app_hidden.honorability_writer_employee_ids() returns setof int
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+  union
+  select app_hidden.perimeter_employee_ids('absences.view_absence_queue')
+  union
+  select app_hidden.perimeter_employee_ids('employee.change_employee_record');
+$$;
+create policy insert_writer on app_public.honorability_certificates for insert to wfm_api
+  with check (employee_id in (select app_hidden.honorability_writer_employee_ids()));
+create policy update_writer on app_public.honorability_certificates for update to wfm_api
+  using (employee_id in (select app_hidden.honorability_writer_employee_ids()))
+  with check (employee_id in (select app_hidden.honorability_writer_employee_ids()));
+create policy delete_writer on app_public.honorability_certificates for delete to wfm_api
+  using (employee_id in (select app_hidden.honorability_writer_employee_ids()));
 
 alter table app_private.storage_garbage enable row level security;

@@ -34,6 +34,9 @@ create table app_public.absences (
   cancellation_decision_reason text,
   cancelled_by int references app_public.accounts on delete set null,
   cancelled_at timestamptz,
+  -- Warnings raised by the last write (creation, correction, decision): agreement rules,
+  -- notice periods, caps with Avertir, non-splittable periods, event conflicts.
+  warnings jsonb not null default '[]'::jsonb check (jsonb_typeof(warnings) = 'array'),
   -- Time covered, for overlap: a morning is [00:00, 12:00), an afternoon [12:00, 24:00).
   period tsrange generated always as (
     case when start_time is not null then
@@ -55,6 +58,7 @@ create table app_public.absences (
 create index absences_employee_dates_idx on app_public.absences (employee_id, date_start, date_end);
 create index absences_status_idx on app_public.absences (status, date_start);
 create index absences_type_idx on app_public.absences (type_id);
+create index absences_author_idx on app_public.absences (author_account_id);
 
 create table app_public.absence_documents (
   id int generated always as identity primary key,

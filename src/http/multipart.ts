@@ -31,6 +31,8 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
   const pending: Promise<void>[] = [];
   const arrays = new Set(spec.arrays ?? []);
   const fileFields = new Set(spec.files);
+  // Files are stored concurrently; they are handed over in the order they were sent.
+  const ordered: Array<{ name: string; file: StoredFile } | null> = [];
 
   const addError = (field: string, message: string) => {
     const list = (errors[field] ??= []);
@@ -42,6 +44,8 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
     try {
       parser = busboy({
         headers: req.headers,
+        // File names are UTF-8 (browsers, fetch); busboy's default (latin1) garbles accents.
+        defParamCharset: 'utf8',
         limits: { fileSize: spec.maxFileBytes + 1, files: 20, fields: 100, fieldSize: 100_000 },
       });
     } catch {
@@ -63,13 +67,14 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
         addError(name, 'Ce champ n’accepte pas de fichier.');
         return;
       }
+      const position = ordered.push(null) - 1;
       pending.push(
         storage.save(stream, info.filename, spec.maxFileBytes).then((result) => {
           if (result === 'format') addError(name, FORMAT_MESSAGE);
           else if (result === 'size') addError(name, sizeMessage(spec.maxFileBytes));
           else {
             storedKeys.push(result.storage_key);
-            (files[name] ??= []).push(result);
+            ordered[position] = { name, file: result };
           }
         }),
       );
@@ -90,6 +95,9 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
   if (Object.keys(errors).length > 0) {
     await storage.remove(storedKeys);
     throw ApiError.badRequest(errors);
+  }
+  for (const entry of ordered) {
+    if (entry) (files[entry.name] ??= []).push(entry.file);
   }
   return { fields, files, storedKeys };
 }

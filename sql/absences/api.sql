@@ -1,0 +1,727 @@
+-- The absence API (/api/absences/): one function per route and per state transition.
+-- Each runs as wfm_api (security definer): reads and writes go through the policies, so a
+-- row outside the caller's perimeter is simply not found. Rules live in
+-- app_private.absence_evaluate (declaration rules) and app_private.absence_sync_counters
+-- (counter journal); notifications go through the notification service in the same
+-- transaction (a failed notification aborts the write).
+
+-- Texts ---------------------------------------------------------------------------------
+
+-- "« Congés payés » du 20/11/2026 au 24/11/2026"
+create function app_hidden.absence_subject(p_absence app_public.absences) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select format('« %s » %s', t.name,
+                app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
+                                             p_absence.end_half, p_absence.start_time, p_absence.end_time))
+  from app_public.absence_types t where t.id = p_absence.type_id;
+$$;
+
+-- Guards shared by the transitions ------------------------------------------------------
+
+-- The absence, locked, as the caller may write it (outside: 404).
+create function app_hidden.absence_lock(p_id int) returns app_public.absences
+language plpgsql volatile as $$
+declare
+  v app_public.absences;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids())
+  for update;
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  return v;
+end;
+$$;
+
+-- A decision sends the version it read; a stale one answers 409 before any other check.
+create function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
+returns void
+language plpgsql stable as $$
+begin
+  if p_body ? 'version' and jsonb_typeof(p_body -> 'version') <> 'null' then
+    if (p_body ->> 'version')::int <> p_absence.version then
+      perform app_hidden.conflict(
+        'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
+    end if;
+  elsif p_required then
+    perform app_hidden.invalid('version', 'Ce champ est obligatoire.');
+  end if;
+end;
+$$;
+
+-- The caller decides absences of this employee: the permission through a role, the
+-- perimeter, and never their own request.
+create function app_hidden.absence_check_decider(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+begin
+  if not app_hidden.current_account_has('absences.decide_absence') then
+    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d''absence.', 'WF201');
+  end if;
+  if not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id) then
+    perform app_hidden.forbidden('Ce salarié est hors de votre périmètre de décision.', 'WF201');
+  end if;
+  if p_absence.employee_id = app_hidden.current_employee_id() then
+    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d''absence.', 'WF202');
+  end if;
+end;
+$$;
+
+-- Manager-side corrections and previews of a row: never one's own absence, and only
+-- inside the manager workspace's perimeter.
+create function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+begin
+  if p_absence.employee_id = app_hidden.current_employee_id() then
+    if app_hidden.current_account_has('absences.view_absence_queue') then
+      perform app_hidden.forbidden(
+        'Vous ne pouvez pas corriger votre propre absence : retirez-la et déposez une nouvelle demande.', 'WF204');
+    end if;
+    perform app_hidden.forbidden(
+      'La correction d''une absence est réservée à l''encadrement : retirez votre demande en attente ou demandez l''annulation d''une absence accordée.',
+      'WF203');
+  end if;
+  if not app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', p_absence.employee_id) then
+    perform app_hidden.forbidden('La correction d''une absence est réservée à l''encadrement de son périmètre.', 'WF203');
+  end if;
+end;
+$$;
+
+-- May the caller file for this employee? For oneself always; for another, inside the
+-- decision perimeter (a declaration). Returns the error under `employee`, or null.
+create function app_hidden.absence_filer_error(p_employee int) returns text
+language sql stable as $$
+  select case
+    when p_employee is null or p_employee = app_hidden.current_employee_id() then null
+    when app_hidden.employee_name(p_employee) is null then 'Salarié introuvable.'
+    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then null
+    when app_hidden.current_account_has('absences.decide_absence') then
+      'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
+    else 'Vous ne pouvez déposer une absence que pour vous-même.'
+  end;
+$$;
+
+-- Writes that (re)check the rules across an employee's absences (overlap, annual caps,
+-- splitting) take this lock first: parallel requests for one employee then see each other
+-- and answer with the rule's message instead of racing (the exclusion constraint and the
+-- counter row locks stay as the last guards).
+create function app_hidden.absence_lock_employee(p_employee int) returns void
+language sql volatile as $$
+  select pg_advisory_xact_lock(hashtext('absences:employee:' || p_employee));
+$$;
+
+-- The event-versus-absence alert: the author, and the employee when different.
+create function app_private.absence_alert_events(p_absence app_public.absences, p_events jsonb) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  e jsonb;
+  v_recipient int;
+begin
+  for e in select * from jsonb_array_elements(coalesce(p_events, '[]'::jsonb)) loop
+    for v_recipient in
+      select distinct x from unnest(array[p_absence.author_account_id,
+                                          app_private.employee_account_id(p_absence.employee_id)]) x
+      where x is not null
+    loop
+      perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
+        format('L''absence %s de %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+               app_hidden.employee_name(p_absence.employee_id), e ->> 'title',
+               app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
+        'warning', 'absence', p_absence.id);
+    end loop;
+  end loop;
+end;
+$$;
+
+-- Notifies the employee concerned (when they have an account).
+create function app_private.absence_notify_employee(p_absence app_public.absences, p_title text, p_body text,
+                                                    p_level text)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_private.employee_account_id(p_absence.employee_id);
+begin
+  if v_account is not null then
+    perform app_private.notify(v_account, p_title, p_body, p_level, 'absence', p_absence.id);
+  end if;
+end;
+$$;
+
+-- Grants a cancellation (decision or "Supprimer l'absence"): the row stays, with status
+-- cancelled; its documents are deleted; its counters are recredited; the planning no
+-- longer draws it.
+create function app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean)
+returns app_public.absences
+language plpgsql volatile as $$
+declare
+  v app_public.absences;
+begin
+  perform app_private.set_audit_verb('Annulation');
+  update app_public.absences a set
+    status = 'cancelled',
+    version = a.version + 1,
+    cancelled_by = app_hidden.current_account_id(),
+    cancelled_at = app_hidden.now(),
+    cancellation_decided_at = case when p_decision then app_hidden.now() else a.cancellation_decided_at end,
+    cancellation_decided_by = case when p_decision then app_hidden.current_account_id() else a.cancellation_decided_by end
+  where a.id = p_absence.id
+  returning * into v;
+  perform app_private.set_audit_verb('');
+  delete from app_public.absence_documents d where d.absence_id = v.id;
+  perform app_private.absence_sync_counters(v.id, 'cancel');
+  return v;
+end;
+$$;
+
+-- The retroactive window of a decider (1 December of the previous year), applied when a
+-- decider grants a cancellation or cancels a granted absence.
+create function app_hidden.absence_check_decider_window(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+declare
+  v_limit date := make_date(extract(year from app_hidden.today())::int - 1, 12, 1);
+begin
+  if p_absence.date_start < v_limit then
+    perform app_hidden.invalid('date_start', format(
+      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l''année précédente).',
+      app_hidden.fr_date(v_limit)), 'WV213');
+  end if;
+end;
+$$;
+
+-- Routes --------------------------------------------------------------------------------
+
+-- GET /api/absences/?status=&employee=&from=&to=
+create function app_public.absences_list(p_status text default null, p_employee int default null,
+                                         p_from date default null, p_to date default null,
+                                         p_page int default 1, p_page_size int default 50,
+                                         p_public_url text default null)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_count int;
+  v_ids int[];
+begin
+  if p_status is not null and p_status not in ('pending', 'validated', 'refused', 'cancellation_requested', 'cancelled') then
+    perform app_hidden.invalid('status', format(
+      'Paramètre status inconnu : « %s ». Valeurs possibles : pending, validated, refused, cancellation_requested, cancelled.',
+      p_status), 'WV220');
+  end if;
+  if p_from is not null and p_to is not null and p_to < p_from then
+    perform app_hidden.invalid('to', 'Le paramètre to ne peut pas précéder from.', 'WV220');
+  end if;
+  with visible as (
+    select a.id, a.date_start
+    from app_public.absences a
+    where a.employee_id in (select app_hidden.absence_api_reader_ids())
+      and (p_status is null or a.status = p_status)
+      and (p_employee is null or a.employee_id = p_employee)
+      and (p_from is null or a.date_end >= p_from)
+      and (p_to is null or a.date_start <= p_to)
+  )
+  select (select count(*) from visible),
+         array(select v.id from visible v order by v.date_start desc, v.id desc
+               limit p_page_size offset (greatest(p_page, 1) - 1) * p_page_size)
+    into v_count, v_ids;
+  return jsonb_build_object(
+    'count', v_count,
+    'results', coalesce((select jsonb_agg(r || jsonb_build_object('warnings', null) order by o)
+                         from jsonb_array_elements(app_hidden.absences_json(v_ids, p_public_url))
+                              with ordinality x(r, o)), '[]'::jsonb));
+end;
+$$;
+
+-- GET /api/absences/<id>/: the record, its documents, and for the employee and the queue
+-- perimeter the planned day of the first day.
+create function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url)
+         || case when v.employee_id = app_hidden.current_employee_id()
+                   or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', v.employee_id)
+                 then jsonb_build_object('planned_day', app_hidden.planned_day_json(v.employee_id, v.date_start))
+                 else '{}'::jsonb end;
+end;
+$$;
+
+-- POST /api/absences/: an employee's request for themselves is born pending (deciders
+-- notified); a manager's declaration for an employee of the decision perimeter is born
+-- validated (nobody notified, no decision date). The author decides the state, not the role.
+create function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_today date := app_hidden.today();
+  v_now timestamptz := app_hidden.now();
+  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  v_own boolean;
+  v_filer_error text;
+  v_eval jsonb;
+  v_errors jsonb;
+  v_absence app_public.absences;
+  v_has_recipient boolean;
+  v_subject text;
+begin
+  v_filer_error := app_hidden.absence_filer_error(d.employee_id);
+  if v_filer_error is not null then
+    perform app_hidden.invalid('employee', v_filer_error, 'WV200');
+  end if;
+  v_own := d.employee_id = app_hidden.current_employee_id();
+  if d.employee_id is not null then
+    perform app_hidden.absence_lock_employee(d.employee_id);
+  end if;
+  v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
+                                         case when v_own then v_now end, v_today);
+  v_errors := (v_eval -> 'errors') || app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV200');
+  end if;
+
+  insert into app_public.absences (employee_id, type_id, date_start, date_end, start_half, end_half, start_time,
+                                   end_time, comment, status, counted_quantity, counted_unit, author_account_id,
+                                   submitted_at, warnings)
+  values (d.employee_id, d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time,
+          nullif(btrim(p_body ->> 'comment'), ''), case when v_own then 'pending' else 'validated' end,
+          (v_eval ->> 'quantity')::numeric, v_eval ->> 'unit', v_account,
+          case when v_own then v_now end, v_eval -> 'warnings')
+  returning * into v_absence;
+
+  perform app_hidden.absence_documents_insert(v_absence.id, p_body -> 'add_documents');
+  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today);
+  perform app_private.absence_alert_events(v_absence, v_eval -> 'events');
+
+  if v_own then
+    v_subject := app_hidden.absence_subject(v_absence);
+    v_has_recipient := app_private.notify_filing(
+      v_absence.employee_id, v_absence.date_start, 'absences.decide_absence', v_account,
+      'Nouvelle demande d''absence',
+      format('%s demande une absence %s (%s).', app_hidden.employee_name(v_absence.employee_id), v_subject,
+             app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
+      'Demande d''absence sans valideur',
+      format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+             v_subject, app_hidden.employee_name(v_absence.employee_id)),
+      'absence', v_absence.id);
+  end if;
+
+  return app_hidden.absence_json(v_absence.id, p_public_url)
+         || jsonb_build_object('has_recipient', v_has_recipient);
+end;
+$$;
+
+-- The preview answer of CONTRACT section 4.
+create function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'quantity', app_hidden.fmt_quantity((p_eval ->> 'quantity')::numeric),
+    'unit', p_eval -> 'unit',
+    'counter_effects', coalesce(p_effects, '[]'::jsonb),
+    'warnings', coalesce(p_eval -> 'warnings', '[]'::jsonb),
+    'errors', coalesce(p_eval -> 'errors', '{}'::jsonb));
+$$;
+
+-- POST /api/absences/preview/: what a creation would do, without writing anything. Always
+-- answers (errors are part of the answer). Without `employee`, the caller's own record.
+create function app_public.absence_preview(p_body jsonb) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  v_today date := app_hidden.today();
+  v_filer_error text;
+  v_own boolean;
+  v_eval jsonb;
+  v_bucket text;
+begin
+  d.employee_id := coalesce(d.employee_id, app_hidden.current_employee_id());
+  v_filer_error := app_hidden.absence_filer_error(d.employee_id);
+  if v_filer_error is not null then
+    return app_hidden.absence_preview_answer(
+      jsonb_build_object('quantity', null,
+                         'unit', (select t.unit from app_public.absence_types t where t.id = d.type_id and t.is_active),
+                         'warnings', '[]'::jsonb,
+                         'errors', jsonb_build_object('employee', jsonb_build_array(v_filer_error))),
+      '[]'::jsonb);
+  end if;
+  v_own := d.employee_id = app_hidden.current_employee_id();
+  v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
+                                         case when v_own then app_hidden.now() end, v_today);
+  v_bucket := case when not coalesce(v_own, false) and d.date_start <= v_today then 'taken' else 'planned' end;
+  return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, null));
+end;
+$$;
+
+-- POST /api/absences/<id>/preview/: what a correction would do (manager side). The row
+-- excludes itself from overlap, caps and splitting; effects are the difference with what
+-- it holds now.
+create function app_public.absence_preview_row(p_id int, p_body jsonb) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb := p_body - 'employee';
+  v_today date := app_hidden.today();
+  v_eval jsonb;
+  v_bucket text;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  perform app_hidden.absence_check_corrector(v);
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                         case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                              then v.submitted_at end, v_today);
+  v_bucket := case when v.status in ('validated', 'cancellation_requested') and d.date_start <= v_today
+                   then 'taken' else 'planned' end;
+  return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, v.id));
+end;
+$$;
+
+-- PATCH /api/absences/<id>/ (manager side): corrections of the period, the type, the hours
+-- or the comment rerun every declaration rule and compensate the counters; documents may
+-- be added (add_documents) and removed (remove_document_ids, which must belong to it).
+create function app_public.absence_update(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_new app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb := p_body - 'employee' - 'status';
+  v_today date := app_hidden.today();
+  v_period_changed boolean;
+  v_comment_changed boolean;
+  v_remove int[];
+  v_errors jsonb := '{}'::jsonb;
+  v_eval jsonb;
+  v_bad int;
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_corrector(v);
+  perform app_hidden.absence_check_version(v, v_body, false);
+
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_period_changed := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
+    is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
+  v_comment_changed := v_body ? 'comment' and nullif(btrim(v_body ->> 'comment'), '') is distinct from v.comment;
+  if jsonb_typeof(v_body -> 'remove_document_ids') = 'array' then
+    v_remove := array(select (x #>> '{}')::int from jsonb_array_elements(v_body -> 'remove_document_ids') x);
+  end if;
+
+  if v.status in ('refused', 'cancelled') then
+    perform app_hidden.invalid('status', format('Une absence %s ne se modifie plus.',
+      case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
+  end if;
+  if v.status = 'cancellation_requested' and (v_period_changed or v_comment_changed) then
+    perform app_hidden.invalid('status',
+      'Une demande d''annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
+  end if;
+  if (v_period_changed or v_comment_changed)
+     and not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', v.employee_id) then
+    perform app_hidden.forbidden(
+      'Votre rôle ne permet pas de corriger une absence ; vous pouvez seulement y déposer des justificatifs.', 'WF201');
+  end if;
+
+  select x into v_bad from unnest(v_remove) x
+  where not exists (select 1 from app_public.absence_documents doc where doc.id = x and doc.absence_id = v.id)
+  limit 1;
+  if v_bad is not null then
+    v_errors := app_hidden.add_error(v_errors, 'remove_document_ids',
+      format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', v_bad));
+  end if;
+  v_errors := v_errors || app_hidden.document_metadata_errors(v_body -> 'add_documents', 'add_documents');
+  if v_period_changed then
+    perform app_hidden.absence_lock_employee(v.employee_id);
+    v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                           case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                                then v.submitted_at end, v_today);
+    v_errors := (v_eval -> 'errors') || v_errors;
+  end if;
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV200');
+  end if;
+
+  if not v_period_changed and not v_comment_changed and coalesce(cardinality(v_remove), 0) = 0
+     and coalesce(jsonb_array_length(nullif(v_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+    return app_hidden.absence_json(v.id, p_public_url);
+  end if;
+
+  perform app_private.set_audit_verb(case when v_period_changed or v_comment_changed then 'Correction' else 'Modification' end);
+  update app_public.absences a set
+    type_id = d.type_id, date_start = d.date_start, date_end = d.date_end, start_half = d.start_half,
+    end_half = d.end_half, start_time = d.start_time, end_time = d.end_time,
+    comment = case when v_comment_changed then nullif(btrim(v_body ->> 'comment'), '') else a.comment end,
+    counted_quantity = case when v_period_changed then (v_eval ->> 'quantity')::numeric else a.counted_quantity end,
+    counted_unit = case when v_period_changed then v_eval ->> 'unit' else a.counted_unit end,
+    warnings = case when v_period_changed then v_eval -> 'warnings' else a.warnings end,
+    corrected_by = case when v_period_changed or v_comment_changed then app_hidden.current_account_id() else a.corrected_by end,
+    version = a.version + 1
+  where a.id = v.id
+  returning * into v_new;
+  perform app_private.set_audit_verb('');
+
+  delete from app_public.absence_documents doc where doc.absence_id = v.id and doc.id = any (v_remove);
+  perform app_hidden.absence_documents_insert(v.id, v_body -> 'add_documents');
+  if v_period_changed then
+    perform app_private.absence_sync_counters(v.id, 'edit', v_today);
+    perform app_private.absence_alert_events(v_new, v_eval -> 'events');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
+-- and the manager perimeter deposit documents on an absence that is not refused or
+-- cancelled (e.g. after a missing-document reminder).
+create function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_errors jsonb;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.status in ('refused', 'cancelled') then
+    perform app_hidden.invalid('status', format('Une absence %s ne reçoit plus de justificatif.',
+      case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
+  end if;
+  v_errors := app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
+  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+    v_errors := app_hidden.add_error(v_errors, 'add_documents', 'Déposez au moins un fichier (PDF, JPG ou PNG).');
+  end if;
+  perform app_hidden.raise_errors(v_errors);
+  perform app_private.set_audit_verb('Modification');
+  update app_public.absences a set version = a.version + 1 where a.id = v.id;
+  perform app_private.set_audit_verb('');
+  perform app_hidden.absence_documents_insert(v.id, p_body -> 'add_documents');
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- DELETE /api/absences/<id>/
+--   owner: a pending request is withdrawn (row erased, reservation released); any other
+--          state answers 400 under status (a granted absence is cancelled on request);
+--   decider of the perimeter: "Supprimer l'absence" on a granted absence cancels it (the
+--          row stays, cancelled; documents deleted; counters recredited; employee told).
+create function app_public.absence_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.employee_id = app_hidden.current_employee_id() then
+    if v.status <> 'pending' then
+      perform app_hidden.invalid('status', case v.status
+        when 'validated' then 'Seule une demande en attente peut être retirée : une absence accordée ne se supprime pas, demandez son annulation.'
+        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l''annulation de cette absence est déjà demandée.'
+        when 'refused' then 'Seule une demande en attente peut être retirée : une demande refusée reste au dossier.'
+        else 'Seule une demande en attente peut être retirée : cette absence est annulée.' end, 'WV210');
+    end if;
+    delete from app_public.absences a where a.id = v.id;
+    perform app_private.absence_sync_counters(v.id, 'withdraw');
+    return null;
+  end if;
+
+  if v.status = 'pending' then
+    perform app_hidden.forbidden(
+      'Seul le salarié concerné peut retirer une demande en attente ; pour l''écarter, refusez-la.', 'WF206');
+  end if;
+  if v.status <> 'validated' then
+    perform app_hidden.invalid('status', case v.status
+      when 'cancellation_requested' then 'Une demande d''annulation est en cours : accordez-la ou refusez-la.'
+      when 'refused' then 'Une demande refusée n''est jamais effacée.'
+      else 'Cette absence est déjà annulée.' end, 'WV210');
+  end if;
+  perform app_hidden.absence_check_decider(v);
+  perform app_hidden.absence_check_decider_window(v);
+  v := app_hidden.absence_cancel(v, false);
+  perform app_private.absence_notify_employee(v, 'Absence annulée',
+    format('Votre absence %s a été annulée par %s.', app_hidden.absence_subject(v),
+           app_hidden.account_display_name(app_hidden.current_account_id())), 'warning');
+  return null;
+end;
+$$;
+
+-- POST /api/absences/<id>/validate/ {version, date_end?, type?, start_time?, end_time?, reason?}
+--   pending → validated, with an optional correction (end date, requalification, hours)
+--             that reruns every declaration rule; a correction needs a reason;
+--   cancellation_requested → cancelled (the cancellation is granted; it is not corrected).
+create function app_public.absence_validate(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_new app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb;
+  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+  v_today date := app_hidden.today();
+  v_corrected boolean;
+  v_eval jsonb;
+  v_key text;
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_decider(v);
+
+  if v.status = 'cancellation_requested' then
+    foreach v_key in array array['date_end', 'type', 'start_time', 'end_time'] loop
+      if p_body ? v_key then
+        perform app_hidden.invalid(v_key, 'Une annulation ne se corrige pas : accordez-la ou refusez-la.', 'WV212');
+      end if;
+    end loop;
+    perform app_hidden.absence_check_decider_window(v);
+    v := app_hidden.absence_cancel(v, true);
+    perform app_private.absence_notify_employee(v, 'Annulation d''absence acceptée',
+      format('Votre demande d''annulation de l''absence %s a été acceptée : l''absence est annulée.',
+             app_hidden.absence_subject(v)), 'info');
+    return app_hidden.absence_json(v.id, p_public_url);
+  end if;
+  if v.status <> 'pending' then
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
+  end if;
+
+  v_body := (select coalesce(jsonb_object_agg(k, p_body -> k), '{}'::jsonb)
+             from unnest(array['date_end', 'type', 'start_time', 'end_time']) k where p_body ? k);
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_corrected := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
+    is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
+  if v_corrected then
+    if v_reason is null then
+      perform app_hidden.invalid('reason',
+        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d''absence ou heures).', 'WV211');
+    end if;
+    perform app_hidden.absence_lock_employee(v.employee_id);
+    v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                           case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                                then v.submitted_at end, v_today);
+    if v_eval -> 'errors' <> '{}'::jsonb then
+      perform app_hidden.invalid_fields(v_eval -> 'errors', 'WV200');
+    end if;
+  end if;
+
+  perform app_private.set_audit_verb('Validation');
+  update app_public.absences a set
+    type_id = d.type_id, date_start = d.date_start, date_end = d.date_end, start_half = d.start_half,
+    end_half = d.end_half, start_time = d.start_time, end_time = d.end_time,
+    counted_quantity = case when v_corrected then (v_eval ->> 'quantity')::numeric else a.counted_quantity end,
+    counted_unit = case when v_corrected then v_eval ->> 'unit' else a.counted_unit end,
+    warnings = case when v_corrected then v_eval -> 'warnings' else a.warnings end,
+    status = 'validated',
+    decided_by = app_hidden.current_account_id(),
+    decided_at = app_hidden.now(),
+    decision_reason = v_reason,
+    version = a.version + 1
+  where a.id = v.id
+  returning * into v_new;
+  perform app_private.set_audit_verb('');
+  perform app_private.absence_sync_counters(v.id, 'validate', v_today);
+  if v_corrected then
+    perform app_private.absence_alert_events(v_new, v_eval -> 'events');
+  end if;
+  perform app_private.absence_notify_employee(v_new, 'Demande d''absence validée',
+    case when v_corrected then
+      format('Votre demande d''absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
+             app_hidden.absence_subject(v), app_hidden.absence_subject(v_new),
+             app_hidden.quantity_fr(v_new.counted_quantity, v_new.counted_unit), v_reason)
+    else
+      format('Votre demande d''absence %s a été validée.', app_hidden.absence_subject(v_new))
+      || coalesce(' Motif : ' || v_reason, '')
+    end, 'info');
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/refuse/ {version, reason}
+--   pending → refused (the reservation is released; the request stays on file);
+--   cancellation_requested → validated (the cancellation is refused; counters unchanged).
+create function app_public.absence_refuse(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_decider(v);
+  if v.status not in ('pending', 'cancellation_requested') then
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
+  end if;
+  if v_reason is null then
+    perform app_hidden.invalid('reason', 'Un refus doit être motivé : indiquez la raison.', 'WV211');
+  end if;
+
+  perform app_private.set_audit_verb('Refus');
+  if v.status = 'pending' then
+    update app_public.absences a set
+      status = 'refused', decided_by = app_hidden.current_account_id(), decided_at = app_hidden.now(),
+      decision_reason = v_reason, version = a.version + 1
+    where a.id = v.id
+    returning * into v;
+    perform app_private.set_audit_verb('');
+    perform app_private.absence_sync_counters(v.id, 'refuse');
+    perform app_private.absence_notify_employee(v, 'Demande d''absence refusée',
+      format('Votre demande d''absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
+  else
+    update app_public.absences a set
+      status = 'validated', cancellation_decided_at = app_hidden.now(),
+      cancellation_decided_by = app_hidden.current_account_id(), cancellation_decision_reason = v_reason,
+      version = a.version + 1
+    where a.id = v.id
+    returning * into v;
+    perform app_private.set_audit_verb('');
+    perform app_private.absence_notify_employee(v, 'Annulation d''absence refusée',
+      format('Votre demande d''annulation de l''absence %s a été refusée : l''absence est maintenue. Motif : %s',
+             app_hidden.absence_subject(v), v_reason), 'error');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
+-- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
+-- and counted until a decider grants it; the deciders are notified.
+create function app_public.absence_request_cancellation(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_limit date := app_hidden.today() - 14;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.employee_id is distinct from app_hidden.current_employee_id() then
+    perform app_hidden.forbidden('Seul le salarié concerné peut demander l''annulation de son absence.', 'WF205');
+  end if;
+  perform app_hidden.absence_check_version(v, p_body, false);
+  if v.status <> 'validated' then
+    perform app_hidden.invalid('status', case v.status
+      when 'cancellation_requested' then 'L''annulation de cette absence est déjà demandée.'
+      when 'pending' then 'Seule une absence accordée peut faire l''objet d''une demande d''annulation : retirez plutôt votre demande en attente.'
+      else 'Seule une absence accordée peut faire l''objet d''une demande d''annulation.' end, 'WV210');
+  end if;
+  if v.date_start < v_limit then
+    perform app_hidden.invalid('date_start', format(
+      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (14 jours au plus).',
+      app_hidden.fr_date(v_limit)), 'WV214');
+  end if;
+
+  perform app_private.set_audit_verb('Demande d''annulation');
+  update app_public.absences a set
+    status = 'cancellation_requested', cancellation_comment = nullif(btrim(p_body ->> 'comment'), ''),
+    cancellation_requested_at = app_hidden.now(), cancellation_decided_at = null, cancellation_decided_by = null,
+    cancellation_decision_reason = null, version = a.version + 1
+  where a.id = v.id
+  returning * into v;
+  perform app_private.set_audit_verb('');
+  perform app_private.notify_deciders(v.employee_id, v.date_start, 'absences.decide_absence',
+    app_hidden.current_account_id(), 'Demande d''annulation d''absence',
+    format('%s demande l''annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
+           app_hidden.absence_subject(v)) || coalesce(' Commentaire : ' || v.cancellation_comment, ''),
+    'absence', v.id);
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;

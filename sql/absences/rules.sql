@@ -1,0 +1,694 @@
+-- Declaration and write rules of absences (SPEC, Absences, rules 1-17): counting, half-days,
+-- hours, overlap, caps, splitting, contract types, counters, retroactivity, agreement
+-- warnings and notice periods. One evaluation function serves creation, correction,
+-- validation with requalification and preview, so every path applies the same rules.
+
+-- What an absence would be: the fields the rules read.
+create type app_hidden.absence_draft as (
+  employee_id int,
+  type_id int,
+  date_start date,
+  date_end date,
+  start_half text,
+  end_half text,
+  start_time time,
+  end_time time
+);
+
+-- Counting base of an employee: the base of the main workplace; none → ouvrables.
+create function app_hidden.employee_count_base(p_employee int) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce((select es.count_base
+                   from app_public.employees e
+                   join app_public.establishments es on es.id = e.main_establishment_id
+                   where e.id = p_employee), 'ouvrables');
+$$;
+
+-- A counted day: not a Sunday, not a public holiday, and not a Saturday on the ouvrés base.
+create function app_hidden.is_counted_day(p_day date, p_base text) returns boolean
+language sql immutable parallel safe as $$
+  select extract(isodow from p_day) <> 7
+     and (p_base = 'ouvrables' or extract(isodow from p_day) <> 6)
+     and not app_hidden.is_public_holiday(p_day);
+$$;
+
+-- Counted days of a period per civil year; a half-day bound counts half (CONTRACT 7:
+-- start_half 'afternoon' = the morning of date_start is worked; end_half 'morning' = the
+-- afternoon of date_end is worked). A loop, not a query: its cost is known to the planner
+-- of the queries that call it (a generate_series of unknown bounds made them look huge).
+create function app_hidden.counted_days(p_base text, p_start date, p_end date, p_start_half text, p_end_half text)
+returns table (year int, quantity numeric)
+language plpgsql immutable parallel safe rows 2 as $$
+declare
+  v_holidays date[];
+  v_day date := p_start;
+  v_year int;
+begin
+  if p_start is null or p_end is null or p_end < p_start then
+    return;
+  end if;
+  select array_agg(h.day) into v_holidays
+  from generate_series(extract(year from p_start)::int, extract(year from p_end)::int) y,
+       lateral app_public.public_holidays(y) h;
+  while v_day <= p_end loop
+    if extract(isodow from v_day) <> 7
+       and (p_base = 'ouvrables' or extract(isodow from v_day) <> 6)
+       and not (v_day = any (v_holidays)) then
+      if v_year is distinct from extract(year from v_day)::int then
+        if v_year is not null then
+          return next;
+        end if;
+        v_year := extract(year from v_day)::int;
+        year := v_year;
+        quantity := 0;
+      end if;
+      quantity := quantity + 1
+                  - case when v_day = p_start and p_start_half = 'afternoon' then 0.5 else 0 end
+                  - case when v_day = p_end and p_end_half = 'morning' then 0.5 else 0 end;
+    end if;
+    v_day := v_day + 1;
+  end loop;
+  if v_year is not null then
+    return next;
+  end if;
+end;
+$$;
+
+-- The n-th counted day after p_from (p_from excluded).
+create function app_hidden.add_working_days(p_from date, p_n int, p_base text) returns date
+language plpgsql immutable parallel safe as $$
+declare
+  v_day date := p_from;
+  v_left int := greatest(p_n, 1);
+begin
+  loop
+    v_day := v_day + 1;
+    if app_hidden.is_counted_day(v_day, p_base) then
+      v_left := v_left - 1;
+      exit when v_left = 0;
+    end if;
+  end loop;
+  return v_day;
+end;
+$$;
+
+-- Hours between two times of one day, as a decimal with two digits.
+create function app_hidden.hours_between(p_start time, p_end time) returns numeric
+language sql immutable parallel safe as $$
+  select round((extract(epoch from (p_end - p_start)) / 3600)::numeric, 2);
+$$;
+
+-- Time covered by an absence (same expression as app_public.absences.period).
+create function app_hidden.absence_period(p_start date, p_end date, p_start_half text, p_end_half text,
+                                          p_start_time time, p_end_time time) returns tsrange
+language sql immutable parallel safe as $$
+  select case when p_start_time is not null then
+           tsrange(p_start + p_start_time, p_start + p_end_time)
+         else
+           tsrange(p_start + case when p_start_half = 'afternoon' then time '12:00' else time '00:00' end,
+                   (p_end + case when p_end_half = 'morning' then 0 else 1 end)
+                     + case when p_end_half = 'morning' then time '12:00' else time '00:00' end)
+         end;
+$$;
+
+-- Quantity of an absence per civil year: counted days on the employee's base, or hours
+-- (an hourly absence lies on one date).
+create function app_hidden.absence_shares(p_employee int, p_unit text, p_start date, p_end date,
+                                          p_start_half text, p_end_half text,
+                                          p_start_time time, p_end_time time)
+returns table (year int, quantity numeric)
+language sql stable as $$
+  select extract(year from p_start)::int, app_hidden.hours_between(p_start_time, p_end_time)
+  where p_unit = 'hour' and p_start_time is not null and p_end_time is not null
+  union all
+  select c.year, c.quantity
+  from app_hidden.counted_days(app_hidden.employee_count_base(p_employee), p_start, p_end, p_start_half, p_end_half) c
+  where p_unit = 'day';
+$$;
+
+-- Texts of messages and notification bodies.
+create function app_hidden.quantity_fr(p_quantity numeric, p_unit text) returns text
+language sql immutable as $$
+  select app_hidden.fmt_quantity(p_quantity) || ' '
+         || case when p_unit = 'hour' then case when p_quantity <= 1 then 'heure' else 'heures' end
+                 else case when p_quantity <= 1 then 'jour' else 'jours' end end;
+$$;
+
+-- 1.5 → "1 h 30"
+create function app_hidden.hours_fr(p_hours numeric) returns text
+language sql immutable as $$
+  select floor(p_hours)::int || ' h ' || lpad(round((p_hours - floor(p_hours)) * 60)::int::text, 2, '0');
+$$;
+
+-- '1 month' → "1 mois", '72 hours' → "72 heures", '60 days' → "60 jours", '1 year' → "1 an".
+create function app_hidden.interval_fr(p_interval interval) returns text
+language sql immutable as $$
+  select case
+    when extract(year from p_interval) >= 1 and extract(month from p_interval) = 0 and extract(day from p_interval) = 0 then
+      extract(year from p_interval)::int || case when extract(year from p_interval) > 1 then ' ans' else ' an' end
+    when extract(year from p_interval) * 12 + extract(month from p_interval) > 0 then
+      (extract(year from p_interval) * 12 + extract(month from p_interval))::int || ' mois'
+    when extract(day from p_interval) > 0 then
+      extract(day from p_interval)::int || case when extract(day from p_interval) > 1 then ' jours' else ' jour' end
+    else
+      (extract(epoch from p_interval) / 3600)::int || ' heures'
+  end;
+$$;
+
+-- "le 20/11/2026", "le 20/11/2026 (matin)", "le 20/11/2026 de 09:00 à 11:00",
+-- "du 20/11/2026 (après-midi) au 24/11/2026".
+create function app_hidden.absence_period_fr(p_start date, p_end date, p_start_half text, p_end_half text,
+                                             p_start_time time, p_end_time time) returns text
+language sql immutable as $$
+  select case
+    when p_start_time is not null then
+      format('le %s de %s à %s', app_hidden.fr_date(p_start), to_char(p_start_time, 'HH24:MI'), to_char(p_end_time, 'HH24:MI'))
+    when p_start = p_end then
+      'le ' || app_hidden.fr_date(p_start)
+      || case when p_start_half = 'afternoon' then ' (après-midi)' when p_end_half = 'morning' then ' (matin)' else '' end
+    else
+      'du ' || app_hidden.fr_date(p_start) || case when p_start_half = 'afternoon' then ' (après-midi)' else '' end
+      || ' au ' || app_hidden.fr_date(p_end) || case when p_end_half = 'morning' then ' (matin)' else '' end
+  end;
+$$;
+
+-- "l'absence n° 12 (Congés payés, du 20/11/2026 au 24/11/2026)"
+create function app_hidden.absence_label(p_absence app_public.absences) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select format('l''absence n° %s (%s, %s)', p_absence.id, t.name,
+                app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
+                                             p_absence.end_half, p_absence.start_time, p_absence.end_time))
+  from app_public.absence_types t where t.id = p_absence.type_id;
+$$;
+
+-- The active statuses: drawn in the planning, counted, overlapping refused.
+create function app_hidden.absence_is_active(p_status text) returns boolean
+language sql immutable parallel safe as $$
+  select p_status in ('pending', 'validated', 'cancellation_requested');
+$$;
+
+-- Counters an absence would move: one line per consumable counter associated with the
+-- type and per civil year of the period (an absence spanning two years moves each year's
+-- counter for its share). counter_id is null when the counter of that year is not open.
+create function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
+returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
+  from app_public.absence_types t
+  join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
+  join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
+  cross join lateral app_hidden.absence_shares(p_draft.employee_id, t.unit, p_draft.date_start, p_draft.date_end,
+                                               p_draft.start_half, p_draft.end_half,
+                                               p_draft.start_time, p_draft.end_time) s
+  left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
+                                  and c.year = s.year and c.is_active
+  where t.id = p_draft.type_id and s.quantity > 0
+  order by ca.counter_code, s.year;
+$$;
+
+-- Net journal position of absences per counter and bucket (what they hold now).
+create function app_private.absence_counter_nets(p_absence_ids int[])
+returns table (absence_id int, counter_id int, code text, year int, bucket text, quantity numeric)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select m.absence_id, c.id, c.code, c.year::int, m.bucket, sum(m.quantity)::numeric(8,2)
+  from app_private.counter_movements m
+  join app_public.counters c on c.id = m.counter_id
+  where m.absence_id = any (p_absence_ids)
+  group by m.absence_id, c.id, c.code, c.year, m.bucket
+  having sum(m.quantity) <> 0
+  order by m.absence_id, c.code, c.year, m.bucket;
+$$;
+
+-- The draft of a body (creation) or of a stored absence corrected by a body: a key present
+-- in the body wins (null included), an absent key keeps the stored value.
+create function app_hidden.absence_draft_of(p_body jsonb, p_base app_public.absences default null)
+returns app_hidden.absence_draft
+language plpgsql stable as $$
+declare
+  d app_hidden.absence_draft;
+begin
+  d.employee_id := case when p_body ? 'employee' then (p_body ->> 'employee')::int else p_base.employee_id end;
+  d.type_id := case when p_body ? 'type' then (p_body ->> 'type')::int else p_base.type_id end;
+  d.date_start := case when p_body ? 'date_start' then (p_body ->> 'date_start')::date else p_base.date_start end;
+  d.date_end := case when p_body ? 'date_end' then (p_body ->> 'date_end')::date else p_base.date_end end;
+  d.start_half := case when p_body ? 'start_half' then p_body ->> 'start_half' else p_base.start_half end;
+  d.end_half := case when p_body ? 'end_half' then p_body ->> 'end_half' else p_base.end_half end;
+  d.start_time := case when p_body ? 'start_time' then (p_body ->> 'start_time')::time else p_base.start_time end;
+  d.end_time := case when p_body ? 'end_time' then (p_body ->> 'end_time')::time else p_base.end_time end;
+  -- A creation without date_end lies on one date (hourly types, single days).
+  if p_base.id is null and d.date_end is null then
+    d.date_end := d.date_start;
+  end if;
+  return d;
+end;
+$$;
+
+-- After a requalification or an adjustment, fields the new type cannot carry are dropped
+-- unless the body names them (then the rules refuse them): an hourly type has no half-day,
+-- a day type has no hours, and a whole-day type is taken whole ("an adjustment must take
+-- it whole"). An unchanged absence keeps what it has (a half-day stored before the rule
+-- stays as it is).
+create function app_hidden.absence_draft_normalize(p_draft app_hidden.absence_draft, p_body jsonb,
+                                                   p_base app_public.absences)
+returns app_hidden.absence_draft
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  d app_hidden.absence_draft := p_draft;
+  v_type app_public.absence_types;
+  v_adjusted boolean;
+begin
+  select * into v_type from app_public.absence_types t where t.id = d.type_id;
+  if not found then
+    return d;
+  end if;
+  v_adjusted := p_base.id is null
+    or d.type_id is distinct from p_base.type_id
+    or d.date_start is distinct from p_base.date_start
+    or d.date_end is distinct from p_base.date_end;
+  if not v_adjusted then
+    return d;
+  end if;
+  if v_type.unit = 'hour' then
+    if not p_body ? 'start_half' then d.start_half := null; end if;
+    if not p_body ? 'end_half' then d.end_half := null; end if;
+  else
+    if not p_body ? 'start_time' then d.start_time := null; end if;
+    if not p_body ? 'end_time' then d.end_time := null; end if;
+    if not v_type.half_day_allowed then
+      if not p_body ? 'start_half' then d.start_half := null; end if;
+      if not p_body ? 'end_half' then d.end_half := null; end if;
+    end if;
+  end if;
+  return d;
+end;
+$$;
+
+-- Events of the employee that the period meets: [{id, title, start_at, end_at}].
+create function app_private.absence_event_conflicts(p_employee int, p_period tsrange) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'title', e.title, 'start_at', e.start_at, 'end_at', e.end_at)
+                            order by e.start_at, e.id), '[]'::jsonb)
+  from app_public.event_participants p
+  join app_public.events e on e.id = p.event_id
+  where p.employee_id = p_employee
+    and tstzrange(e.start_at, e.end_at)
+        && tstzrange(lower(p_period) at time zone app_hidden.business_timezone(),
+                     upper(p_period) at time zone app_hidden.business_timezone());
+$$;
+
+-- "du 20/11/2026 14:00 au 20/11/2026 16:00" for an event.
+create function app_hidden.event_period_fr(p_start timestamptz, p_end timestamptz) returns text
+language sql stable as $$
+  select format('du %s %s au %s %s',
+                app_hidden.fr_date(app_hidden.business_date(p_start)),
+                to_char(p_start at time zone app_hidden.business_timezone(), 'HH24:MI'),
+                app_hidden.fr_date(app_hidden.business_date(p_end)),
+                to_char(p_end at time zone app_hidden.business_timezone(), 'HH24:MI'));
+$$;
+
+/*
+ * Evaluates a draft against every declaration rule. Returns
+ *   {"quantity": numeric|null, "unit": "day"|"hour"|null, "errors": {field: [msg]},
+ *    "warnings": [msg], "plan": [{"counter_id", "code", "year", "quantity"}],
+ *    "events": [{"id", "title", "start_at", "end_at"}]}
+ * quantity is null when a rule refuses the absence (a counters error alone keeps it).
+ *   p_exclude_id : the absence itself (edit, preview of a row, validation): excluded from
+ *                  overlap, caps and splitting, and its own counter position is available.
+ *   p_retro      : 'employee' (today - 14 days), 'manager' (1 December of the previous
+ *                  year) or null (no retroactivity rule).
+ *   p_notice_from: submission time of an employee's own request (notice periods), or null.
+ *   p_today      : the business date.
+ */
+create function app_private.absence_evaluate(p_draft app_hidden.absence_draft, p_exclude_id int, p_retro text,
+                                             p_notice_from timestamptz, p_today date)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  d app_hidden.absence_draft := p_draft;
+  v_errors jsonb := '{}'::jsonb;
+  v_warnings jsonb := '[]'::jsonb;
+  v_plan jsonb := '[]'::jsonb;
+  v_events jsonb := '[]'::jsonb;
+  v_type app_public.absence_types;
+  v_employee app_public.employees;
+  v_has_type boolean := false;
+  v_has_employee boolean := false;
+  v_base text;
+  v_quantity numeric;
+  v_period tsrange;
+  v_limit date;
+  v_contract record;
+  v_total numeric;
+  v_available numeric;
+  v_notice interval;
+  v_start_at timestamptz;
+  v_count int;
+  v_other app_public.absences;
+  r record;
+  s record;
+begin
+  -- Who and what.
+  if d.employee_id is null then
+    v_errors := app_hidden.add_error(v_errors, 'employee', 'Ce champ est obligatoire.');
+  else
+    select * into v_employee from app_public.employees e where e.id = d.employee_id;
+    if found then
+      v_has_employee := true;
+    else
+      v_errors := app_hidden.add_error(v_errors, 'employee', 'Salarié introuvable.');
+    end if;
+  end if;
+  if d.type_id is null then
+    v_errors := app_hidden.add_error(v_errors, 'type', 'Ce champ est obligatoire.');
+  else
+    select * into v_type from app_public.absence_types t where t.id = d.type_id and t.is_active;
+    if found then
+      v_has_type := true;
+    else
+      v_errors := app_hidden.add_error(v_errors, 'type', 'Motif d''absence inconnu ou inactif.');
+    end if;
+  end if;
+
+  -- Period, half-days and hours (rules 2, 4, 5).
+  if d.date_start is null then
+    v_errors := app_hidden.add_error(v_errors, 'date_start', 'Ce champ est obligatoire.');
+  end if;
+  if d.date_end is null then
+    d.date_end := d.date_start;
+  end if;
+  if d.date_start not between date '2000-01-01' and date '2100-12-31' then
+    v_errors := app_hidden.add_error(v_errors, 'date_start', 'Date hors de la plage acceptée (années 2000 à 2100).');
+  end if;
+  if d.date_end not between date '2000-01-01' and date '2100-12-31' then
+    v_errors := app_hidden.add_error(v_errors, 'date_end', 'Date hors de la plage acceptée (années 2000 à 2100).');
+  end if;
+  if d.date_start is not null and d.date_end < d.date_start then
+    v_errors := app_hidden.add_error(v_errors, 'date_end', 'La date de fin ne peut pas précéder la date de début.');
+  elsif d.date_end - d.date_start > 1096 then
+    -- The longest leaves (parental leave, renewed) last three years; beyond is an input error.
+    v_errors := app_hidden.add_error(v_errors, 'date_end',
+      'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.');
+  end if;
+  if d.start_half is not null and d.start_half not in ('morning', 'afternoon') then
+    v_errors := app_hidden.add_error(v_errors, 'start_half', 'Valeurs possibles : morning, afternoon ou null.');
+  end if;
+  if d.end_half is not null and d.end_half not in ('morning', 'afternoon') then
+    v_errors := app_hidden.add_error(v_errors, 'end_half', 'Valeurs possibles : morning, afternoon ou null.');
+  end if;
+  if v_has_type and d.date_start is not null then
+    if v_type.unit = 'hour' then
+      if d.start_half is not null or d.end_half is not null then
+        v_errors := app_hidden.add_error(v_errors, 'start_half',
+          format('Le motif « %s » se pose en heures : pas de demi-journée.', v_type.name));
+      end if;
+      if d.start_time is null or d.end_time is null then
+        v_errors := app_hidden.add_error(v_errors, 'start_time',
+          'Un motif en heures demande une heure de début et une heure de fin.');
+      elsif d.end_time <= d.start_time then
+        v_errors := app_hidden.add_error(v_errors, 'end_time', 'L''heure de fin doit suivre l''heure de début.');
+      end if;
+      if d.date_end <> d.date_start then
+        v_errors := app_hidden.add_error(v_errors, 'date_end',
+          'Une absence en heures porte sur une seule date : la date de fin doit être celle du début.');
+      end if;
+    else
+      if d.start_time is not null or d.end_time is not null then
+        v_errors := app_hidden.add_error(v_errors, 'start_time',
+          format('Le motif « %s » se pose en jours : retirez les heures de début et de fin.', v_type.name));
+      end if;
+      if d.date_start = d.date_end and d.start_half = 'afternoon' and d.end_half = 'morning' then
+        v_errors := app_hidden.add_error(v_errors, 'start_half',
+          'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.');
+      elsif not v_type.half_day_allowed and (d.start_half = 'afternoon' or d.end_half = 'morning') then
+        v_errors := app_hidden.add_error(v_errors, 'start_half',
+          format('Le motif « %s » se pose par journées entières : pas de demi-journée.', v_type.name));
+      end if;
+    end if;
+  end if;
+
+  -- Without a readable period and type, no other rule can run.
+  if not (v_has_type and v_has_employee and d.date_start is not null)
+     or v_errors ?| array['date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time'] then
+    return jsonb_build_object('quantity', null, 'unit', case when v_has_type then v_type.unit end,
+                              'errors', v_errors, 'warnings', v_warnings, 'plan', v_plan, 'events', v_events);
+  end if;
+
+  -- Count (rule 1, rule 5).
+  v_base := app_hidden.employee_count_base(d.employee_id);
+  select coalesce(sum(x.quantity), 0) into v_quantity
+  from app_hidden.absence_shares(d.employee_id, v_type.unit, d.date_start, d.date_end, d.start_half, d.end_half,
+                                 d.start_time, d.end_time) x;
+  if v_quantity = 0 then
+    v_warnings := v_warnings || to_jsonb(format(
+      'Cette période ne compte aucun jour décompté (base %s : dimanches et jours fériés exclus%s).',
+      case when v_base = 'ouvres' then 'jours ouvrés' else 'jours ouvrables' end,
+      case when v_base = 'ouvres' then ', samedis exclus' else '' end));
+  end if;
+  v_period := app_hidden.absence_period(d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time);
+
+  -- Retroactivity (rule 13).
+  if p_retro = 'employee' then
+    v_limit := p_today - 14;
+    if d.date_start < v_limit then
+      v_errors := app_hidden.add_error(v_errors, 'date_start', format(
+        'Une demande ne peut pas remonter au-delà de 14 jours : la date de début doit être au plus tôt le %s.',
+        app_hidden.fr_date(v_limit)));
+    end if;
+  elsif p_retro = 'manager' then
+    v_limit := make_date(extract(year from p_today)::int - 1, 12, 1);
+    if d.date_start < v_limit then
+      v_errors := app_hidden.add_error(v_errors, 'date_start', format(
+        'Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le %s.',
+        app_hidden.fr_date(v_limit)));
+    end if;
+  end if;
+
+  -- Contract types (rule 8): the contract in force on the first day.
+  if exists (select 1 from app_public.absence_type_contract_types x where x.absence_type_id = v_type.id) then
+    select ct.id, ct.code into v_contract
+    from app_public.contracts c join app_public.contract_types ct on ct.id = c.contract_type_id
+    where c.employee_id = d.employee_id and c.start_date <= d.date_start
+      and (c.end_date is null or c.end_date >= d.date_start)
+    order by c.start_date desc limit 1;
+    if v_contract.id is null then
+      v_errors := app_hidden.add_error(v_errors, 'type', format(
+        'Le motif « %s » est réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.',
+        v_type.name, (select string_agg(ct.code, ', ' order by ct.code)
+                      from app_public.absence_type_contract_types x
+                      join app_public.contract_types ct on ct.id = x.contract_type_id
+                      where x.absence_type_id = v_type.id),
+        app_hidden.fr_date(d.date_start)));
+    elsif not exists (select 1 from app_public.absence_type_contract_types x
+                      where x.absence_type_id = v_type.id and x.contract_type_id = v_contract.id) then
+      v_errors := app_hidden.add_error(v_errors, 'type', format(
+        'Le motif « %s » est réservé aux contrats %s ; le contrat en vigueur le %s est : %s.',
+        v_type.name, (select string_agg(ct.code, ', ' order by ct.code)
+                      from app_public.absence_type_contract_types x
+                      join app_public.contract_types ct on ct.id = x.contract_type_id
+                      where x.absence_type_id = v_type.id),
+        app_hidden.fr_date(d.date_start), v_contract.code));
+    end if;
+  end if;
+
+  -- Overlap (rules 2, 3): morning and afternoon of one date do not overlap.
+  for v_other in
+    select a.* from app_public.absences a
+    where a.employee_id = d.employee_id and app_hidden.absence_is_active(a.status)
+      and a.id is distinct from p_exclude_id and a.period && v_period
+    order by a.date_start, a.id
+  loop
+    v_errors := app_hidden.add_error(v_errors, 'date_start', format(
+      'Cette période chevauche %s.', app_hidden.absence_label(v_other)));
+  end loop;
+
+  -- Annual cap over the civil year, across absences (rule 6, SYN_ELU of rule 17).
+  if v_type.annual_cap is not null then
+    for s in
+      select x.year, x.quantity from app_hidden.absence_shares(d.employee_id, v_type.unit, d.date_start, d.date_end,
+                                                              d.start_half, d.end_half, d.start_time, d.end_time) x
+    loop
+      select s.quantity + coalesce(sum(o.quantity), 0) into v_total
+      from app_public.absences a
+      cross join lateral app_hidden.absence_shares(a.employee_id, v_type.unit, a.date_start, a.date_end, a.start_half,
+                                                   a.end_half, a.start_time, a.end_time) o
+      where a.employee_id = d.employee_id and a.type_id = v_type.id and app_hidden.absence_is_active(a.status)
+        and a.id is distinct from p_exclude_id
+        and a.date_start <= make_date(s.year, 12, 31) and a.date_end >= make_date(s.year, 1, 1)
+        and o.year = s.year;
+      if v_total > v_type.annual_cap then
+        if v_type.cap_overrun = 'refuse' then
+          v_errors := app_hidden.add_error(v_errors, 'date_end', format(
+            'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+            v_type.name, s.year, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
+            app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
+        else
+          v_warnings := v_warnings || to_jsonb(format(
+            'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+            v_type.name, s.year, app_hidden.quantity_fr(s.quantity, v_type.unit), app_hidden.quantity_fr(v_total, v_type.unit),
+            app_hidden.quantity_fr(v_type.annual_cap, v_type.unit)));
+        end if;
+      end if;
+    end loop;
+  end if;
+
+  -- Non-splittable type (rule 7): another period of the same civil year separated by a gap
+  -- (a counted day between them) warns; contiguous periods do not.
+  if not v_type.splittable then
+    select a.* into v_other from app_public.absences a
+    where a.employee_id = d.employee_id and a.type_id = v_type.id and app_hidden.absence_is_active(a.status)
+      and a.id is distinct from p_exclude_id
+      and extract(year from a.date_start) in (extract(year from d.date_start), extract(year from d.date_end))
+      and not (a.period && v_period)
+      and exists (select 1
+                  from generate_series(least(a.date_end, d.date_end) + 1,
+                                       greatest(a.date_start, d.date_start) - 1, interval '1 day') g
+                  where app_hidden.is_counted_day(g::date, v_base))
+    order by a.date_start limit 1;
+    if found then
+      v_warnings := v_warnings || to_jsonb(format(
+        'Le motif « %s » n''est pas fractionnable : %s, de la même année, est séparée de cette période.',
+        v_type.name, app_hidden.absence_label(v_other)));
+    end if;
+  end if;
+
+  -- Counters (rule 9): an open counter per year, units that match, enough remaining.
+  for r in select * from app_private.absence_counter_plan(d) loop
+    if r.counter_unit <> r.type_unit then
+      v_errors := app_hidden.add_error(v_errors, 'counters', format(
+        'Le compteur %s est tenu en %s alors que le motif « %s » se pose en %s : demande refusée.',
+        r.code, case when r.counter_unit = 'hour' then 'heures' else 'jours' end, v_type.name,
+        case when r.type_unit = 'hour' then 'heures' else 'jours' end));
+    elsif r.counter_id is null then
+      v_errors := app_hidden.add_error(v_errors, 'counters', format(
+        'Aucun compteur %s ouvert pour %s : le motif « %s » ne peut pas être posé sur cette année.',
+        r.code, r.year, v_type.name));
+    else
+      select app_private.counter_remaining(r.counter_id)
+             + coalesce((select sum(n.quantity) from app_private.absence_counter_nets(array[p_exclude_id]) n
+                         where p_exclude_id is not null and n.counter_id = r.counter_id), 0)
+        into v_available;
+      if r.quantity > v_available then
+        v_errors := app_hidden.add_error(v_errors, 'counters', format(
+          'Solde insuffisant sur le compteur %s %s : demande de %s, solde disponible de %s.',
+          r.code, r.year, app_hidden.quantity_fr(r.quantity, r.counter_unit),
+          app_hidden.quantity_fr(v_available, r.counter_unit)));
+      end if;
+      v_plan := v_plan || jsonb_build_object('counter_id', r.counter_id, 'code', r.code, 'year', r.year,
+                                             'quantity', r.quantity);
+    end if;
+  end loop;
+
+  -- Agreement rules: warnings only, never refusals (rule 16).
+  if v_type.warn_max_hours_per_absence is not null and v_quantity > v_type.warn_max_hours_per_absence then
+    v_warnings := v_warnings || to_jsonb(format(
+      'Motif « %s » : %s demandées, au-delà des %s (trajet compris) prévues par l''accord.',
+      v_type.name, app_hidden.quantity_fr(v_quantity, 'hour'), app_hidden.hours_fr(v_type.warn_max_hours_per_absence)));
+  end if;
+  if v_type.warn_max_per_quarter is not null then
+    select count(*) into v_count from app_public.absences a
+    where a.employee_id = d.employee_id and a.type_id = v_type.id and app_hidden.absence_is_active(a.status)
+      and a.id is distinct from p_exclude_id
+      and date_trunc('quarter', a.date_start) = date_trunc('quarter', d.date_start);
+    if v_count + 1 > v_type.warn_max_per_quarter then
+      v_warnings := v_warnings || to_jsonb(format(
+        'Motif « %s » : l''accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
+        v_type.name, v_type.warn_max_per_quarter, v_count, extract(quarter from d.date_start),
+        extract(year from d.date_start)));
+    end if;
+  end if;
+  if v_type.warn_max_hours_per_year is not null then
+    select v_quantity + coalesce(sum(a.counted_quantity), 0) into v_total from app_public.absences a
+    where a.employee_id = d.employee_id and a.type_id = v_type.id and app_hidden.absence_is_active(a.status)
+      and a.id is distinct from p_exclude_id
+      and extract(year from a.date_start) = extract(year from d.date_start);
+    if v_total > v_type.warn_max_hours_per_year then
+      v_warnings := v_warnings || to_jsonb(format(
+        'Motif « %s » : %s sur l''année %s avec cette demande, au-delà des %s par an prévues par l''accord.',
+        v_type.name, app_hidden.quantity_fr(v_total, v_type.unit), extract(year from d.date_start),
+        app_hidden.quantity_fr(v_type.warn_max_hours_per_year, v_type.unit)));
+    end if;
+  end if;
+  if v_type.warn_min_duration is not null and v_type.warn_max_duration is not null then
+    if d.date_end + 1 < d.date_start + v_type.warn_min_duration or d.date_end + 1 > d.date_start + v_type.warn_max_duration then
+      v_warnings := v_warnings || to_jsonb(format(
+        'Motif « %s » : l''accord prévoit une durée de %s à %s.', v_type.name,
+        app_hidden.interval_fr(v_type.warn_min_duration), app_hidden.interval_fr(v_type.warn_max_duration)));
+    end if;
+  elsif v_type.warn_max_duration is not null and d.date_end + 1 > d.date_start + v_type.warn_max_duration then
+    v_warnings := v_warnings || to_jsonb(format(
+      'Motif « %s » : durée supérieure aux %s prévus par l''accord.', v_type.name,
+      app_hidden.interval_fr(v_type.warn_max_duration)));
+  elsif v_type.warn_min_duration is not null and d.date_end + 1 < d.date_start + v_type.warn_min_duration then
+    v_warnings := v_warnings || to_jsonb(format(
+      'Motif « %s » : durée inférieure aux %s prévus par l''accord.', v_type.name,
+      app_hidden.interval_fr(v_type.warn_min_duration)));
+  end if;
+  if v_type.warn_min_seniority is not null
+     and coalesce((select min(c.start_date) from app_public.contracts c where c.employee_id = d.employee_id), d.date_start)
+         + v_type.warn_min_seniority > d.date_start then
+    v_warnings := v_warnings || to_jsonb(format(
+      'Motif « %s » : moins de %s d''ancienneté au %s (condition de l''accord).', v_type.name,
+      app_hidden.interval_fr(v_type.warn_min_seniority), app_hidden.fr_date(d.date_start)));
+  end if;
+  if v_employee.is_polyvalent then
+    select c.trial_end_date into v_limit from app_public.contracts c
+    where c.employee_id = d.employee_id and c.trial_end_date is not null
+      and c.start_date <= d.date_end and c.trial_end_date >= d.date_start
+    order by c.start_date desc limit 1;
+    if found then
+      v_warnings := v_warnings || to_jsonb(format(
+        'Absence pendant la période d''essai d''un agent polyvalent (fin de la période d''essai le %s).',
+        app_hidden.fr_date(v_limit)));
+    end if;
+  end if;
+
+  -- Notice periods: an employee's own request only (rule 16).
+  if p_notice_from is not null then
+    if v_type.notice_working_days is not null then
+      v_limit := app_hidden.add_working_days(app_hidden.business_date(p_notice_from), v_type.notice_working_days, v_base);
+      if d.date_start < v_limit then
+        v_warnings := v_warnings || to_jsonb(format(
+          'Délai de prévenance de %s jours %s non respecté pour le motif « %s » : demande du %s pour le %s.',
+          v_type.notice_working_days, case when v_base = 'ouvres' then 'ouvrés' else 'ouvrables' end, v_type.name,
+          app_hidden.fr_date(app_hidden.business_date(p_notice_from)), app_hidden.fr_date(d.date_start)));
+      end if;
+    end if;
+    v_notice := v_type.notice_period;
+    if v_type.notice_period_long is not null
+       and not exists (select 1 from app_public.absences a
+                       join app_public.absence_types t on t.id = a.type_id
+                       where a.employee_id = d.employee_id and t.code in ('MAT', 'ADO')
+                         and app_hidden.absence_is_active(a.status)
+                         and a.date_end between d.date_start - 7 and d.date_start - 1) then
+      -- Parental leave that does not directly follow a maternity or adoption leave.
+      v_notice := v_type.notice_period_long;
+    end if;
+    if v_notice is not null then
+      v_start_at := (d.date_start + coalesce(d.start_time, case when d.start_half = 'afternoon' then time '12:00' else time '00:00' end))
+                    at time zone app_hidden.business_timezone();
+      if p_notice_from + v_notice > v_start_at then
+        v_warnings := v_warnings || to_jsonb(format(
+          'Délai de prévenance de %s non respecté pour le motif « %s » : demande du %s pour le %s.',
+          app_hidden.interval_fr(v_notice), v_type.name,
+          app_hidden.fr_date(app_hidden.business_date(p_notice_from)), app_hidden.fr_date(d.date_start)));
+      end if;
+    end if;
+  end if;
+
+  -- Events of the employee during the absence: an alert, not a refusal.
+  v_events := app_private.absence_event_conflicts(d.employee_id, v_period);
+  for r in select * from jsonb_array_elements(v_events) x(e) loop
+    v_warnings := v_warnings || to_jsonb(format('Conflit avec l''événement « %s » %s.', r.e ->> 'title',
+      app_hidden.event_period_fr((r.e ->> 'start_at')::timestamptz, (r.e ->> 'end_at')::timestamptz)));
+  end loop;
+
+  return jsonb_build_object(
+    'quantity', case when exists (select 1 from jsonb_object_keys(v_errors) k where k <> 'counters') then null
+                     else v_quantity end,
+    'unit', v_type.unit,
+    'errors', v_errors,
+    'warnings', v_warnings,
+    'plan', v_plan,
+    'events', v_events);
+end;
+$$;

@@ -1,0 +1,212 @@
+import { pipeline } from 'node:stream/promises';
+import { stat } from 'node:fs/promises';
+import { ApiError } from '../errors.js';
+import type { RouteModule } from '../openapi.js';
+import type { HandlerContext, HandlerResult } from '../route.js';
+import { s } from '../schema.js';
+import { purgeStorageGarbageIn } from '../../storage/garbage.js';
+
+/** 10 MB = 10 × 1024 × 1024 bytes (CONTRACT section 7), per document. */
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+
+/** Calls ONE API function in the request transaction and returns its jsonb result. */
+export async function callApi<T = unknown>(ctx: HandlerContext, sql: string, values: unknown[]): Promise<T> {
+  return ctx.inRequestTransaction(async (client) => {
+    const { rows } = await client.query<{ result: T }>(sql, values);
+    return rows[0]!.result;
+  });
+}
+
+/**
+ * After a committed write that deleted document rows: removes their files now rather than
+ * waiting for the worker. A failure here only delays the removal (the keys stay queued).
+ */
+export async function purgeAfterCommit(ctx: HandlerContext): Promise<void> {
+  try {
+    await ctx.inAuthenticatorTransaction((client) => purgeStorageGarbageIn(client, ctx.storage));
+  } catch (error) {
+    ctx.req.log?.warn({ err: error }, 'storage purge left to the worker');
+  }
+}
+
+interface StoredFileMeta {
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  storage_key: string;
+}
+
+/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 name. */
+function contentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** Streams a stored file with the headers of the SPEC (type, nosniff, private no-store). */
+async function sendStoredFile(ctx: HandlerContext, meta: StoredFileMeta): Promise<HandlerResult> {
+  let size: number;
+  try {
+    const info = await stat(ctx.storage.pathOf(meta.storage_key));
+    if (!info.isFile()) throw new Error('not a file');
+    size = info.size;
+  } catch {
+    throw ApiError.notFound('Fichier introuvable.');
+  }
+  const { res } = ctx;
+  res.status(200);
+  res.setHeader('Content-Type', meta.content_type);
+  res.setHeader('Content-Length', String(size));
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'private, no-store');
+  res.setHeader('Content-Disposition', contentDisposition(meta.filename));
+  try {
+    await pipeline(ctx.storage.open(meta.storage_key), res);
+  } catch (error) {
+    ctx.req.log?.error({ err: error }, 'file download interrupted');
+    res.destroy();
+  }
+  return { handled: true };
+}
+
+const FILE_HEADERS = { 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' };
+
+const FILE_DESCRIPTION =
+  'Contenu du fichier ; Content-Type application/pdf, image/jpeg ou image/png selon le fichier déposé, ' +
+  'Content-Disposition attachment avec le nom du fichier. La consultation n’est pas journalisée.';
+
+export const documentRoutes: RouteModule = {
+  schemas: {
+    HonorabilityCertificate: s.object(
+      {
+        employee: s.int(),
+        filename: s.string(),
+        content_type: s.enum(['application/pdf', 'image/jpeg', 'image/png']),
+        size_bytes: s.int(),
+        uploaded_at: s.dateTime({ description: 'Date du dépôt.' }),
+        uploaded_by: s.string({ description: 'Nom du compte qui a déposé le fichier.' }),
+        file: s.string({
+          format: 'uri',
+          description: 'Adresse de la route protégée de téléchargement ; clé absente pour les lecteurs sans le droit de lire le contenu.',
+        }),
+      },
+      ['employee', 'filename', 'content_type', 'size_bytes', 'uploaded_at', 'uploaded_by'],
+    ),
+  },
+  routes: [
+    {
+      method: 'get',
+      path: '/api/absence-documents/{id}/file/',
+      operationId: 'absence_document_file',
+      summary: 'Télécharger un justificatif d’absence',
+      description:
+        'Le salarié concerné lit toujours ses justificatifs ; un tiers a besoin de ' +
+        '`absences.view_absencedocument_file` et du salarié dans son périmètre (403 sinon). Un justificatif ' +
+        'hors du périmètre de lecture, inconnu ou dont le fichier manque répond 404. ' + FILE_DESCRIPTION,
+      tags: ['Justificatifs'],
+      auth: 'account',
+      permission: 'absences.view_absencedocument_file (tiers)',
+      pathParams: { id: s.id() },
+      status: 200,
+      responseContentType: 'application/octet-stream',
+      headers: FILE_HEADERS,
+      errors: [403, 404],
+      handler: async (ctx) => {
+        const meta = await callApi<StoredFileMeta>(ctx, 'select app_public.absence_document_file(p_id => $1::int) as result', [
+          ctx.params.id,
+        ]);
+        return sendStoredFile(ctx, meta);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/employees/{id}/honorability-certificate/',
+      operationId: 'honorability_certificate_get',
+      summary: 'Attestation d’honorabilité d’un salarié : nom du fichier, date et déposant',
+      description: 'La clé `file` n’apparaît que pour les lecteurs autorisés à lire le contenu.',
+      tags: ['Justificatifs'],
+      auth: 'account',
+      pathParams: { id: s.id() },
+      sql: {
+        fn: 'app_public.honorability_certificate_get',
+        args: [
+          { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+          { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
+        ],
+      },
+      status: 200,
+      response: s.ref('HonorabilityCertificate'),
+      errors: [404],
+    },
+    {
+      method: 'put',
+      path: '/api/employees/{id}/honorability-certificate/',
+      operationId: 'honorability_certificate_put',
+      summary: 'Déposer (ou remplacer) l’attestation d’honorabilité d’un salarié',
+      description:
+        'Corps multipart/form-data avec un seul fichier sous `file` (PDF, JPG ou PNG contrôlé par son contenu, ' +
+        '10 Mo au plus). Dépôt ouvert au salarié, à l’encadrement de son périmètre (sans le droit de lire le ' +
+        'contenu) et aux RH. Le fichier remplacé est supprimé du stockage.',
+      tags: ['Justificatifs'],
+      auth: 'account',
+      permission: 'absences.view_absence_queue | employee.change_employee_record (ou le salarié lui-même)',
+      pathParams: { id: s.id() },
+      body: s.object({}, ['file']),
+      multipart: { files: ['file'], maxFileBytes: MAX_DOCUMENT_BYTES },
+      status: 200,
+      response: s.ref('HonorabilityCertificate'),
+      errors: [400, 403, 404],
+      handler: async (ctx) => {
+        const result = await callApi(
+          ctx,
+          'select app_public.honorability_certificate_put(p_employee => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
+          [ctx.params.id, JSON.stringify(ctx.body), ctx.config.publicUrl],
+        );
+        await purgeAfterCommit(ctx);
+        return { status: 200, body: result };
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/employees/{id}/honorability-certificate/',
+      operationId: 'honorability_certificate_delete',
+      summary: 'Retirer l’attestation d’honorabilité d’un salarié',
+      tags: ['Justificatifs'],
+      auth: 'account',
+      permission: 'absences.view_absence_queue | employee.change_employee_record (ou le salarié lui-même)',
+      pathParams: { id: s.id() },
+      status: 204,
+      errors: [403, 404],
+      handler: async (ctx) => {
+        await callApi(ctx, 'select app_public.honorability_certificate_delete(p_employee => $1::int) as result', [ctx.params.id]);
+        await purgeAfterCommit(ctx);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/employees/{id}/honorability-certificate/file/',
+      operationId: 'honorability_certificate_file',
+      summary: 'Télécharger l’attestation d’honorabilité d’un salarié',
+      description:
+        'Mêmes règles que les justificatifs : le salarié lui-même, ou `absences.view_absencedocument_file` sur ' +
+        'son périmètre (403 sinon) ; 404 hors périmètre ou sans fichier. ' + FILE_DESCRIPTION,
+      tags: ['Justificatifs'],
+      auth: 'account',
+      permission: 'absences.view_absencedocument_file (tiers)',
+      pathParams: { id: s.id() },
+      status: 200,
+      responseContentType: 'application/octet-stream',
+      headers: FILE_HEADERS,
+      errors: [403, 404],
+      handler: async (ctx) => {
+        const meta = await callApi<StoredFileMeta>(
+          ctx,
+          'select app_public.honorability_certificate_file(p_employee => $1::int) as result',
+          [ctx.params.id],
+        );
+        return sendStoredFile(ctx, meta);
+      },
+    },
+  ],
+};

@@ -1,0 +1,30 @@
+/**
+ * graphile-worker task: removes from the storage directory the files of deleted document
+ * rows (absence documents, replaced or removed honorability certificates). Idempotent: a
+ * file already gone is skipped; a failed removal leaves its key queued for the next run.
+ * Storage directory: STORAGE_DIR (default ./.data/storage), as the server.
+ */
+import type { JobHelpers } from 'graphile-worker';
+import { FileStorage } from '../../src/storage/storage.js';
+import { purgeStorageGarbageIn } from '../../src/storage/garbage.js';
+
+export default async function task(_payload: unknown, helpers: JobHelpers): Promise<void> {
+  const storage = new FileStorage(process.env.STORAGE_DIR ?? './.data/storage');
+  let total = 0;
+  for (;;) {
+    const purged = await helpers.withPgClient(async (client) => {
+      await client.query('begin');
+      try {
+        const count = await purgeStorageGarbageIn(client, storage);
+        await client.query('commit');
+        return count;
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      }
+    });
+    total += purged;
+    if (purged < 500) break;
+  }
+  helpers.logger.info(`purge_storage_garbage: ${total} file(s) removed`);
+}
