@@ -35,6 +35,7 @@ declare
   v_today date := app_hidden.business_date(p_now);
   v_run jsonb;
   v_absence app_public.absences;
+  v_sent int := 0;
   r record;
 begin
   -- Claim the due reminders (a concurrent run claims each at most once).
@@ -83,6 +84,7 @@ begin
              app_hidden.absence_subject(v_absence), app_hidden.fr_date(app_hidden.business_date(r.deadline_at)),
              to_char(r.deadline_at at time zone app_hidden.business_timezone(), 'HH24:MI')),
       'warning');
+    v_sent := v_sent + 1;
   end loop;
 
   -- One list per RH n1 / RH n2 account whose perimeter covers the employees concerned.
@@ -112,7 +114,9 @@ begin
   loop
     perform app_private.notify(r.account_id, 'Justificatifs manquants',
       format(E'%s justificatif(s) manquant(s) à la date limite :\n%s', r.n, r.lines), 'warning', null, null);
+    v_sent := v_sent + 1;
   end loop;
-  return jsonb_array_length(v_run);
+  -- The number of notifications sent (employees and HR), as the worker reports it.
+  return v_sent;
 end;
 $$;

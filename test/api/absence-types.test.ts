@@ -129,12 +129,12 @@ describe('GET /api/absence-types/', () => {
     expect((await env.get('/api/absence-types/', token)).body.count).toBe(52);
   });
 
-  it('a deactivated counter association is no longer listed in counter_codes', async () => {
-    await env.db.query("update app_public.counter_associations set is_active = false where absence_type_id = (select id from app_public.absence_types where code = 'CT')");
+  it('a deactivated counter association (no active counter depends on it) is no longer listed in counter_codes', async () => {
+    await env.db.query("update app_public.counter_associations set is_active = false where absence_type_id = (select id from app_public.absence_types where code = 'FRAC')");
     try {
-      expect(byCode(await all()).CT.counter_codes).toEqual([]);
+      expect(byCode(await all()).FRAC.counter_codes).toEqual([]);
     } finally {
-      await env.db.query("update app_public.counter_associations set is_active = true where absence_type_id = (select id from app_public.absence_types where code = 'CT')");
+      await env.db.query("update app_public.counter_associations set is_active = true where absence_type_id = (select id from app_public.absence_types where code = 'FRAC')");
     }
   });
 

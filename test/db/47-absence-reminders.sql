@@ -51,8 +51,8 @@ select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "r
 
 -- Run.
 select tests.as_owner();
-select is(app_private.send_missing_document_reminders('2026-11-16 05:37+01'), 3,
-  'three reminders: alice (sick leave and caregiver) and chloe');
+select is(app_private.send_missing_document_reminders('2026-11-16 05:37+01'), 5,
+  'five notifications: alice (sick leave and caregiver) and chloe, one list for rh1 and one for rh2');
 select is(pg_temp.notes('alice', 'Justificatif à transmettre'), array[
   'Le justificatif de votre absence « Maladie » du 12/11/2026 au 13/11/2026 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l''absence ou transmettez-le au service RH.',
   'Le justificatif de votre absence « Congé de proche aidant » le 10/11/2026 de 14:00 à 17:00 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l''absence ou transmettez-le au service RH.'],
@@ -76,7 +76,8 @@ select is(cardinality(pg_temp.notes('admin', 'Justificatifs manquants')) + cardi
 
 -- Never twice; later deadlines come later.
 select is(app_private.send_missing_document_reminders('2026-11-16 05:37+01'), 0, 'a second run sends nothing');
-select is(app_private.send_missing_document_reminders('2026-11-17 05:37+01'), 1, 'the next day: emma''s deadline fell due');
+select is(app_private.send_missing_document_reminders('2026-11-17 05:37+01'), 2,
+  'the next day: emma''s deadline fell due (emma and rh1, who covers E1)');
 select is(cardinality(pg_temp.notes('alice', 'Justificatif à transmettre')), 2, 'alice was not reminded again');
 
 select * from finish();
