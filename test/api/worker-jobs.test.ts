@@ -111,7 +111,7 @@ describe('npm run job -- send_missing_document_reminders', () => {
     ]);
     // Alice reads hers through the API.
     const list = await env.get('/api/notifications/', await env.login('alice'));
-    expect(list.body.results[0].body).toMatch(/^Le justificatif de votre absence Maladie du 10\/11\/2026 au 12\/11\/2026/);
+    expect(list.body.results[0].body).toMatch(/^Le justificatif de votre absence « Maladie » du 10\/11\/2026 au 12\/11\/2026/);
   });
 });
 

@@ -63,10 +63,11 @@ select throws_ok($$insert into app_public.honorability_certificates (employee_id
   values (tests.id('employees', 'alice'), 'x.pdf', 'application/pdf', 1, md5('x'), md5('x') || md5('y'), 'Bruno')$$, '42501', null,
   'a colleague cannot deposit a certificate');
 
--- Counters: own, queue perimeter and HR; nobody else.
+-- Counters: own, queue perimeter, HR and payroll readers (payroll consultation shows
+-- balances); the counters route itself answers only the employee and the queue perimeter.
 select tests.authenticate_as('paie');
-select is((select count(*)::int from app_public.counters where employee_id = tests.id('employees', 'alice')), 0,
-  'Service Paie does not read an employee''s counters');
+select isnt((select count(*)::int from app_public.counters where employee_id = tests.id('employees', 'alice')), 0,
+  'Service Paie reads the counters of the people it pays (payroll consultation)');
 select throws_ok(format('select app_public.counters_read(%s, 2026)', tests.id('employees', 'alice')), 'WN001', null,
   'the counters route answers 404');
 select tests.authenticate_as('alice');
