@@ -18,7 +18,7 @@ export function makeClient(baseUrl: string) {
   async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: BodyInit | undefined;
+    let body: RequestInit['body'];
     if (options.form) body = options.form;
     else if (options.rawBody !== undefined) {
       body = options.rawBody;
