@@ -79,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: overrides.logLevel ?? env.LOG_LEVEL ?? 'info',
     graphql: overrides.graphql ?? env.GRAPHQL !== 'off',
     poolSize: overrides.poolSize ?? intFromEnv(env, 'DB_POOL_SIZE', 10),
+    ...(overrides.frozenNow ? { frozenNow: overrides.frozenNow } : {}),
   };
 }
