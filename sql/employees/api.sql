@@ -276,7 +276,7 @@ begin
   if p_body ? 'main_establishment' and v_main is not null
      and not exists (select 1 from app_public.establishments e where e.id = v_main) then
     v_errors := app_hidden.add_error(v_errors, 'main_establishment', format('Établissement n° %s introuvable.', v_main));
-  elsif v_scope is not null and v_main is distinct from v_old.main_establishment_id then
+  elsif v_scope is not null and (v_creating or v_main is distinct from v_old.main_establishment_id) then
     if v_main is null then
       v_errors := app_hidden.add_error(v_errors, 'main_establishment',
         'Choisissez un établissement principal de votre périmètre : sans lui, la fiche sortirait de votre périmètre.');
@@ -454,7 +454,7 @@ begin
     end if;
   end if;
 
-  perform app_hidden.raise_errors(v_errors);
+  perform app_hidden.invalid_fields(v_errors, 'WV501') where v_errors <> '{}'::jsonb;
 
   -- Writes.
   if v_creating then

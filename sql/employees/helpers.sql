@@ -186,52 +186,34 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
                    from app_public.accounts a where a.id = app_hidden.current_account_id()), false);
 $$;
 
--- The establishments of "scope=perimeter" (null = the whole association):
---   a superuser, or a role opening the manager workspace without establishment: everything;
---   otherwise the establishments of the account's manager-workspace roles active at p_at,
---   extended by its on-call periods active at p_at (start inclusive, end exclusive);
---   an account without such a role: its own workplaces (main, secondary, teams of the day).
+-- The establishments of "scope=perimeter" (null = the whole association): those on which the
+-- account holds absences.view_absence_queue (encadrement) or employee.view_payroll (payroll),
+-- as app_hidden.permission_scope computes them (dated role attributions, a role without
+-- establishment covering everything, on-call extensions start inclusive, end exclusive);
+-- for an account holding neither, its own workplaces (main, secondary, teams of the day).
 create function app_hidden.scope_establishment_ids(p_account int default null, p_at timestamptz default null)
 returns int[]
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account int := coalesce(p_account, app_hidden.current_account_id());
   v_at timestamptz := coalesce(p_at, app_hidden.now());
-  v_on date := app_hidden.business_date(v_at);
-  v_row app_public.accounts;
-  v_attributions int[];
+  v_queue record;
+  v_payroll record;
+  v_employee int;
 begin
-  select * into v_row from app_public.accounts a where a.id = v_account;
-  if not found or not v_row.is_active then
+  select * into v_queue from app_hidden.permission_scope(v_account, 'absences.view_absence_queue', v_at);
+  select * into v_payroll from app_hidden.permission_scope(v_account, 'employee.view_payroll', v_at);
+  if v_queue.whole or v_payroll.whole then
+    return null;
+  end if;
+  if cardinality(v_queue.establishment_ids) > 0 or cardinality(v_payroll.establishment_ids) > 0 then
+    return array(select unnest(v_queue.establishment_ids) union select unnest(v_payroll.establishment_ids));
+  end if;
+  select a.employee_id into v_employee from app_public.accounts a where a.id = v_account and a.is_active;
+  if v_employee is null then
     return '{}';
   end if;
-  if v_row.is_superuser then
-    return null;
-  end if;
-  select array_agg(ra.id) into v_attributions
-  from app_public.role_attributions ra
-  join app_public.roles r on r.id = ra.role_id
-  where ra.account_id = v_account and r.opens_manager_workspace
-    and app_hidden.date_in(v_on, ra.start_date, ra.end_date);
-  if v_attributions is null then
-    if v_row.employee_id is null then
-      return '{}';
-    end if;
-    return array(select app_hidden.employee_establishments(v_row.employee_id, v_on));
-  end if;
-  if exists (select 1 from unnest(v_attributions) x(id)
-             where not exists (select 1 from app_public.role_attribution_establishments rae
-                               where rae.attribution_id = x.id)) then
-    return null;
-  end if;
-  return array(
-    select rae.establishment_id from app_public.role_attribution_establishments rae
-    where rae.attribution_id = any (v_attributions)
-    union
-    select ope.establishment_id
-    from app_public.on_call_periods op
-    join app_public.on_call_period_establishments ope on ope.period_id = op.id
-    where op.account_id = v_account and op.start_at <= v_at and v_at < op.end_at);
+  return array(select app_hidden.employee_establishments(v_employee, app_hidden.business_date(v_at)));
 end;
 $$;
 

@@ -42,6 +42,8 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
     try {
       parser = busboy({
         headers: req.headers,
+        // Browsers send UTF-8 file names; busboy would read them as latin1 by default.
+        defParamCharset: 'utf8',
         limits: { fileSize: spec.maxFileBytes + 1, files: 20, fields: 100, fieldSize: 100_000 },
       });
     } catch {
