@@ -42,6 +42,13 @@ language sql stable as $$
       or app_hidden.in_scope(p_establishment, app_hidden.perimeter_establishment_ids('events.change_event'));
 $$;
 
+-- The establishment an event has before an update (read without RLS: a policy of events may
+-- not query events itself).
+create function app_hidden.event_stored_establishment(p_id int) returns int
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select ev.establishment_id from app_public.events ev where ev.id = p_id;
+$$;
+
 create policy select_readable on app_public.events for select to wfm_visitor, wfm_api
   using (id in (select app_hidden.readable_event_ids()));
 create policy insert_writer on app_public.events for insert to wfm_api
@@ -51,8 +58,7 @@ create policy insert_writer on app_public.events for insert to wfm_api
 create policy update_writable on app_public.events for update to wfm_api
   using (id in (select app_hidden.writable_event_ids()))
   with check (app_hidden.event_establishment_allowed(establishment_id)
-              or establishment_id is not distinct from (select ev.establishment_id from app_public.events ev
-                                                        where ev.id = events.id));
+              or establishment_id is not distinct from app_hidden.event_stored_establishment(id));
 create policy delete_writable on app_public.events for delete to wfm_api
   using (id in (select app_hidden.writable_event_ids()));
 

@@ -44,12 +44,15 @@ begin
 end;
 $$;
 
--- Periods shown by the screens: those with an establishment in the caller's perimeter.
+-- Periods shown by the screens: those with an establishment in the caller's perimeter, and
+-- the caller's own periods.
 create function app_hidden.on_call_screen_ids() returns setof int
 language sql stable as $$
   select app_hidden.on_call_period_ids_in_perimeter('on_call.view_on_call_period')
   union
-  select app_hidden.on_call_period_ids_in_perimeter('on_call.change_on_call_period');
+  select app_hidden.on_call_period_ids_in_perimeter('on_call.change_on_call_period')
+  union
+  select op.id from app_public.on_call_periods op where op.account_id = app_hidden.current_account_id();
 $$;
 
 -- GET /api/on-call-periods/?from=&to=&account=&establishment=
