@@ -124,6 +124,7 @@ declare
 begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_emergency_contact',
                                            'employee.change_emergency_contact', true);
+  perform pg_advisory_xact_lock(hashtext('emergency-contacts:' || p_employee));
   v_items := app_hidden.in_array(p_body, 'contacts');
   if v_items is null then
     perform app_hidden.invalid('contacts', 'La liste des contacts est obligatoire (une liste vide les supprime tous).', 'WV560');
@@ -193,8 +194,8 @@ begin
     v_errors := app_hidden.add_error(v_errors, v_problem.field, v_problem.message);
   end loop;
   perform app_hidden.invalid_fields(v_errors, 'WV560') where v_errors <> '{}'::jsonb;
-  -- Serialise concurrent additions to the same record.
-  perform 1 from app_public.employees e where e.id = p_employee for update;
+  -- Serialise concurrent additions to the same record (the ten-contact bound holds under races).
+  perform pg_advisory_xact_lock(hashtext('emergency-contacts:' || p_employee));
   select coalesce(max(c.position), 0) + 1 into v_position
   from app_public.employee_emergency_contacts c where c.employee_id = p_employee;
   if v_position > 10 then

@@ -4,7 +4,8 @@
 -- whole directory; Service Paie reads the people of its payroll perimeter; every account
 -- reads its own record. scope=perimeter restricts a list to the employees attached (main,
 -- secondary workplace, team of the day) to the caller's establishments
--- (app_hidden.scope_establishment_ids: roles, on-call extensions, else own workplaces).
+-- (app_hidden.scope_establishment_ids: its absences.view_absence_queue or employee.view_payroll
+-- perimeter, on-call extensions included; else its own workplaces).
 --
 -- The key social_security_number is present only for readers holding
 -- employee.view_social_security_number on that employee; any write carrying the key by

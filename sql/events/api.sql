@@ -315,7 +315,7 @@ begin
 end;
 $$;
 
--- PUT (title, start_at and end_at required) and PATCH /api/events/<id>/
+-- PATCH /api/events/<id>/: only the keys sent.
 create function app_public.event_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -330,6 +330,7 @@ begin
 end;
 $$;
 
+-- PUT /api/events/<id>/: title, start_at and end_at required.
 create function app_public.event_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

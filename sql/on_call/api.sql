@@ -222,17 +222,22 @@ begin
   end if;
   perform app_hidden.invalid_fields(v_errors, 'WV540') where v_errors <> '{}'::jsonb;
 
-  if p_id is null then
-    insert into app_public.on_call_periods (account_id, start_at, end_at, comment)
-    values (v_account, v_start, v_end, v_comment);
-    -- Not RETURNING: the new row is not yet in the snapshot the read policy consults.
-    v_id := currval(pg_get_serial_sequence('app_public.on_call_periods', 'id'));
-  else
-    update app_public.on_call_periods op
-    set account_id = v_account, start_at = v_start, end_at = v_end, comment = v_comment
-    where op.id = p_id and (op.account_id, op.start_at, op.end_at, op.comment)
-                           is distinct from (v_account, v_start, v_end, v_comment);
-  end if;
+  begin
+    if p_id is null then
+      insert into app_public.on_call_periods (account_id, start_at, end_at, comment)
+      values (v_account, v_start, v_end, v_comment);
+      -- Not RETURNING: the new row is not yet in the snapshot the read policy consults.
+      v_id := currval(pg_get_serial_sequence('app_public.on_call_periods', 'id'));
+    else
+      update app_public.on_call_periods op
+      set account_id = v_account, start_at = v_start, end_at = v_end, comment = v_comment
+      where op.id = p_id and (op.account_id, op.start_at, op.end_at, op.comment)
+                             is distinct from (v_account, v_start, v_end, v_comment);
+    end if;
+  exception when exclusion_violation then
+    -- A concurrent write took the interval between the check above and this write.
+    perform app_hidden.invalid('start_at', 'Ce compte est déjà d''astreinte sur cette période.', 'WV540');
+  end;
   if v_establishments is not null then
     delete from app_public.on_call_period_establishments ope
     where ope.period_id = v_id and not ope.establishment_id = any (v_establishments);
@@ -256,7 +261,7 @@ begin
 end;
 $$;
 
--- PUT (account, start_at, end_at and establishments required) and PATCH /api/on-call-periods/<id>/
+-- PATCH /api/on-call-periods/<id>/: only the keys sent.
 create function app_public.on_call_period_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -268,6 +273,7 @@ begin
 end;
 $$;
 
+-- PUT /api/on-call-periods/<id>/: account, start_at, end_at and establishments required.
 create function app_public.on_call_period_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

@@ -274,6 +274,7 @@ begin
 end;
 $$;
 
+-- PATCH /api/establishments/<id>/
 create function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -285,6 +286,7 @@ begin
 end;
 $$;
 
+-- PUT /api/establishments/<id>/ (name required)
 create function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -402,6 +404,7 @@ begin
 end;
 $$;
 
+-- PATCH /api/contract-types/<id>/
 create function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -413,6 +416,7 @@ begin
 end;
 $$;
 
+-- PUT /api/contract-types/<id>/ (code and name required)
 create function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

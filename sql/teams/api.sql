@@ -185,7 +185,7 @@ begin
 end;
 $$;
 
--- PUT (name and establishments required) and PATCH /api/teams/<id>/
+-- PATCH /api/teams/<id>/: only the keys sent.
 create function app_public.team_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -197,6 +197,7 @@ begin
 end;
 $$;
 
+-- PUT /api/teams/<id>/: name and establishments required.
 create function app_public.team_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

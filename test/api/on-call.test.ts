@@ -122,6 +122,17 @@ describe('on-call writes', () => {
     expect((await env.delete(`/api/on-call-periods/${next.body.id}/`, token)).status).toBe(204);
   });
 
+  it('parallel creations of the same period: exactly one succeeds, the others answer 400 under start_at', async () => {
+    const token = await env.login('mgr1');
+    const body = { account: ACC.mgr1, start_at: '2026-12-18T18:00:00+01:00', end_at: '2026-12-21T08:00:00+01:00', establishments: [EST.E1] };
+    const results = await Promise.all(Array.from({ length: 6 }, () => env.post('/api/on-call-periods/', token, body)));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    const refused = results.filter((r) => r.status !== 201);
+    expect(refused.every((r) => r.status === 400 && Array.isArray(r.body.start_at))).toBe(true);
+    const { rows } = await env.db.query("select count(*)::int as n from app_public.on_call_periods where start_at = '2026-12-18T18:00:00+01:00'");
+    expect(rows[0].n).toBe(1);
+  });
+
   it('a period spanning establishments outside the perimeter is read but not written', async () => {
     const wide = await env.post('/api/on-call-periods/', await env.login('admin'), {
       account: ACC.mgr2, start_at: '2026-12-05T08:00:00+01:00', end_at: '2026-12-06T08:00:00+01:00', establishments: [EST.E1, EST.E2],

@@ -16,7 +16,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-async function teamExists(id: number): Promise<boolean> {
+async function teamExists(id: number | undefined): Promise<boolean> {
   return (await env.db.query('select 1 from app_public.teams where id = $1', [id])).rowCount === 1;
 }
 

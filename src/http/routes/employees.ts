@@ -77,9 +77,7 @@ const employeeRoutes: RouteSpec[] = [
       'Les détenteurs de `employee.view_employee_directory` (encadrement) lisent tout l’annuaire ; le Service Paie lit ' +
       'les salariés de son périmètre de paie ; tout autre compte lit sa propre fiche. `scope=perimeter` (opt-in) restreint ' +
       'la liste aux salariés rattachés (établissement principal, secondaire ou équipe du jour) aux établissements du ' +
-      'périmètre de l’appelant : ceux de ses rôles d’encadrement (un rôle sans établissement couvre toute l’association), ' +
-      'étendus par ses astreintes en cours (début inclus, fin exclue) ; pour un compte sans rôle d’encadrement, ses propres ' +
-      'lieux de travail. Sans `scope`, la liste est entière.',
+      'périmètre de l’appelant : les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail. Sans `scope`, la liste est entière.',
     tags: ['Salariés'],
     auth: 'account',
     permission: 'employee.view_employee_directory',

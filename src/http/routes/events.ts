@@ -5,8 +5,8 @@ import { s } from '../schema.js';
 const READ_RULE =
   'Chaque compte lit les événements qu’il a créés ou auxquels il participe ; les détenteurs de ' +
   '`employee.view_employee_directory` lisent tous les événements. Sans paramètre, la liste est restreinte au périmètre ' +
-  'de l’appelant (événements d’un de ses établissements — rôles d’encadrement et astreintes en cours, sinon ses lieux de ' +
-  'travail —, événements dont un participant y est rattaché, et les siens) ; `scope=all` lève la restriction.';
+  'de l’appelant (événements d’un de ses établissements, événements dont un participant y est rattaché, et les siens ; ' +
+  'ses établissements : les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail) ; `scope=all` lève la restriction.';
 const WRITE_RULE =
   'Écriture avec `events.change_event` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2) : sur les événements créés par ' +
   'l’appelant et ceux d’un établissement de son périmètre (sinon 403). Les participants sont des salariés que l’appelant ' +

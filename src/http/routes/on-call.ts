@@ -6,7 +6,7 @@ const RULES =
   'Permissions : `on_call.view_on_call_period` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2, Service Paie) et ' +
   '`on_call.change_on_call_period` (les mêmes sans Service Paie, qui lit seulement). Salarié et Intérimaire n’y ont pas ' +
   'accès (403). Les écrans suivent le périmètre de l’appelant : une astreinte est visible quand un de ses établissements ' +
-  'en fait partie (sinon 404) et modifiable quand tous en font partie (sinon 403). Une astreinte étend le périmètre des ' +
+  'en fait partie, ou qu’elle est la sienne (sinon 404), et modifiable quand tous en font partie (sinon 403). Une astreinte étend le périmètre des ' +
   'rôles d’encadrement de son compte à ses établissements pendant [start_at, end_at[ (début inclus, fin exclue).';
 const WRITE_RULE =
   'Le compte d’astreinte détient un rôle d’encadrement au début de la période ; un compte n’est jamais d’astreinte deux ' +

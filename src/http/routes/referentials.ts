@@ -5,9 +5,8 @@ import { s, type JsonSchema } from '../schema.js';
 const READ_RULE = 'Lisible par tout compte authentifié.';
 const WRITE_RULE = 'Écriture réservée aux comptes du personnel d’administration (statut staff) ; les autres comptes reçoivent 403.';
 const SCOPE_RULE =
-  '`scope=perimeter` (opt-in) restreint la liste aux établissements du périmètre de l’appelant : ceux de ses rôles ' +
-  'd’encadrement (un rôle sans établissement couvre toute l’association), étendus par ses astreintes en cours ; pour un ' +
-  'compte sans rôle d’encadrement, ses propres lieux de travail. Sans `scope`, la liste est entière.';
+  '`scope=perimeter` (opt-in) restreint la liste aux établissements du périmètre de l’appelant : ' +
+  'les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail. Sans `scope`, la liste est entière.';
 
 const pageArgs: ArgSpec[] = [
   { name: 'p_page', from: 'page', cast: 'int' },

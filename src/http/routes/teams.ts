@@ -70,7 +70,7 @@ export const teamModule: RouteModule = {
       summary: 'Équipes (liste)',
       description:
         'Lisible par tout compte authentifié. `scope=perimeter` (opt-in) : les équipes ayant un établissement du périmètre de ' +
-        'l’appelant (rôles d’encadrement et astreintes en cours, sinon ses lieux de travail).',
+        'l’appelant : les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail.',
       tags: ['Équipes'],
       auth: 'account',
       query: s.object({
