@@ -1,5 +1,5 @@
 -- /api/teams/: read by every authenticated account; written (create, edit, delete, replace
--- members, add a member) with employee.change_employee_record. A team without any
+-- members, add a member) with employee.change_team (encadrement). A team without any
 -- establishment in the writer's perimeter answers 404; deleting a team that also spans
 -- establishments outside the perimeter, or adding a member outside it, answers 403.
 
@@ -88,10 +88,10 @@ language plpgsql volatile as $$
 declare
   v_team app_public.teams;
 begin
-  if not app_hidden.current_account_has('employee.change_employee_record') then
+  if not app_hidden.current_account_has('employee.change_team') then
     perform app_hidden.forbidden('Vous n''avez pas le droit de modifier les équipes.', 'WF520');
   end if;
-  if not p_id in (select app_hidden.team_ids_in_perimeter('employee.change_employee_record')) then
+  if not p_id in (select app_hidden.team_ids_in_perimeter('employee.change_team')) then
     perform app_hidden.not_found('Équipe introuvable dans votre périmètre.');
   end if;
   select * into v_team from app_public.teams t where t.id = p_id for update;
@@ -107,7 +107,7 @@ create function app_hidden.team_save(p_id int, p_body jsonb, p_partial boolean) 
 language plpgsql volatile as $$
 declare
   v_team app_public.teams;
-  v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_employee_record');
+  v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_team');
   v_errors jsonb := '{}';
   v_name text;
   v_establishments int[];
@@ -116,7 +116,7 @@ declare
   v_id int := p_id;
 begin
   if p_id is null then
-    if not app_hidden.current_account_has('employee.change_employee_record') then
+    if not app_hidden.current_account_has('employee.change_team') then
       perform app_hidden.forbidden('Vous n''avez pas le droit de créer une équipe.', 'WF520');
     end if;
   else
@@ -215,7 +215,7 @@ create function app_public.team_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_outside text;
-  v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_employee_record');
+  v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_team');
 begin
   perform app_hidden.team_for_write(p_id);
   if v_scope is not null then
@@ -264,7 +264,7 @@ $$;
 create function app_hidden.require_member_in_perimeter(p_employee int) returns void
 language plpgsql stable as $$
 begin
-  if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_employee_record', p_employee) then
+  if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_team', p_employee) then
     perform app_hidden.forbidden(format('%s n''est pas dans votre périmètre : vous ne pouvez pas l''ajouter à cette équipe.',
                                         (select n.name from app_hidden.employee_names(array[p_employee]) n)), 'WF522');
   end if;

@@ -52,13 +52,33 @@ describe('team writes are bounded to the perimeter', () => {
     expect((await env.get(`/api/teams/${T.T1}/`, token)).body.name).toBe('Équipe éducative jour');
   });
 
-  it('accounts without employee.change_employee_record are refused (403)', async () => {
-    for (const user of ['mgr1', 'da', 'alice']) {
+  it('accounts without employee.change_team are refused (403)', async () => {
+    for (const user of ['alice', 'emma', 'paie']) {
       const token = await env.login(user);
       expect((await env.patch(`/api/teams/${T.T1}/`, token, { name: 'x' })).status).toBe(403);
       expect((await env.post(`/api/teams/${T.T1}/members/`, token, { employee: E.alice })).status).toBe(403);
       expect((await env.post('/api/teams/', token, { name: 'x', establishments: [EST.E1] })).status).toBe(403);
     }
+  });
+
+  it('managers write the teams of their perimeter', async () => {
+    const token = await env.login('mgr1');
+    expect((await env.patch(`/api/teams/${T.T3}/`, token, { name: 'x' })).status).toBe(404);
+    expect((await env.post(`/api/teams/${T.T3}/members/`, token, { employee: E.alice })).status).toBe(404);
+    const renamed = await env.patch(`/api/teams/${T.T1}/`, token, { name: 'Équipe éducative de jour' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.name).toBe('Équipe éducative de jour');
+    const david = await env.post(`/api/teams/${T.T1}/members/`, token, { employee: E.david });
+    expect(david.status).toBe(403);
+    const emma = await env.post(`/api/teams/${T.T1}/members/`, token, { employee: E.emma, end_date: '2026-12-31' });
+    expect(emma.status).toBe(201);
+    expect(emma.body.members.map((m: { employee: number }) => m.employee)).toEqual(expect.arrayContaining([E.alice, E.emma]));
+    const overflow = await env.delete(`/api/teams/${T.T2}/`, token);
+    expect(overflow.status).toBe(403);
+    expect(await teamExists(T.T2)).toBe(true);
+    // mgr3 (E3) writes T3 only.
+    expect((await env.patch(`/api/teams/${T.T1}/`, await env.login('mgr3'), { name: 'x' })).status).toBe(404);
+    expect((await env.patch(`/api/teams/${T.T3}/`, await env.login('mgr3'), { name: 'Équipe technique ESAT' })).status).toBe(200);
   });
 
   it('a team spanning the perimeter is edited, but establishments outside it stay', async () => {

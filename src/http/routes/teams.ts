@@ -3,7 +3,7 @@ import type { ArgSpec } from '../route.js';
 import { s } from '../schema.js';
 
 const WRITE_RULE =
-  'Écriture avec `employee.change_employee_record` (Admin, RH n1, RH n2 : la permission qui écrit les affectations), ' +
+  'Écriture avec `employee.change_team` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2), ' +
   'bornée aux équipes ayant au moins un établissement dans le périmètre de l’appelant (établissements de ses rôles, ' +
   'étendus par ses astreintes en cours) : les autres répondent 404. Sans la permission : 403.';
 
@@ -101,7 +101,7 @@ export const teamModule: RouteModule = {
       description: `${WRITE_RULE} Un appelant restreint choisit des établissements de son périmètre.`,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       body: s.object(teamBody, ['name', 'establishments']),
       sql: { fn: 'app_public.team_create', args: [bodyArg] },
       status: 201,
@@ -130,7 +130,7 @@ export const teamModule: RouteModule = {
       description: WRITE_RULE,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object(teamBody, ['name', 'establishments']),
       sql: { fn: 'app_public.team_replace', args: [idArg, bodyArg] },
@@ -146,7 +146,7 @@ export const teamModule: RouteModule = {
       description: WRITE_RULE,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object(teamBody),
       sql: { fn: 'app_public.team_update', args: [idArg, bodyArg] },
@@ -162,7 +162,7 @@ export const teamModule: RouteModule = {
       description: `${WRITE_RULE} Une équipe qui déborde du périmètre (un de ses établissements en est hors) n’est pas supprimée : 403.`,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       pathParams: { id: s.id() },
       sql: { fn: 'app_public.team_delete', args: [idArg] },
       status: 204,
@@ -179,7 +179,7 @@ export const teamModule: RouteModule = {
         'veille (une affectation pas encore commencée est supprimée). Ajouter un salarié hors du périmètre : 403. ' + WRITE_RULE,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object({ members: s.array(memberInput) }, ['members']),
       sql: { fn: 'app_public.team_members_replace', args: [idArg, bodyArg] },
@@ -197,7 +197,7 @@ export const teamModule: RouteModule = {
         'période (400). ' + WRITE_RULE,
       tags: ['Équipes'],
       auth: 'account',
-      permission: 'employee.change_employee_record',
+      permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: memberInput,
       sql: { fn: 'app_public.team_member_add', args: [idArg, bodyArg] },
