@@ -74,6 +74,9 @@ describe('/api/divisions/', () => {
     const put = await env.put(`/api/divisions/${north.id}/`, staff, { name: 'Pôle adultes' });
     expect(put.status).toBe(200);
     expect(put.body.name).toBe('Pôle adultes');
+    const patch = await env.patch(`/api/divisions/${north.id}/`, staff, { name: 'Pôle adultes et hébergement' });
+    expect(patch.body).toMatchObject({ id: north.id, name: 'Pôle adultes et hébergement', establishments: [EST.E1] });
+    expect((await env.patch(`/api/divisions/${north.id}/`, staff, {})).body.name).toBe('Pôle adultes et hébergement');
     expect((await env.patch(`/api/divisions/${north.id}/`, await env.login('rh1'), { name: 'x' })).status).toBe(403);
     expect((await env.delete(`/api/divisions/${north.id}/`, await env.login('mgr1'))).status).toBe(403);
     expect((await env.delete(`/api/divisions/${north.id}/`, staff)).status).toBe(204);

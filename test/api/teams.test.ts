@@ -76,6 +76,10 @@ describe('team writes are bounded to the perimeter', () => {
     const overflow = await env.delete(`/api/teams/${T.T2}/`, token);
     expect(overflow.status).toBe(403);
     expect(await teamExists(T.T2)).toBe(true);
+    const put = await env.put(`/api/teams/${T.T1}/`, token, { name: 'Équipe éducative jour', establishments: [EST.E1] });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ name: 'Équipe éducative jour', establishments: [EST.E1] });
+    expect((await env.put(`/api/teams/${T.T1}/`, token, { name: 'Sans établissements' })).status).toBe(400);
     // mgr3 (E3) writes T3 only.
     expect((await env.patch(`/api/teams/${T.T1}/`, await env.login('mgr3'), { name: 'x' })).status).toBe(404);
     expect((await env.patch(`/api/teams/${T.T3}/`, await env.login('mgr3'), { name: 'Équipe technique ESAT' })).status).toBe(200);
