@@ -21,7 +21,14 @@ export function authenticate(config: Config) {
       return;
     }
     try {
-      setRequestAuth(req, { identity: verifyAccessToken(config.jwtSecret, match[1]!), tokenError: null });
+      const identity = verifyAccessToken(config.jwtSecret, match[1]!);
+      if (identity.impersonatorId != null && !config.allowImpersonation) {
+        // Impersonation is off (ALLOW_IMPERSONATION): a token speaking for someone else is refused.
+        setRequestAuth(req, { identity: null, tokenError: 'Jeton d’emprunt d’identité refusé : cette fonction est désactivée.' });
+        next();
+        return;
+      }
+      setRequestAuth(req, { identity, tokenError: null });
     } catch {
       setRequestAuth(req, { identity: null, tokenError: 'Jeton invalide ou expiré.' });
     }

@@ -7,26 +7,40 @@ import { absenceRoutes } from './absences.js';
 import { accountRoutes } from './accounts.js';
 import { auditLogRoutes } from './audit-log.js';
 import { authRoutes } from './auth.js';
-import { notificationRoutes } from './notifications.js';
-import { planningRoutes } from './planning.js';
 import { counterRoutes } from './counters.js';
 import { documentRoutes } from './documents.js';
+import { employeeModule } from './employees.js';
+import { eventModule } from './events.js';
+import { impersonationModule } from './impersonation.js';
+import { notificationRoutes } from './notifications.js';
+import { onCallModule } from './on-call.js';
+import { payrollModule } from './payroll.js';
+import { planningRoutes } from './planning.js';
 import { referenceRoutes } from './reference.js';
+import { referentialModule } from './referentials.js';
 import { shiftChangeRoutes } from './shift-change-requests.js';
 import { systemRoutes } from './system.js';
+import { teamModule } from './teams.js';
 
 export const routeModules: RouteModule[] = [
   systemRoutes,
   authRoutes,
+  impersonationModule,
   referenceRoutes,
+  referentialModule,
+  employeeModule,
   accountRoutes,
-  notificationRoutes,
-  auditLogRoutes,
+  teamModule,
   planningRoutes,
   shiftChangeRoutes,
   absenceRoutes,
   counterRoutes,
   documentRoutes,
+  eventModule,
+  onCallModule,
+  payrollModule,
+  notificationRoutes,
+  auditLogRoutes,
 ];
 
 export const routes = routeModules.flatMap((module) => module.routes);

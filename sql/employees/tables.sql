@@ -1,0 +1,103 @@
+-- Annexes of the employee record: emergency contacts and attachments (HR documents).
+
+create table app_public.employee_emergency_contacts (
+  id int generated always as identity primary key,
+  employee_id int not null references app_public.employees on delete cascade,
+  name text not null check (btrim(name) <> '' and length(name) <= 150),
+  relationship text check (length(relationship) <= 100),
+  phone text not null check (phone ~ '^\+?[0-9][0-9 .\-]{4,22}[0-9]$'),
+  alternate_phone text check (alternate_phone ~ '^\+?[0-9][0-9 .\-]{4,22}[0-9]$'),
+  email text check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' and length(email) <= 254),
+  position smallint not null default 1 check (position between 1 and 10),
+  created_at timestamptz not null default app_hidden.now(),
+  updated_at timestamptz not null default app_hidden.now()
+);
+create index employee_emergency_contacts_employee_idx on app_public.employee_emergency_contacts (employee_id, position);
+
+create table app_public.employee_attachments (
+  id int generated always as identity primary key,
+  employee_id int not null references app_public.employees on delete cascade,
+  title text not null check (btrim(title) <> '' and length(title) <= 200),
+  filename text not null check (length(filename) between 1 and 255),
+  content_type text not null check (content_type in ('application/pdf', 'image/jpeg', 'image/png')),
+  size_bytes int not null check (size_bytes > 0 and size_bytes <= 10485760),
+  -- Name of the file in the storage directory (random, never derived from user input).
+  storage_key text not null unique check (storage_key ~ '^[0-9a-f]{32}$'),
+  sha256 text not null check (sha256 ~ '^[0-9a-f]{64}$'),
+  uploaded_at timestamptz not null default app_hidden.now(),
+  uploaded_by int references app_public.accounts on delete set null,
+  uploaded_by_name text not null,
+  updated_at timestamptz not null default app_hidden.now()
+);
+create index employee_attachments_employee_idx on app_public.employee_attachments (employee_id, uploaded_at desc);
+
+create trigger _100_timestamps before insert or update on app_public.employee_emergency_contacts
+  for each row execute function app_hidden.tg_timestamps();
+create trigger _100_timestamps before insert or update on app_public.employee_attachments
+  for each row execute function app_hidden.tg_timestamps();
+
+-- A deleted attachment's file is removed from the storage directory after commit (a
+-- rolled-back deletion never loses a file).
+create function app_private.tg_employee_attachments_garbage() returns trigger
+language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  insert into app_private.storage_garbage (storage_key) values (old.storage_key) on conflict do nothing;
+  return old;
+end;
+$$;
+create trigger _900_storage_garbage after delete on app_public.employee_attachments
+  for each row execute function app_private.tg_employee_attachments_garbage();
+
+-- Audit of every write of the employee record and its parts.
+create trigger _500_audit after insert or update on app_public.employees
+  for each row execute function app_private.tg_audit('employee');
+create trigger _500_audit_delete before delete on app_public.employees
+  for each row execute function app_private.tg_audit('employee');
+create trigger _500_audit after insert or update on app_public.contracts
+  for each row execute function app_private.tg_audit('contract');
+create trigger _500_audit_delete before delete on app_public.contracts
+  for each row execute function app_private.tg_audit('contract');
+create trigger _500_audit after insert or update on app_public.team_assignments
+  for each row execute function app_private.tg_audit('team_assignment');
+create trigger _500_audit_delete before delete on app_public.team_assignments
+  for each row execute function app_private.tg_audit('team_assignment');
+create trigger _500_audit after insert or update on app_public.employee_secondary_establishments
+  for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
+create trigger _500_audit_delete before delete on app_public.employee_secondary_establishments
+  for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
+create trigger _500_audit after insert or update on app_public.employee_emergency_contacts
+  for each row execute function app_private.tg_audit('emergency_contact');
+create trigger _500_audit_delete before delete on app_public.employee_emergency_contacts
+  for each row execute function app_private.tg_audit('emergency_contact');
+create trigger _500_audit after insert or update on app_public.employee_attachments
+  for each row execute function app_private.tg_audit('employee_attachment');
+create trigger _500_audit_delete before delete on app_public.employee_attachments
+  for each row execute function app_private.tg_audit('employee_attachment');
+
+-- The social security number is audited without its value: the audit log is read by
+-- accounts that may not read the number.
+create function app_private.tg_audit_ssn() returns trigger
+language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_masked jsonb := jsonb_build_object('social_security_number', '(masqué)');
+begin
+  if tg_op = 'INSERT' then
+    perform app_private.write_audit('Creation', 'employee_social_security_number', new.employee_id, null,
+                                    v_masked || jsonb_build_object('employee_id', new.employee_id));
+    return new;
+  elsif tg_op = 'UPDATE' then
+    perform app_private.write_audit('Modification', 'employee_social_security_number', new.employee_id,
+                                    v_masked || jsonb_build_object('employee_id', old.employee_id),
+                                    v_masked || jsonb_build_object('employee_id', new.employee_id));
+    return new;
+  else
+    perform app_private.write_audit('Suppression', 'employee_social_security_number', old.employee_id,
+                                    v_masked || jsonb_build_object('employee_id', old.employee_id), null);
+    return old;
+  end if;
+end;
+$$;
+create trigger _500_audit after insert or update on app_public.employee_social_security_numbers
+  for each row execute function app_private.tg_audit_ssn();
+create trigger _500_audit_delete before delete on app_public.employee_social_security_numbers
+  for each row execute function app_private.tg_audit_ssn();

@@ -1,0 +1,47 @@
+-- Impersonation (POST /api/auth/impersonate/, only when ALLOW_IMPERSONATION is on): a
+-- superuser obtains a token whose subject is another account and whose `act` claim names
+-- the superuser. The start is audited (verb Impersonation, model account); every audit line
+-- written with such a token carries the impersonator (app_private.begin_request sets
+-- app.impersonator_id, app_private.write_audit records it).
+
+-- The account to impersonate, whatever the caller may read of accounts.
+create function app_private.impersonation_target(p_account int)
+returns table (id int, username text, employee_id int, is_active boolean, is_superuser boolean)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select a.id, a.username, a.employee_id, a.is_active, a.is_superuser from app_public.accounts a where a.id = p_account;
+$$;
+
+create function app_public.impersonation_start(p_account int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_me int := app_hidden.current_account_id();
+  v_target record;
+begin
+  if nullif(current_setting('app.impersonator_id', true), '') is not null then
+    perform app_hidden.forbidden('Vous empruntez déjà l''identité d''un compte : reprenez d''abord votre propre session.', 'WF571');
+  end if;
+  if not app_hidden.current_account_is_superuser() then
+    perform app_hidden.forbidden('Seul un superutilisateur peut emprunter l''identité d''un compte.', 'WF570');
+  end if;
+  if p_account is null then
+    perform app_hidden.invalid('account', 'Le compte est obligatoire.', 'WV570');
+  end if;
+  select * into v_target from app_private.impersonation_target(p_account);
+  if v_target.id is null then
+    perform app_hidden.invalid('account', format('Compte n° %s introuvable.', p_account), 'WV570');
+  elsif v_target.id = v_me then
+    perform app_hidden.invalid('account', 'Vous ne pouvez pas emprunter votre propre identité.', 'WV570');
+  elsif not v_target.is_active then
+    perform app_hidden.invalid('account', 'Ce compte est fermé : son identité ne peut pas être empruntée.', 'WV570');
+  elsif v_target.is_superuser then
+    perform app_hidden.forbidden('L''identité d''un autre superutilisateur ne peut pas être empruntée.', 'WF572');
+  end if;
+  perform app_private.write_audit('Impersonation', 'account', v_target.id, null,
+    jsonb_build_object('account', v_target.id, 'username', v_target.username,
+                       'impersonator', v_me,
+                       'impersonator_username', (select t.username from app_private.impersonation_target(v_me) t)));
+  return jsonb_build_object(
+    'account', jsonb_build_object('id', v_target.id, 'username', v_target.username, 'employee_id', v_target.employee_id),
+    'impersonator', jsonb_build_object('id', v_me, 'username', (select t.username from app_private.impersonation_target(v_me) t)));
+end;
+$$;

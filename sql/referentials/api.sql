@@ -1,0 +1,449 @@
+-- /api/divisions/, /api/establishments/, /api/contract-types/: readable by every
+-- authenticated account; written by staff accounts only (others 403). scope=perimeter
+-- restricts divisions and establishments to the caller's establishments
+-- (app_hidden.scope_establishment_ids).
+
+create function app_hidden.require_staff() returns void
+language plpgsql stable as $$
+begin
+  if not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('Les référentiels s''écrivent par les comptes du personnel d''administration uniquement.', 'WF510');
+  end if;
+end;
+$$;
+
+-- Where an establishment is still used, whatever the caller may read.
+create function app_private.establishment_usage(p_id int) returns text[]
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select array_remove(array[
+    case when exists (select 1 from app_public.employees e where e.main_establishment_id = p_id)
+           or exists (select 1 from app_public.employee_secondary_establishments s where s.establishment_id = p_id)
+         then 'salariés' end,
+    case when exists (select 1 from app_public.posts p where p.establishment_id = p_id) then 'postes' end,
+    case when exists (select 1 from app_public.team_establishments t where t.establishment_id = p_id) then 'équipes' end,
+    case when exists (select 1 from app_public.role_attribution_establishments r where r.establishment_id = p_id)
+         then 'attributions de rôle' end,
+    case when exists (select 1 from app_public.on_call_period_establishments o where o.establishment_id = p_id)
+         then 'astreintes' end,
+    case when exists (select 1 from app_public.events ev where ev.establishment_id = p_id) then 'événements' end
+  ], null);
+$$;
+
+create function app_private.contract_type_usage(p_id int) returns text[]
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select array_remove(array[
+    case when exists (select 1 from app_public.contracts c where c.contract_type_id = p_id) then 'contrats' end,
+    case when exists (select 1 from app_public.absence_type_contract_types a where a.contract_type_id = p_id)
+         then 'motifs d''absence' end
+  ], null);
+$$;
+
+-- Divisions --------------------------------------------------------------------------------
+
+create function app_hidden.divisions_json(p_ids int[]) returns table (id int, doc jsonb)
+language sql stable as $$
+  select d.id,
+         jsonb_build_object('id', d.id, 'name', d.name,
+                            'establishments', coalesce(est.list, '[]'::jsonb),
+                            'created_at', d.created_at, 'updated_at', d.updated_at)
+  from app_public.divisions d
+  left join (select e.division_id, jsonb_agg(e.id order by e.id) as list
+             from app_public.establishments e where e.division_id = any (p_ids)
+             group by e.division_id) est on est.division_id = d.id
+  where d.id = any (p_ids);
+$$;
+
+create function app_public.divisions_list(p_scope text default null, p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable as $$
+  with scope as (
+    select app_hidden.scope_establishment_ids() as ids where p_scope = 'perimeter'
+  ),
+  filtered as (
+    select d.id, d.name from app_public.divisions d
+    where p_scope is distinct from 'perimeter' or (select s.ids from scope s) is null
+       or exists (select 1 from app_public.establishments e
+                  where e.division_id = d.id and e.id = any (coalesce((select s.ids from scope s), '{}')))
+  ),
+  page as (
+    select f.id, row_number() over (order by lower(f.name), f.id) as ord
+    from filtered f order by ord limit p_page_size offset (p_page - 1) * p_page_size
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(j.doc order by p.ord)
+                         from page p join app_hidden.divisions_json(array(select pg.id from page pg)) j on j.id = p.id),
+                        '[]'::jsonb));
+$$;
+
+create function app_public.division_get(p_id int) returns jsonb
+language plpgsql stable as $$
+declare
+  v_doc jsonb;
+begin
+  select j.doc into v_doc from app_hidden.divisions_json(array[p_id]) j;
+  if v_doc is null then
+    perform app_hidden.not_found('Division introuvable.');
+  end if;
+  return v_doc;
+end;
+$$;
+
+create function app_hidden.division_name(p_body jsonb, p_id int) returns text
+language plpgsql stable as $$
+declare
+  v_name text := app_hidden.in_trimmed(p_body, 'name');
+begin
+  if v_name is null then
+    perform app_hidden.invalid('name', 'Le nom est obligatoire.', 'WV510');
+  elsif length(v_name) > 150 then
+    perform app_hidden.invalid('name', 'Au plus 150 caractères.', 'WV510');
+  elsif exists (select 1 from app_public.divisions d where lower(d.name) = lower(v_name) and d.id is distinct from p_id) then
+    perform app_hidden.invalid('name', format('Une division s''appelle déjà « %s ».', v_name), 'WV510');
+  end if;
+  return v_name;
+end;
+$$;
+
+create function app_public.division_create(p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  perform app_hidden.require_staff();
+  insert into app_public.divisions (name) values (app_hidden.division_name(p_body, null)) returning id into v_id;
+  return app_public.division_get(v_id);
+end;
+$$;
+
+-- PATCH /api/divisions/<id>/
+create function app_public.division_update(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_row app_public.divisions;
+begin
+  perform app_hidden.require_staff();
+  select * into v_row from app_public.divisions d where d.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Division introuvable.');
+  end if;
+  if p_body ? 'name' then
+    update app_public.divisions d set name = app_hidden.division_name(p_body, p_id)
+    where d.id = p_id and d.name is distinct from app_hidden.division_name(p_body, p_id);
+  end if;
+  return app_public.division_get(p_id);
+end;
+$$;
+
+-- PUT /api/divisions/<id>/ (name required)
+create function app_public.division_replace(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_row app_public.divisions;
+begin
+  perform app_hidden.require_staff();
+  select * into v_row from app_public.divisions d where d.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Division introuvable.');
+  end if;
+  update app_public.divisions d set name = app_hidden.division_name(p_body, p_id)
+  where d.id = p_id and d.name is distinct from app_hidden.division_name(p_body, p_id);
+  return app_public.division_get(p_id);
+end;
+$$;
+
+-- Deleting a division detaches its establishments (they stay, without division).
+create function app_public.division_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  perform app_hidden.require_staff();
+  delete from app_public.divisions d where d.id = p_id;
+  if not found then
+    perform app_hidden.not_found('Division introuvable.');
+  end if;
+  return null;
+end;
+$$;
+
+-- Establishments ---------------------------------------------------------------------------
+
+create function app_hidden.establishments_json(p_ids int[]) returns table (id int, doc jsonb)
+language sql stable as $$
+  select e.id,
+         jsonb_build_object('id', e.id, 'name', e.name, 'count_base', e.count_base,
+                            'division', e.division_id, 'division_name', d.name,
+                            'created_at', e.created_at, 'updated_at', e.updated_at)
+  from app_public.establishments e
+  left join app_public.divisions d on d.id = e.division_id
+  where e.id = any (p_ids);
+$$;
+
+create function app_public.establishments_list(p_scope text default null, p_division int default null,
+                                               p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable as $$
+  with scope as (
+    select app_hidden.scope_establishment_ids() as ids where p_scope = 'perimeter'
+  ),
+  filtered as (
+    select e.id, e.name from app_public.establishments e
+    where (p_scope is distinct from 'perimeter' or (select s.ids from scope s) is null
+           or e.id = any (coalesce((select s.ids from scope s), '{}')))
+      and (p_division is null or e.division_id = p_division)
+  ),
+  page as (
+    select f.id, row_number() over (order by lower(f.name), f.id) as ord
+    from filtered f order by ord limit p_page_size offset (p_page - 1) * p_page_size
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(j.doc order by p.ord)
+                         from page p join app_hidden.establishments_json(array(select pg.id from page pg)) j on j.id = p.id),
+                        '[]'::jsonb));
+$$;
+
+create function app_public.establishment_get(p_id int) returns jsonb
+language plpgsql stable as $$
+declare
+  v_doc jsonb;
+begin
+  select j.doc into v_doc from app_hidden.establishments_json(array[p_id]) j;
+  if v_doc is null then
+    perform app_hidden.not_found('Établissement introuvable.');
+  end if;
+  return v_doc;
+end;
+$$;
+
+-- Creation and update (PUT: name required; PATCH: only the keys sent).
+create function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
+language plpgsql volatile as $$
+declare
+  v_old app_public.establishments;
+  v_errors jsonb := '{}';
+  v_name text;
+  v_base text;
+  v_division int;
+  v_id int := p_id;
+begin
+  perform app_hidden.require_staff();
+  if p_id is not null then
+    select * into v_old from app_public.establishments e where e.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Établissement introuvable.');
+    end if;
+  end if;
+  v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
+  if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom est obligatoire.');
+  elsif length(v_name) > 150 then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif exists (select 1 from app_public.establishments e where lower(e.name) = lower(v_name) and e.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
+  end if;
+  v_base := coalesce(app_hidden.in_text(p_body, 'count_base'), v_old.count_base, 'ouvrables');
+  if v_base not in ('ouvrables', 'ouvres') then
+    v_errors := app_hidden.add_error(v_errors, 'count_base',
+      'Base de décompte invalide : « ouvrables » (lundi au samedi) ou « ouvres » (lundi au vendredi).');
+  end if;
+  v_division := case when p_body ? 'division' then app_hidden.in_int(p_body, 'division') else v_old.division_id end;
+  if p_body ? 'division' and v_division is not null
+     and not exists (select 1 from app_public.divisions d where d.id = v_division) then
+    v_errors := app_hidden.add_error(v_errors, 'division', format('Division n° %s introuvable.', v_division));
+  end if;
+  perform app_hidden.invalid_fields(v_errors, 'WV510') where v_errors <> '{}'::jsonb;
+  if p_id is null then
+    insert into app_public.establishments (name, count_base, division_id) values (v_name, v_base, v_division)
+    returning id into v_id;
+  else
+    update app_public.establishments e set name = v_name, count_base = v_base, division_id = v_division
+    where e.id = p_id and (e.name, e.count_base, e.division_id) is distinct from (v_name, v_base, v_division);
+  end if;
+  return v_id;
+end;
+$$;
+
+create function app_public.establishment_create(p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.establishment_save(null, p_body, false);
+  return app_public.establishment_get(v_id);
+end;
+$$;
+
+-- PATCH /api/establishments/<id>/
+create function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.establishment_save(p_id, p_body, true);
+  return app_public.establishment_get(v_id);
+end;
+$$;
+
+-- PUT /api/establishments/<id>/ (name required)
+create function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.establishment_save(p_id, p_body, false);
+  return app_public.establishment_get(v_id);
+end;
+$$;
+
+create function app_public.establishment_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_usage text[];
+begin
+  perform app_hidden.require_staff();
+  perform 1 from app_public.establishments e where e.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Établissement introuvable.');
+  end if;
+  v_usage := app_private.establishment_usage(p_id);
+  if cardinality(v_usage) > 0 then
+    perform app_hidden.invalid(null, format('Cet établissement est encore utilisé (%s) : il ne peut pas être supprimé.',
+                                            array_to_string(v_usage, ', ')), 'WV511');
+  end if;
+  delete from app_public.establishments e where e.id = p_id;
+  return null;
+end;
+$$;
+
+-- Contract types ---------------------------------------------------------------------------
+
+create function app_hidden.contract_type_json(t app_public.contract_types) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object('id', t.id, 'code', t.code, 'name', t.name, 'is_temporary_work', t.is_temporary_work);
+$$;
+
+create function app_public.contract_types_list(p_page int default 1, p_page_size int default 50) returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+    'count', (select count(*) from app_public.contract_types),
+    'results', coalesce((select jsonb_agg(app_hidden.contract_type_json(t) order by t.id)
+                         from (select * from app_public.contract_types t order by t.id
+                               limit p_page_size offset (p_page - 1) * p_page_size) t), '[]'::jsonb));
+$$;
+
+create function app_public.contract_type_get(p_id int) returns jsonb
+language plpgsql stable as $$
+declare
+  v_row app_public.contract_types;
+begin
+  select * into v_row from app_public.contract_types t where t.id = p_id;
+  if not found then
+    perform app_hidden.not_found('Type de contrat introuvable.');
+  end if;
+  return app_hidden.contract_type_json(v_row);
+end;
+$$;
+
+create function app_hidden.contract_type_save(p_id int, p_body jsonb, p_partial boolean) returns int
+language plpgsql volatile as $$
+declare
+  v_old app_public.contract_types;
+  v_errors jsonb := '{}';
+  v_code text;
+  v_name text;
+  v_temporary boolean;
+  v_id int := p_id;
+begin
+  perform app_hidden.require_staff();
+  if p_id is not null then
+    select * into v_old from app_public.contract_types t where t.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Type de contrat introuvable.');
+    end if;
+  end if;
+  v_code := coalesce(app_hidden.in_trimmed(p_body, 'code'), case when p_body ? 'code' then null else v_old.code end);
+  if (p_id is null or not p_partial or p_body ? 'code') and app_hidden.in_trimmed(p_body, 'code') is null then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
+  elsif not (p_id is null or not p_partial or p_body ? 'code') then
+    null;  -- the code is not being written
+  elsif v_code !~ '^[A-Za-z0-9À-ÖØ-öø-ÿ][A-Za-z0-9À-ÖØ-öø-ÿ _+''\-]{0,29}$' then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 30 caractères, lettres, chiffres, espaces et _ + '' -.');
+  elsif exists (select 1 from app_public.contract_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé.', v_code));
+  end if;
+  v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
+  if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
+  elsif length(v_name) > 150 then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  end if;
+  v_temporary := coalesce(app_hidden.in_bool(p_body, 'is_temporary_work'), v_old.is_temporary_work, false);
+  perform app_hidden.invalid_fields(v_errors, 'WV510') where v_errors <> '{}'::jsonb;
+  if p_id is null then
+    insert into app_public.contract_types (code, name, is_temporary_work) values (v_code, v_name, v_temporary)
+    returning id into v_id;
+  else
+    update app_public.contract_types t set code = v_code, name = v_name, is_temporary_work = v_temporary
+    where t.id = p_id and (t.code, t.name, t.is_temporary_work) is distinct from (v_code, v_name, v_temporary);
+  end if;
+  return v_id;
+end;
+$$;
+
+create function app_public.contract_type_create(p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.contract_type_save(null, p_body, false);
+  return app_public.contract_type_get(v_id);
+end;
+$$;
+
+-- PATCH /api/contract-types/<id>/
+create function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.contract_type_save(p_id, p_body, true);
+  return app_public.contract_type_get(v_id);
+end;
+$$;
+
+-- PUT /api/contract-types/<id>/ (code and name required)
+create function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_id int;
+begin
+  -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
+  v_id := app_hidden.contract_type_save(p_id, p_body, false);
+  return app_public.contract_type_get(v_id);
+end;
+$$;
+
+create function app_public.contract_type_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_usage text[];
+begin
+  perform app_hidden.require_staff();
+  perform 1 from app_public.contract_types t where t.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Type de contrat introuvable.');
+  end if;
+  v_usage := app_private.contract_type_usage(p_id);
+  if cardinality(v_usage) > 0 then
+    perform app_hidden.invalid(null, format('Ce type de contrat est encore utilisé (%s) : il ne peut pas être supprimé.',
+                                            array_to_string(v_usage, ', ')), 'WV511');
+  end if;
+  delete from app_public.contract_types t where t.id = p_id;
+  return null;
+end;
+$$;

@@ -1,0 +1,503 @@
+import { ApiError } from '../errors.js';
+import type { RouteModule } from '../openapi.js';
+import type { RouteSpec } from '../route.js';
+import { s } from '../schema.js';
+
+const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+const SSN_DESCRIPTION =
+  'Numéro de sécurité sociale (13 chiffres, ou 15 avec la clé ; 2A/2B pour la Corse). La clé est absente ' +
+  '(et non nulle) des réponses pour un lecteur sans `employee.view_social_security_number` sur ce salarié ; ' +
+  'toute écriture qui contient la clé par un tel compte répond 403 et n’écrit rien.';
+
+const contractInput = s.object(
+  {
+    id: s.id('Contrat existant à modifier ; absent pour créer un contrat.'),
+    type: s.id('Type de contrat (voir /api/contract-types/).'),
+    start_date: s.date(),
+    end_date: s.nullable(s.date()),
+    trial_end_date: s.nullable(s.date({ description: 'Fin de période d’essai, entre le début et la fin du contrat.' })),
+    job_title: s.nullable(s.string({ maxLength: 200 })),
+    weekly_hours: s.nullable({ type: ['number', 'string'], description: 'Durée hebdomadaire, de 0 (exclu) à 48 heures.' }),
+  },
+  ['type', 'start_date'],
+);
+
+const assignmentInput = s.object(
+  {
+    id: s.id('Affectation existante à modifier ; absente pour en créer une.'),
+    team: s.id('Équipe.'),
+    start_date: s.nullable(s.date({ description: 'Début (inclus) ; null = sans borne.' })),
+    end_date: s.nullable(s.date({ description: 'Fin (incluse) ; null = sans borne.' })),
+  },
+  ['team'],
+);
+
+const employeeProperties = {
+  first_name: s.string({ maxLength: 100 }),
+  last_name: s.string({ maxLength: 100 }),
+  professional_email: s.nullable(s.string({ maxLength: 254, description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
+  birth_date: s.nullable(s.date()),
+  is_polyvalent: s.bool({ description: 'Agent polyvalent (une absence en période d’essai donne un avertissement).' }),
+  main_establishment: s.nullable(s.id('Établissement principal ; un rédacteur restreint choisit un établissement de son périmètre.')),
+  secondary_establishments: s.array(s.id(), { description: 'Établissements secondaires (remplace la liste).' }),
+  social_security_number: s.nullable(s.string({ maxLength: 21, description: SSN_DESCRIPTION })),
+  contracts: s.array(contractInput, {
+    description:
+      'Remplace les contrats : un élément avec id modifie ce contrat, sans id en crée un, un contrat absent de la liste est supprimé. ' +
+      'Les contrats d’un salarié ne se chevauchent pas. Absente : contrats inchangés.',
+  }),
+  teams: s.array(assignmentInput, {
+    description: 'Remplace les affectations aux équipes, même règle que contracts. Absente : affectations inchangées.',
+  }),
+};
+
+const WRITE_RULES =
+  'Écriture réservée à `employee.change_employee_record` sur les salariés de son périmètre (un rédacteur restreint ' +
+  'n’ajoute ni ne retire d’établissement, d’équipe ou d’affectation hors de son périmètre). Erreurs de validation en 400 ' +
+  'sous le champ à corriger (`contracts` et `teams` pour les listes, message préfixé par le rang de l’élément).';
+
+const idParam = { id: s.id() };
+const attachmentParams = { id: s.id(), attachment_id: s.id() };
+
+function pageArgs() {
+  return [
+    { name: 'p_page', from: 'page', cast: 'int' },
+    { name: 'p_page_size', from: 'page_size', cast: 'int' },
+  ] as const;
+}
+
+const employeeRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/api/employees/',
+    operationId: 'employees_list',
+    summary: 'Annuaire des salariés',
+    description:
+      'Les détenteurs de `employee.view_employee_directory` (encadrement) lisent tout l’annuaire ; le Service Paie lit ' +
+      'les salariés de son périmètre de paie ; tout autre compte lit sa propre fiche. `scope=perimeter` (opt-in) restreint ' +
+      'la liste aux salariés rattachés (établissement principal, secondaire ou équipe du jour) aux établissements du ' +
+      'périmètre de l’appelant : les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail. Sans `scope`, la liste est entière.',
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.view_employee_directory',
+    query: s.object({
+      scope: s.enum(['perimeter'], { description: 'perimeter : restreindre au périmètre de l’appelant.' }),
+      search: s.string({ maxLength: 100, description: 'Recherche sur le prénom, le nom ou l’e-mail.' }),
+      establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour).'),
+      team: s.id('Salariés affectés aujourd’hui à cette équipe.'),
+    }),
+    paginated: true,
+    sql: {
+      fn: 'app_public.employees_list',
+      args: [
+        { name: 'p_scope', from: 'query', key: 'scope', cast: 'text' },
+        { name: 'p_search', from: 'query', key: 'search', cast: 'text' },
+        { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+        { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
+        ...pageArgs(),
+      ],
+    },
+    status: 200,
+    response: s.ref('Employee'),
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/api/employees/',
+    operationId: 'employees_create',
+    summary: 'Créer une fiche salarié (et son compte)',
+    description:
+      'Crée la fiche, ses contrats et affectations, puis ouvre son compte sans mot de passe utilisable : identifiant ' +
+      '`username` fourni, ou dérivé du nom (prenom.nom, puis prenom.nom2…). Le compte reçoit le rôle Salarié ; une ' +
+      'invitation à définir le mot de passe est mise en file quand la fiche a une adresse professionnelle ' +
+      '(`invitation_queued`), sinon la personne passe par la réinitialisation du mot de passe. ' + WRITE_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_record',
+    body: s.object(
+      { ...employeeProperties, username: s.string({ maxLength: 150, description: 'Identifiant du compte (2 à 150 caractères : lettres, chiffres, . _ @ + -).' }) },
+      ['first_name', 'last_name'],
+    ),
+    sql: { fn: 'app_public.employee_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+    status: 201,
+    response: s.ref('EmployeeCreated'),
+    errors: [400, 403],
+  },
+  {
+    method: 'get',
+    path: '/api/employees/{id}/',
+    operationId: 'employees_read',
+    summary: 'Fiche d’un salarié',
+    description: 'Mêmes lecteurs que la liste ; une fiche illisible répond 404.',
+    tags: ['Salariés'],
+    auth: 'account',
+    pathParams: idParam,
+    sql: { fn: 'app_public.employee_get', args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }] },
+    status: 200,
+    response: s.ref('Employee'),
+    errors: [404],
+  },
+  {
+    method: 'put',
+    path: '/api/employees/{id}/',
+    operationId: 'employees_update',
+    summary: 'Modifier une fiche salarié (prénom et nom obligatoires)',
+    description:
+      'Comme PATCH, avec `first_name` et `last_name` obligatoires ; les clés absentes restent inchangées. ' + WRITE_RULES +
+      ' Une fiche lisible hors du périmètre d’écriture répond 403, une fiche illisible 404.',
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_record',
+    pathParams: idParam,
+    body: s.object(employeeProperties, ['first_name', 'last_name']),
+    sql: {
+      fn: 'app_public.employee_replace',
+      args: [
+        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+      ],
+    },
+    status: 200,
+    response: s.ref('Employee'),
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'patch',
+    path: '/api/employees/{id}/',
+    operationId: 'employees_partial_update',
+    summary: 'Modifier une partie d’une fiche salarié',
+    description: 'Seules les clés envoyées sont écrites. ' + WRITE_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_record',
+    pathParams: idParam,
+    body: s.object(employeeProperties),
+    sql: {
+      fn: 'app_public.employee_update',
+      args: [
+        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+      ],
+    },
+    status: 200,
+    response: s.ref('Employee'),
+    errors: [400, 403, 404],
+  },
+];
+
+const CONTACT_RULES =
+  'Le salarié lit ses propres contacts ; `employee.view_emergency_contact` (Admin, RH n1, RH n2, DA, Manager n1, ' +
+  'Manager n2) les lit sur son périmètre ; `employee.change_emergency_contact` (Admin, RH n1, RH n2) les écrit sur son ' +
+  'périmètre. Sans la permission : 403 ; salarié hors du périmètre ou illisible : 404.';
+
+const contactInput = s.object(
+  {
+    id: s.id('Contact existant (PUT seulement) ; absent pour en créer un.'),
+    name: s.string({ maxLength: 150 }),
+    relationship: s.nullable(s.string({ maxLength: 100, description: 'Lien avec le salarié (conjoint, parent…).' })),
+    phone: s.string({ maxLength: 24, description: 'Téléphone (06 12 34 56 78, +33 6 12 34 56 78…).' }),
+    alternate_phone: s.nullable(s.string({ maxLength: 24 })),
+    email: s.nullable(s.string({ maxLength: 254 })),
+  },
+  ['name', 'phone'],
+);
+
+const contactRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/api/employees/{id}/emergency-contacts/',
+    operationId: 'employees_emergency_contacts_list',
+    summary: 'Contacts d’urgence d’un salarié',
+    description: CONTACT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.view_emergency_contact',
+    pathParams: idParam,
+    paginated: true,
+    sql: {
+      fn: 'app_public.emergency_contacts_list',
+      args: [{ name: 'p_employee', from: 'path', key: 'id', cast: 'int' }, ...pageArgs()],
+    },
+    status: 200,
+    response: s.ref('EmergencyContact'),
+    errors: [403, 404],
+  },
+  {
+    method: 'put',
+    path: '/api/employees/{id}/emergency-contacts/',
+    operationId: 'employees_emergency_contacts_replace',
+    summary: 'Remplacer les contacts d’urgence d’un salarié',
+    description:
+      '`contacts` devient la liste, dans cet ordre (au plus 10) : un élément avec id modifie ce contact, sans id en crée un, ' +
+      'un contact absent est supprimé ; une liste vide les supprime tous. Réponse : la liste, dans l’enveloppe des listes. ' +
+      CONTACT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_emergency_contact',
+    pathParams: idParam,
+    body: s.object({ contacts: s.array(contactInput, { maxItems: 10 }) }, ['contacts']),
+    sql: {
+      fn: 'app_public.emergency_contacts_replace',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+      ],
+    },
+    status: 200,
+    response: s.object(
+      { count: s.int(), next: { type: 'null' }, previous: { type: 'null' }, results: s.array(s.ref('EmergencyContact')) },
+      ['count', 'next', 'previous', 'results'],
+    ),
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/employees/{id}/emergency-contacts/',
+    operationId: 'employees_emergency_contacts_create',
+    summary: 'Ajouter un contact d’urgence (en fin de liste, au plus 10)',
+    description: CONTACT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_emergency_contact',
+    pathParams: idParam,
+    body: contactInput,
+    sql: {
+      fn: 'app_public.emergency_contact_create',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+      ],
+    },
+    status: 201,
+    response: s.ref('EmergencyContact'),
+    errors: [400, 403, 404],
+  },
+];
+
+const ATTACHMENT_RULES =
+  'Le salarié lit ses propres pièces jointes ; `employee.view_employee_attachment` (Admin, RH n1, RH n2) les lit sur son ' +
+  'périmètre ; `employee.change_employee_attachment` (Admin, RH n1, RH n2) les dépose, renomme et supprime. ' +
+  'Sans la permission : 403 ; salarié hors du périmètre ou illisible : 404.';
+
+const attachmentRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/api/employees/{id}/attachments/',
+    operationId: 'employees_attachments_list',
+    summary: 'Pièces jointes de la fiche d’un salarié',
+    description: ATTACHMENT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.view_employee_attachment',
+    pathParams: idParam,
+    paginated: true,
+    sql: {
+      fn: 'app_public.employee_attachments_list',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
+        ...pageArgs(),
+      ],
+    },
+    status: 200,
+    response: s.ref('EmployeeAttachment'),
+    errors: [403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/employees/{id}/attachments/',
+    operationId: 'employees_attachments_create',
+    summary: 'Déposer une pièce jointe (multipart : un fichier sous « file », titre facultatif)',
+    description:
+      'Corps multipart/form-data : `file` (un seul fichier PDF, JPG ou PNG, reconnu par son contenu, 10 Mo au plus) et ' +
+      '`title` (facultatif, le nom du fichier par défaut). ' + ATTACHMENT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_attachment',
+    pathParams: idParam,
+    multipart: { files: ['file'], maxFileBytes: MAX_FILE_BYTES },
+    body: s.object({ title: s.string({ maxLength: 200 }) }),
+    sql: {
+      fn: 'app_public.employee_attachment_create',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
+      ],
+    },
+    status: 201,
+    response: s.ref('EmployeeAttachment'),
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'put',
+    path: '/api/employees/{id}/attachments/{attachment_id}/',
+    operationId: 'employees_attachments_update',
+    summary: 'Renommer une pièce jointe',
+    description: ATTACHMENT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_attachment',
+    pathParams: attachmentParams,
+    body: s.object({ title: s.string({ maxLength: 200 }) }, ['title']),
+    sql: {
+      fn: 'app_public.employee_attachment_update',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_id', from: 'path', key: 'attachment_id', cast: 'int' },
+        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
+      ],
+    },
+    status: 200,
+    response: s.ref('EmployeeAttachment'),
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/employees/{id}/attachments/{attachment_id}/',
+    operationId: 'employees_attachments_delete',
+    summary: 'Supprimer une pièce jointe (le fichier est effacé après validation)',
+    description: ATTACHMENT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.change_employee_attachment',
+    pathParams: attachmentParams,
+    sql: {
+      fn: 'app_public.employee_attachment_delete',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_id', from: 'path', key: 'attachment_id', cast: 'int' },
+      ],
+    },
+    status: 204,
+    errors: [403, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/employees/{id}/attachments/{attachment_id}/file/',
+    operationId: 'employees_attachments_file',
+    summary: 'Télécharger une pièce jointe (route protégée)',
+    description:
+      '401 sans authentification, 403 sans permission, 404 hors du périmètre ou fichier absent. En-têtes : type du ' +
+      'fichier, `X-Content-Type-Options: nosniff`, `Cache-Control: private, no-store`. ' + ATTACHMENT_RULES,
+    tags: ['Salariés'],
+    auth: 'account',
+    permission: 'employee.view_employee_attachment',
+    pathParams: attachmentParams,
+    status: 200,
+    responseContentType: 'application/octet-stream',
+    headers: { 'Cache-Control': 'private, no-store' },
+    errors: [403, 404],
+    handler: async ({ inRequestTransaction, params, storage, res }) => {
+      const file = await inRequestTransaction(async (client) => {
+        const { rows } = await client.query<{ result: { filename: string; content_type: string; size_bytes: number; storage_key: string } }>(
+          'select app_public.employee_attachment_file(p_employee => $1::int, p_id => $2::int) as result',
+          [params.id, params.attachment_id],
+        );
+        return rows[0]!.result;
+      });
+      if (!(await storage.exists(file.storage_key))) throw ApiError.notFound('Fichier introuvable.');
+      res.status(200);
+      res.setHeader('Content-Type', file.content_type);
+      res.setHeader('Content-Length', String(file.size_bytes));
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Cache-Control', 'private, no-store');
+      const ascii = file.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+      res.setHeader('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+      await new Promise<void>((resolve, reject) => {
+        const stream = storage.open(file.storage_key);
+        stream.on('error', reject);
+        res.on('finish', () => resolve());
+        res.on('close', () => resolve());
+        stream.pipe(res);
+      });
+      return { handled: true };
+    },
+  },
+];
+
+const contractSchema = s.object(
+  {
+    id: s.int(),
+    type: s.int(),
+    type_code: s.string(),
+    type_name: s.string(),
+    start_date: s.date(),
+    end_date: s.nullable(s.date()),
+    trial_end_date: s.nullable(s.date()),
+    job_title: s.nullable(s.string()),
+    weekly_hours: s.nullable(s.decimal()),
+  },
+  ['id', 'type', 'type_code', 'type_name', 'start_date', 'end_date', 'trial_end_date', 'job_title', 'weekly_hours'],
+);
+
+const employeeSchema = s.object(
+  {
+    id: s.int(),
+    first_name: s.string(),
+    last_name: s.string(),
+    name: s.string({ description: 'Prénom et nom.' }),
+    professional_email: s.nullable(s.string()),
+    birth_date: s.nullable(s.date()),
+    is_polyvalent: s.bool(),
+    main_establishment: s.nullable(s.int()),
+    main_establishment_name: s.nullable(s.string()),
+    secondary_establishments: s.array(s.int()),
+    teams: s.array(
+      s.object({ id: s.int(), team: s.int(), team_name: s.string(), start_date: s.nullable(s.date()), end_date: s.nullable(s.date()) }),
+      { description: 'Affectations aux équipes (historique compris).' },
+    ),
+    contracts: s.array(contractSchema),
+    account: s.nullable(s.object({ id: s.int(), username: s.string(), is_active: s.bool() }, ['id', 'username', 'is_active'], {
+      description: 'Compte de la fiche, s’il existe et si l’appelant peut le lire.',
+    })),
+    social_security_number: s.nullable(s.string({ description: SSN_DESCRIPTION })),
+    created_at: s.dateTime(),
+    updated_at: s.dateTime(),
+  },
+  ['id', 'first_name', 'last_name', 'name', 'professional_email', 'birth_date', 'is_polyvalent', 'main_establishment',
+    'main_establishment_name', 'secondary_establishments', 'teams', 'contracts', 'account', 'created_at', 'updated_at'],
+);
+
+export const employeeModule: RouteModule = {
+  schemas: {
+    Employee: employeeSchema,
+    EmployeeCreated: {
+      allOf: [
+        s.ref('Employee'),
+        s.object({ invitation_queued: s.bool({ description: 'Invitation à définir le mot de passe mise en file (adresse professionnelle présente).' }) }, ['invitation_queued']),
+      ],
+    },
+    EmergencyContact: s.object(
+      {
+        id: s.int(),
+        employee: s.int(),
+        name: s.string(),
+        relationship: s.nullable(s.string()),
+        phone: s.string(),
+        alternate_phone: s.nullable(s.string()),
+        email: s.nullable(s.string()),
+        position: s.int({ minimum: 1, maximum: 10, description: 'Rang dans la liste (1 = à appeler en premier).' }),
+      },
+      ['id', 'employee', 'name', 'relationship', 'phone', 'alternate_phone', 'email', 'position'],
+    ),
+    EmployeeAttachment: s.object(
+      {
+        id: s.int(),
+        employee: s.int(),
+        title: s.string(),
+        filename: s.string(),
+        content_type: s.enum(['application/pdf', 'image/jpeg', 'image/png']),
+        size_bytes: s.int(),
+        uploaded_at: s.dateTime(),
+        uploaded_by: s.nullable(s.int()),
+        uploaded_by_name: s.string(),
+        file: s.string({ format: 'uri', description: 'Adresse de la route de téléchargement protégée.' }),
+      },
+      ['id', 'employee', 'title', 'filename', 'content_type', 'size_bytes', 'uploaded_at', 'uploaded_by', 'uploaded_by_name', 'file'],
+    ),
+  },
+  routes: [...employeeRoutes, ...contactRoutes, ...attachmentRoutes],
+};

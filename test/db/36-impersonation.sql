@@ -1,0 +1,20 @@
+-- Impersonation: superusers only, audited, and carried by every audit line.
+begin;
+select plan(6);
+select tests.freeze('2026-11-16 10:00+01');
+
+select tests.authenticate_as('admin');
+select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'WF570', null, 'an Admin is not a superuser');
+select tests.authenticate_as('root');
+select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'root'))$$, 'WV570', null, 'nobody impersonates themselves');
+select lives_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'a superuser impersonates an account');
+select tests.as_owner();
+select is((select count(*)::int from app_private.audit_log where verb = 'Impersonation' and target_id = tests.id('accounts', 'alice')
+           and actor_account_id = tests.id('accounts', 'root')), 1, 'the impersonation is audited');
+select is(app_private.begin_request(tests.id('accounts', 'alice'), tests.id('accounts', 'admin')), null,
+          'a request impersonating through a non-superuser is refused');
+select is((app_private.begin_request(tests.id('accounts', 'alice'), tests.id('accounts', 'root')) ->> 'id')::int, tests.id('accounts', 'alice'),
+          'a request impersonating through the superuser acts as the account');
+
+select * from finish();
+rollback;
