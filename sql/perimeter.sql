@@ -181,3 +181,11 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission,
                                    coalesce(p_at, app_hidden.now())) s;
 $$;
+
+-- Is the acting account an active staff member (or a superuser)? Staff write the
+-- referentials and read the e-mail outbox.
+create function app_hidden.current_account_is_staff() returns boolean
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select exists (select 1 from app_public.accounts a
+                 where a.id = app_hidden.current_account_id() and a.is_active and (a.is_staff or a.is_superuser));
+$$;

@@ -173,13 +173,6 @@ language sql immutable as $$
            '[^a-z0-9.\-]', '', 'g');
 $$;
 
--- Is the acting account an active staff member (or a superuser)?
-create function app_hidden.current_account_is_staff() returns boolean
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce((select (a.is_staff or a.is_superuser) and a.is_active
-                   from app_public.accounts a where a.id = app_hidden.current_account_id()), false);
-$$;
-
 create function app_hidden.current_account_is_superuser() returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce((select a.is_superuser and a.is_active

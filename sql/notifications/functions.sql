@@ -316,11 +316,6 @@ $$;
 -- Staff read the outbox (mails stay there without SMTP settings). The body carries
 -- single-use password links: only superusers see it, so that staff status alone never
 -- gives a way into another account.
-create function app_hidden.current_account_is_staff() returns boolean
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select exists (select 1 from app_public.accounts a
-                 where a.id = app_hidden.current_account_id() and a.is_active and (a.is_staff or a.is_superuser));
-$$;
 
 create function app_public.email_outbox_list(p_status text default null, p_page int default 1,
                                              p_page_size int default 50)
