@@ -47,7 +47,6 @@
 --!include absences/triggers.sql
 --!include counters/triggers.sql
 --!include employees/helpers.sql
---!include employees/permissions.sql
 --!include employees/tables.sql
 --!include employees/policies.sql
 --!include employees/api.sql

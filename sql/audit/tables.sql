@@ -13,7 +13,23 @@ insert into app_private.audit_models (model, label) values
   ('absence', 'Absence'),
   ('shift_change_request', 'Demande de modification de journée'),
   ('day_modification', 'Modification de journée'),
-  ('account', 'Compte (ouverture et fermeture)');
+  ('account', 'Compte (ouverture et fermeture, substitution)'),
+  ('employee', 'Fiche salarié'),
+  ('employee_social_security_number', 'Numéro de sécurité sociale (valeur masquée)'),
+  ('employee_secondary_establishment', 'Lieu de travail secondaire'),
+  ('contract', 'Contrat'),
+  ('team_assignment', 'Affectation à une équipe'),
+  ('emergency_contact', 'Personne à prévenir'),
+  ('employee_attachment', 'Pièce du dossier salarié'),
+  ('division', 'Pôle'),
+  ('establishment', 'Établissement'),
+  ('contract_type', 'Type de contrat'),
+  ('team', 'Équipe'),
+  ('team_establishment', 'Établissement d''une équipe'),
+  ('event', 'Événement'),
+  ('event_participant', 'Participant à un événement'),
+  ('on_call_period', 'Période d''astreinte'),
+  ('on_call_period_establishment', 'Établissement d''une astreinte');
 
 create table app_private.audit_log (
   id bigint generated always as identity primary key,
@@ -30,16 +46,16 @@ create table app_private.audit_log (
   -- The database login of the session (wfm_authenticator for the API, the worker's or a DBA's login).
   db_user text not null default session_user,
   verb text not null check (verb in ('Creation', 'Modification', 'Suppression', 'Validation', 'Refus',
-                                     'Correction', 'Demande d''annulation', 'Annulation')),
+                                     'Correction', 'Demande d''annulation', 'Annulation', 'Impersonation')),
   model text not null references app_private.audit_models on update cascade on delete restrict,
   target_id bigint,
   before jsonb,
   after jsonb,
   transaction_id bigint not null default txid_current(),
   constraint audit_log_values check (
-    (verb = 'Creation' and before is null and after is not null)
+    (verb in ('Creation', 'Impersonation') and before is null and after is not null)
     or (verb = 'Suppression' and before is not null and after is null)
-    or (verb not in ('Creation', 'Suppression') and before is not null and after is not null))
+    or (verb not in ('Creation', 'Impersonation', 'Suppression') and before is not null and after is not null))
 );
 -- GET /api/audit-log/?model=&target_id= (newest first), and the weekly purge by age.
 create index audit_log_target_idx on app_private.audit_log (model, target_id, at desc, id desc);

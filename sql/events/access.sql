@@ -9,12 +9,6 @@
 -- employee.view_employee_directory read every event (the list restricts them to their
 -- perimeter unless scope=all). Writing: holders of events.change_event write the events
 -- they created and those of an establishment of their perimeter.
-insert into app_public.permissions (code, description) values
-  ('events.change_event', 'Créer, modifier et supprimer les événements du périmètre');
-insert into app_public.role_permissions (role_id, permission_code)
-select r.id, 'events.change_event' from app_public.roles r
-where r.name in ('Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2');
-
 create function app_hidden.readable_event_ids() returns setof int
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select ev.id from app_public.events ev where app_hidden.current_account_has('employee.view_employee_directory')

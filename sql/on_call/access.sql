@@ -8,17 +8,6 @@
 -- The routes follow the caller's perimeter of these permissions; Salarié and Intérimaire
 -- hold neither (403). A period extends the perimeter of the manager roles of its account
 -- over its establishments during [start_at, end_at) (app_hidden.permission_scope).
-insert into app_public.permissions (code, description) values
-  ('on_call.view_on_call_period', 'Consulter les astreintes du périmètre'),
-  ('on_call.change_on_call_period', 'Créer, modifier et supprimer les astreintes du périmètre');
-insert into app_public.role_permissions (role_id, permission_code)
-select r.id, p.code
-from app_public.roles r
-join (values
-  ('on_call.view_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Service Paie']),
-  ('on_call.change_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2'])
-) as p(code, roles) on r.name = any (p.roles);
-
 -- One account is never on call twice at the same time.
 alter table app_public.on_call_periods
   add constraint on_call_periods_no_overlap exclude using gist (account_id with =, tstzrange(start_at, end_at) with &&);

@@ -138,6 +138,34 @@ join (values
   ('employee.view_payroll', array['Admin', 'RH n1', 'RH n2', 'Service Paie'])
 ) as p(code, roles) on r.name = any (p.roles);
 
+-- Permissions the SPEC leaves to the project ("own permissions" of the employee record's
+-- annexes, teams, events, on-call screens). Encadrement = Admin, RH n1, RH n2, DA,
+-- Manager n1, Manager n2. Each applies on the perimeter of the role; the employee always
+-- reads their own contacts and attachments.
+insert into app_public.permissions (code, description) values
+  ('employee.view_emergency_contact', 'Lire les contacts d''urgence des salariés du périmètre'),
+  ('employee.change_emergency_contact', 'Modifier les contacts d''urgence des salariés du périmètre'),
+  ('employee.view_employee_attachment', 'Lire les pièces jointes des fiches salariés du périmètre'),
+  ('employee.change_employee_attachment', 'Déposer, renommer et supprimer les pièces jointes des fiches salariés'),
+  ('employee.change_team', 'Modifier les équipes du périmètre et leurs membres'),
+  ('events.change_event', 'Créer, modifier et supprimer les événements du périmètre'),
+  ('on_call.view_on_call_period', 'Consulter les astreintes du périmètre'),
+  ('on_call.change_on_call_period', 'Créer, modifier et supprimer les astreintes du périmètre');
+
+insert into app_public.role_permissions (role_id, permission_code)
+select r.id, p.code
+from app_public.roles r
+join (values
+  ('employee.view_emergency_contact', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2']),
+  ('employee.change_emergency_contact', array['Admin', 'RH n1', 'RH n2']),
+  ('employee.view_employee_attachment', array['Admin', 'RH n1', 'RH n2']),
+  ('employee.change_employee_attachment', array['Admin', 'RH n1', 'RH n2']),
+  ('employee.change_team', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2']),
+  ('events.change_event', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2']),
+  ('on_call.view_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Service Paie']),
+  ('on_call.change_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2'])
+) as p(code, roles) on r.name = any (p.roles);
+
 -- Opening an account on an employee record always grants Salarié (once).
 create function app_private.tg_accounts_grant_salarie() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$

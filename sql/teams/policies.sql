@@ -10,12 +10,6 @@
 -- Team members are team_assignments: written through the team routes with this permission
 -- (on employees of its perimeter), and through the employee record with
 -- employee.change_employee_record (sql/employees/policies.sql).
-insert into app_public.permissions (code, description) values
-  ('employee.change_team', 'Modifier les équipes du périmètre et leurs membres');
-insert into app_public.role_permissions (role_id, permission_code)
-select r.id, 'employee.change_team' from app_public.roles r
-where r.name in ('Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2');
-
 -- Teams with at least one establishment in the perimeter of the permission (p_entirely:
 -- every establishment in it). A perimeter of the whole association covers every team.
 create function app_hidden.team_ids_in_perimeter(p_permission text, p_entirely boolean default false)

@@ -196,7 +196,7 @@ describe('event-versus-absence conflict alert', () => {
   });
 
   it('refused and cancelled absences raise no conflict', async () => {
-    await env.db.query("update app_public.absences set status = 'cancelled' where id = $1", [absenceId]);
+    await env.db.query("update app_public.absences set status = 'cancelled', version = version + 1 where id = $1", [absenceId]);
     const res = await env.post('/api/events/', await env.login('mgr1'), {
       title: 'Sortie au musée',
       start_at: '2026-11-25T13:00:00+01:00',
