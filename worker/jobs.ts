@@ -19,12 +19,22 @@ export const SCHEDULED_JOBS = {
     sql: 'select app_private.purge_audit_log(app_hidden.now()) as result',
     describe: (count: number) => `${count} ligne(s) du journal d'audit supprimée(s) (au-delà de la rétention)`,
   },
+  consume_started_absences: {
+    sql: 'select app_private.consume_started_absences(app_hidden.today()) as result',
+    describe: (count: number) => `${count} absence(s) commencée(s) passée(s) de Planifiés à Pris`,
+  },
 } as const;
 
 export type ScheduledJobName = keyof typeof SCHEDULED_JOBS;
 
 /** Every job `npm run job -- NAME` knows. */
-export const JOB_NAMES = ['send_missing_document_reminders', 'purge_audit_log', 'drain_email_outbox'] as const;
+export const JOB_NAMES = [
+  'send_missing_document_reminders',
+  'purge_audit_log',
+  'consume_started_absences',
+  'drain_email_outbox',
+  'purge_storage_garbage',
+] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 export function isJobName(name: string | undefined): name is JobName {

@@ -4,6 +4,8 @@
  */
 import { WorkerConfigError, workerConfigFromEnv } from './config.js';
 import { JOB_NAMES, createWorkerPool, drainEmailOutbox, isJobName, isScheduledJob, runScheduledJob } from './jobs.js';
+import { purgeStorageGarbage } from '../src/storage/garbage.js';
+import { storageFromEnv } from './tasks/purge_storage_garbage.js';
 
 const name = process.argv[2];
 if (!isJobName(name) || process.argv.length > 3) {
@@ -28,6 +30,10 @@ try {
       } finally {
         client.release();
       }
+    } else if (name === 'purge_storage_garbage') {
+      const removed = await purgeStorageGarbage(pool, storageFromEnv());
+      console.error(`${name}: ${removed} file(s) removed`);
+      console.log(JSON.stringify({ job: name, result: removed }));
     } else {
       const outcome = await drainEmailOutbox(pool, config.smtp ?? null);
       console.error(

@@ -14,6 +14,8 @@ import { smtpFromEnv, type SmtpSettings, type WorkerConfig } from './config.js';
 import { createWorkerPool, type MailTransport } from './jobs.js';
 import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';
 import purgeAuditLog from './tasks/purge_audit_log.js';
+import consumeStartedAbsences from './tasks/consume_started_absences.js';
+import purgeStorageGarbage from './tasks/purge_storage_garbage.js';
 import sendMissingDocumentReminders from './tasks/send_missing_document_reminders.js';
 
 export const WORKER_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -44,6 +46,8 @@ export function taskList(pool: pg.Pool, smtp: SmtpSettings | null, transport?: (
   return {
     send_missing_document_reminders: sendMissingDocumentReminders,
     purge_audit_log: purgeAuditLog,
+    consume_started_absences: consumeStartedAbsences,
+    purge_storage_garbage: purgeStorageGarbage,
     drain_email_outbox: makeDrainEmailOutboxTask(pool, smtp, transport),
   };
 }

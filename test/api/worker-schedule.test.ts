@@ -49,7 +49,8 @@ const paris = (iso: string) =>
 describe('worker/crontab', () => {
   it('parses, with a stable id and its own job key on every line', () => {
     expect(items.map((item) => item.task).sort()).toEqual([
-      'purge_audit_log', 'purge_audit_log', 'send_missing_document_reminders', 'send_missing_document_reminders',
+      'consume_started_absences', 'consume_started_absences', 'purge_audit_log', 'purge_audit_log',
+      'purge_storage_garbage', 'send_missing_document_reminders', 'send_missing_document_reminders',
     ]);
     const identifiers = items.map((item) => item.identifier);
     expect(new Set(identifiers).size).toBe(items.length);
@@ -89,6 +90,21 @@ describe('worker/crontab', () => {
       expect(paris(due[0]!)).toBe('dimanche 03:47');
     });
   }
+
+  for (const [season, day] of reminderDays) {
+    it(`consume_started_absences runs once a night, at 00:07 in Paris (UTC day ${day}, ${season})`, async () => {
+      const scheduled = cronInstants('consume_started_absences', day);
+      expect(scheduled).toHaveLength(2);
+      const due = await dueInstants('consume_started_absences', scheduled);
+      expect(due).toHaveLength(1);
+      expect(paris(due[0]!)).toMatch(/ 00:07$/);
+    });
+  }
+
+  it('purge_storage_garbage runs every 10 minutes, whatever the season', () => {
+    expect(cronInstants('purge_storage_garbage', '2026-01-15')).toHaveLength(144);
+    expect(cronInstants('purge_storage_garbage', '2026-07-15')).toHaveLength(144);
+  });
 
   it('purge_audit_log does not run on other days', async () => {
     for (const day of ['2026-01-10', '2026-01-12', '2026-07-11', '2026-07-13']) {

@@ -1,15 +1,20 @@
 /**
- * graphile-worker task: removes from the storage directory the files of deleted document
- * rows (absence documents, replaced or removed honorability certificates). Idempotent: a
- * file already gone is skipped; a failed removal leaves its key queued for the next run.
+ * purge_storage_garbage: every 10 minutes (worker/crontab). Removes from the storage
+ * directory the files of deleted document rows (absence documents, certificates,
+ * attachments), after the deleting transaction committed. Idempotent: a file already gone is
+ * skipped; a failed removal leaves its key queued for the next run.
  * Storage directory: STORAGE_DIR (default ./.data/storage), as the server.
  */
 import type { JobHelpers } from 'graphile-worker';
 import { FileStorage } from '../../src/storage/storage.js';
 import { purgeStorageGarbageIn } from '../../src/storage/garbage.js';
 
+export function storageFromEnv(): FileStorage {
+  return new FileStorage(process.env.STORAGE_DIR ?? './.data/storage');
+}
+
 export default async function task(_payload: unknown, helpers: JobHelpers): Promise<void> {
-  const storage = new FileStorage(process.env.STORAGE_DIR ?? './.data/storage');
+  const storage = storageFromEnv();
   let total = 0;
   for (;;) {
     const purged = await helpers.withPgClient(async (client) => {
