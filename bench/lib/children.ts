@@ -1,0 +1,108 @@
+/**
+ * Child processes of the bench (the service, the bare server): started with Node's own
+ * executable and tsx's loader (no wrapper process, so the pid is the server's and its RSS
+ * is the server's), ready when they send {ready, url} over IPC, stopped on exit whatever
+ * happens to the parent.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT_DIR } from '../../src/db/migrate.js';
+
+export interface Child {
+  name: string;
+  url: string;
+  pid: number;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Child>();
+
+function killAll(): void {
+  for (const child of running) {
+    try {
+      child.process.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+export async function startChild(name: string, script: string, env: NodeJS.ProcessEnv): Promise<Child> {
+  const child = fork(path.join(ROOT_DIR, script), [], {
+    cwd: ROOT_DIR,
+    env,
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: not ready after 60 s`)), 60_000);
+    child.once('message', (message: { ready?: boolean; url?: string }) => {
+      clearTimeout(timer);
+      if (message.ready && message.url) resolve(message.url);
+      else reject(new Error(`${name}: unexpected message ${JSON.stringify(message)}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with code ${code} before it was ready`));
+    });
+  });
+  const handle: Child = {
+    name,
+    url,
+    pid: child.pid!,
+    process: child,
+    async stop() {
+      running.delete(handle);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+        }, 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      });
+    },
+  };
+  running.add(handle);
+  return handle;
+}
+
+/** Resident set size of a process in MB (VmRSS of /proc/<pid>/status), or null when gone. */
+export function rssMb(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every 250 ms until stopped; returns the peak. */
+export function sampleRss(pid: number): { stop(): number | null } {
+  let peak: number | null = rssMb(pid);
+  const timer = setInterval(() => {
+    const value = rssMb(pid);
+    if (value !== null && (peak === null || value > peak)) peak = value;
+  }, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      const value = rssMb(pid);
+      if (value !== null && (peak === null || value > peak)) peak = value;
+      return peak;
+    },
+  };
+}

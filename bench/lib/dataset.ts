@@ -1,0 +1,80 @@
+/**
+ * Builds a dataset database: roles, migrations (current.sql included while it is not
+ * empty), then bench/dataset/generate.sql step by step (timed), VACUUM ANALYZE.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { ROOT_DIR, hasCurrentMigration, migrateDatabase } from '../../src/db/migrate.js';
+import { ensureRoles } from '../../src/db/roles.js';
+import { ROOT_URL, createDatabase, databaseUrl, dropDatabase, withClient } from './db.js';
+
+export interface DatasetParams {
+  employees: number;
+  establishments: number;
+  absences: number;
+  shiftChanges: number;
+  /** Business date the history is built around (YYYY-MM-DD). */
+  today: string;
+}
+
+/** Every bench account has this password (one argon2id hash, computed once). */
+export const BENCH_PASSWORD = 'Bench-Passw0rd!';
+
+export interface DatasetBuild {
+  seconds: number;
+  steps: Array<{ step: string; seconds: number }>;
+}
+
+/** Splits the generator on its "-- step: <name>" markers. */
+export async function generatorSteps(): Promise<Array<{ step: string; sql: string }>> {
+  const text = await readFile(path.join(ROOT_DIR, 'bench/dataset/generate.sql'), 'utf8');
+  const parts = text.split(/^-- step: (.+)$/m);
+  const steps: Array<{ step: string; sql: string }> = [];
+  for (let i = 1; i < parts.length; i += 2) steps.push({ step: parts[i]!.trim(), sql: parts[i + 1]! });
+  return steps;
+}
+
+export async function buildDataset(name: string, params: DatasetParams, log: (line: string) => void): Promise<DatasetBuild> {
+  const started = Date.now();
+  const steps: DatasetBuild['steps'] = [];
+  const timed = async (step: string, work: () => Promise<unknown>) => {
+    const t0 = Date.now();
+    await work();
+    const seconds = (Date.now() - t0) / 1000;
+    steps.push({ step, seconds });
+    log(`  ${step.padEnd(26)} ${seconds.toFixed(1)} s`);
+  };
+
+  const building = `${name}_build`;
+  await dropDatabase(building);
+  await createDatabase(building);
+  await withClient(ROOT_URL, (root) => ensureRoles(root));
+  await timed('migrate', () => migrateDatabase(databaseUrl(building), { includeCurrent: true }));
+  if (await hasCurrentMigration()) log('  (migrations/current.sql applied: development checkout)');
+
+  let hash = '';
+  await timed('password hash (argon2id)', async () => {
+    hash = await hashPassword(BENCH_PASSWORD);
+  });
+
+  await withClient(databaseUrl(building), async (client) => {
+    // Parameters travel as settings of the session, read by the generator with current_setting.
+    await client.query(
+      `select set_config('bench.employees', $1, false), set_config('bench.establishments', $2, false),
+              set_config('bench.absences', $3, false), set_config('bench.shift_changes', $4, false),
+              set_config('bench.today', $5, false), set_config('bench.password_hash', $6, false),
+              set_config('maintenance_work_mem', '256MB', false), set_config('work_mem', '64MB', false)`,
+      [String(params.employees), String(params.establishments), String(params.absences), String(params.shiftChanges),
+       params.today, hash],
+    );
+    for (const { step, sql } of await generatorSteps()) {
+      await timed(step, () => client.query(sql));
+    }
+    await timed('vacuum analyze', () => client.query('vacuum (analyze)'));
+  });
+  await withClient(ROOT_URL, async (root) => {
+    await root.query(`alter database ${building} rename to ${name}`);
+  });
+  return { seconds: (Date.now() - started) / 1000, steps };
+}

@@ -1,0 +1,281 @@
+/**
+ * The scenarios of the bench: what each HTTP request is (route, caller, body), drawn from
+ * the generated organisation so that writes use distinct employees and dates and each
+ * decision targets a distinct pending item with its current version.
+ */
+import type pg from 'pg';
+import { signAccessToken } from '../../src/auth/jwt.js';
+import { BENCH_PASSWORD } from './dataset.js';
+import type { RequestSpec } from './load.js';
+
+export interface BenchContext {
+  db: pg.Pool;
+  jwtSecret: string;
+  today: string;
+  windows: { writes_from: string; planning_from: string; planning_to: string };
+  employees: Array<{ idx: number; id: number; account_id: number; username: string; establishment_idx: number }>;
+  admin: { account_id: number; employee_id: number };
+  rh1: { account_id: number };
+  managerN2: { account_id: number; perimeter: number };
+  /** Manager n1 accounts by establishment index (first one). */
+  managersN1: Map<number, number>;
+  cpTypeId: number;
+  writeDays: string[];
+  /** Next free slot of the writes window (employee × weekday), shared by every writer. */
+  absenceSlot: number;
+  shiftSlot: number;
+}
+
+export type Target = 'api' | 'bare' | 'graphql' | 'pgbench';
+
+export interface Scenario {
+  key: string;
+  label: string;
+  target: Target;
+  /** What the targets of issue 7 expect of it. */
+  goal: 'interactive' | 'planning' | 'cpu' | 'baseline';
+  connections?: number;
+  /** Builds the request generator right before the phase (reads the database as it is then). */
+  prepare?: (ctx: BenchContext) => Promise<{ next: () => RequestSpec | null; supply?: number; note?: string }>;
+}
+
+const tokens = new Map<number, string>();
+export function tokenFor(ctx: BenchContext, accountId: number): string {
+  let token = tokens.get(accountId);
+  if (!token) {
+    token = signAccessToken(ctx.jwtSecret, accountId);
+    tokens.set(accountId, token);
+  }
+  return token;
+}
+
+/** Cycles through a list forever. */
+function cycle<T>(items: T[], make: (item: T) => RequestSpec): () => RequestSpec {
+  let i = 0;
+  return () => make(items[i++ % items.length]!);
+}
+
+/** Takes each item once; null when exhausted. */
+function once<T>(items: T[], make: (item: T) => RequestSpec): () => RequestSpec | null {
+  let i = 0;
+  return () => (i < items.length ? make(items[i++]!) : null);
+}
+
+function monthWindow(today: string): { from: string; to: string } {
+  const [y, m] = today.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const mm = String(m).padStart(2, '0');
+  return { from: `${y}-${mm}-01`, to: `${y}-${mm}-${String(last).padStart(2, '0')}` };
+}
+
+/** The next free (employee, weekday) of the writes window; employees rotate fastest. */
+export function takeSlot(ctx: BenchContext, kind: 'absenceSlot' | 'shiftSlot'): { employee: BenchContext['employees'][number]; day: string } | null {
+  const slot = ctx[kind]++;
+  const employee = ctx.employees[slot % ctx.employees.length]!;
+  const day = ctx.writeDays[Math.floor(slot / ctx.employees.length)];
+  return day ? { employee, day } : null;
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    key: 'me',
+    label: 'GET /api/auth/me/',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const token = tokenFor(ctx, ctx.admin.account_id);
+      return { next: () => ({ method: 'GET', path: '/api/auth/me/', token }) };
+    },
+  },
+  {
+    key: 'bare_me',
+    label: 'bare node:http + pg, same read (1 message)',
+    target: 'bare',
+    goal: 'baseline',
+    prepare: async (ctx) => ({ next: () => ({ method: 'GET', path: `/me?account=${ctx.admin.account_id}` }) }),
+  },
+  {
+    key: 'graphql_me',
+    label: 'PostGraphile POST /graphql { me }',
+    target: 'graphql',
+    goal: 'baseline',
+    prepare: async (ctx) => {
+      const token = tokenFor(ctx, ctx.admin.account_id);
+      return { next: () => ({ method: 'POST', path: '/graphql', token, body: { query: '{ me }' } }) };
+    },
+  },
+  { key: 'pgbench_me', label: 'pgbench: app_public.me() (same transaction)', target: 'pgbench', goal: 'baseline' },
+  {
+    key: 'queue_rh',
+    label: 'GET /api/absences/?status=pending (RH n1, whole association)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const token = tokenFor(ctx, ctx.rh1.account_id);
+      return { next: () => ({ method: 'GET', path: '/api/absences/?status=pending', token }) };
+    },
+  },
+  {
+    key: 'queue_manager',
+    label: 'GET /api/absences/?status=pending (Manager n1, one establishment)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const managers = [...ctx.managersN1.values()].map((account) => tokenFor(ctx, account));
+      return { next: cycle(managers, (token) => ({ method: 'GET', path: '/api/absences/?status=pending', token })) };
+    },
+  },
+  {
+    key: 'absence_detail',
+    label: 'GET /api/absences/<id>/ (Manager n1, its perimeter)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const { rows } = await ctx.db.query<{ id: number; establishment_idx: number }>(
+        `select a.id, b.establishment_idx from app_public.absences a join bench.employees b on b.id = a.employee_id
+         order by bench.rnd(a.id) limit 5000`,
+      );
+      return {
+        next: cycle(rows, (row) => ({
+          method: 'GET',
+          path: `/api/absences/${row.id}/`,
+          token: tokenFor(ctx, ctx.managersN1.get(row.establishment_idx)!),
+        })),
+      };
+    },
+  },
+  {
+    key: 'planning',
+    label: 'GET /api/planning/ one month, 200-employee perimeter (Manager n2)',
+    target: 'api',
+    goal: 'planning',
+    prepare: async (ctx) => {
+      const token = tokenFor(ctx, ctx.managerN2.account_id);
+      const { from, to } = monthWindow(ctx.today);
+      return {
+        next: () => ({ method: 'GET', path: `/api/planning/?from=${from}&to=${to}`, token }),
+        note: `${from} → ${to}, ${ctx.managerN2.perimeter} employees`,
+      };
+    },
+  },
+  {
+    key: 'counters',
+    label: 'GET /api/counters/?employee= (Manager n1, its perimeter)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => ({
+      next: cycle(ctx.employees, (e) => ({
+        method: 'GET',
+        path: `/api/counters/?employee=${e.id}`,
+        token: tokenFor(ctx, ctx.managersN1.get(e.establishment_idx)!),
+      })),
+    }),
+  },
+  {
+    key: 'absence_create',
+    label: 'POST /api/absences/ (employee, 1 day of CP, all rules)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const supply = ctx.employees.length * ctx.writeDays.length - ctx.absenceSlot;
+      return {
+        supply,
+        next: () => {
+          const slot = takeSlot(ctx, 'absenceSlot');
+          if (!slot) return null;
+          return {
+            method: 'POST',
+            path: '/api/absences/',
+            token: tokenFor(ctx, slot.employee.account_id),
+            body: { employee: slot.employee.id, type: ctx.cpTypeId, date_start: slot.day, comment: 'Congé posé par le banc d’essai' },
+          };
+        },
+      };
+    },
+  },
+  { key: 'pgbench_absence_create', label: 'pgbench: app_public.absence_create (same transaction)', target: 'pgbench', goal: 'baseline' },
+  {
+    key: 'absence_validate',
+    label: 'POST /api/absences/<id>/validate/ (Manager n1, distinct pending requests)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const { rows } = await ctx.db.query<{ id: number; version: number; decider: number }>(
+        `select a.id, a.version, d.account_id as decider
+         from app_public.absences a
+         join bench.employees b on b.id = a.employee_id
+         join bench.deciders d on d.establishment_idx = b.establishment_idx
+                              and d.local_idx = case when b.local_idx = 0 then 1 else 0 end
+         where a.status = 'pending' and a.author_account_id = b.account_id
+         order by bench.rnd(a.id)`,
+      );
+      return {
+        supply: rows.length,
+        next: once(rows, (row) => ({
+          method: 'POST',
+          path: `/api/absences/${row.id}/validate/`,
+          token: tokenFor(ctx, row.decider),
+          body: { version: row.version },
+        })),
+      };
+    },
+  },
+  {
+    key: 'shift_change_create',
+    label: 'POST /api/shift-change-requests/ (employee, own day)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const supply = ctx.employees.length * ctx.writeDays.length - ctx.shiftSlot;
+      return {
+        supply,
+        next: () => {
+          const slot = takeSlot(ctx, 'shiftSlot');
+          if (!slot) return null;
+          return {
+            method: 'POST',
+            path: '/api/shift-change-requests/',
+            token: tokenFor(ctx, slot.employee.account_id),
+            body: { date: slot.day, reason: 'demande_personnelle', comment: 'Rendez-vous', slots: [{ start_time: '07:45', end_time: '15:15' }] },
+          };
+        },
+      };
+    },
+  },
+  {
+    key: 'shift_change_validate',
+    label: 'POST /api/shift-change-requests/<id>/validate/ (Manager n1, the requests just filed first)',
+    target: 'api',
+    goal: 'interactive',
+    prepare: async (ctx) => {
+      const { rows } = await ctx.db.query<{ id: number; version: number; decider: number }>(
+        `select r.id, r.version, d.account_id as decider
+         from app_public.shift_change_requests r
+         join bench.employees b on b.id = r.employee_id
+         join bench.deciders d on d.establishment_idx = b.establishment_idx
+                              and d.local_idx = case when b.local_idx = 0 then 1 else 0 end
+         where r.status = 'pending'
+         order by r.date >= $1::date desc, r.id`,
+        [ctx.windows.writes_from],
+      );
+      return {
+        supply: rows.length,
+        next: once(rows, (row) => ({
+          method: 'POST',
+          path: `/api/shift-change-requests/${row.id}/validate/`,
+          token: tokenFor(ctx, row.decider),
+          body: { version: row.version },
+        })),
+      };
+    },
+  },
+  {
+    key: 'login',
+    label: 'POST /api/auth/token/ (argon2id verify, CPU-bound)',
+    target: 'api',
+    goal: 'cpu',
+    prepare: async (ctx) => ({
+      next: cycle(ctx.employees, (e) => ({ method: 'POST', path: '/api/auth/token/', body: { username: e.username, password: BENCH_PASSWORD } })),
+    }),
+  },
+];

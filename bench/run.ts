@@ -1,0 +1,324 @@
+/**
+ * `npm run bench`: measured speed of the service on a large generated organisation.
+ *
+ *   npm run bench                      default size: 2 000 employees in 20 establishments,
+ *                                      100 000 absences, 20 000 day-change requests
+ *   npm run bench -- --scale           10 000 employees in 100 establishments, 1 000 000 absences,
+ *                                      100 000 day-change requests
+ *   npm run bench -- --small           200 employees (a quick check of the harness itself)
+ *   options: --reuse (keep the dataset database when it matches the schema and parameters),
+ *            --duration <s> (10), --warmup <s> (2), --connections <n> (10),
+ *            --only <key,key> (scenarios), --label <name> (results file; default or scale),
+ *            --no-md (leave BENCHMARKS.md alone), --keep (keep the run database).
+ *   env: BENCH_DATABASE_URL (superuser URL of the cluster, default postgres://postgres@127.0.0.1:5432/postgres),
+ *        BENCH_AUTH_DATABASE_URL (the wfm_authenticator login when trust auth is not available).
+ *
+ * Steps: the dataset (generated straight in SQL, kept as a template database), a copy of it
+ * for this run, the service and a bare node:http server as child processes, each scenario
+ * driven by autocannon from this process (warm-up, then measured), pgbench on the same SQL
+ * functions, then bench/results/<label>.json and .md and the section of BENCHMARKS.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { ROOT_DIR } from '../src/db/migrate.js';
+import { startChild, rssMb, type Child } from './lib/children.js';
+import { buildDataset, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
+import {
+  authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
+  dropStaleTemplates, templateName, withClient,
+} from './lib/db.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { pgbenchVersion, runPgbench } from './lib/pgbench.js';
+import { describeMachine, writeReport, type BenchReport, type ScenarioResult } from './lib/report.js';
+import { SCENARIOS, type BenchContext, type Scenario } from './lib/scenarios.js';
+
+const { values: args } = parseArgs({
+  options: {
+    scale: { type: 'boolean', default: false },
+    small: { type: 'boolean', default: false },
+    reuse: { type: 'boolean', default: false },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    label: { type: 'string' },
+    'no-md': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const duration = Number(args.duration);
+const warmup = Number(args.warmup);
+const connections = Number(args.connections);
+for (const [name, value] of Object.entries({ duration, warmup, connections })) {
+  if (!Number.isFinite(value) || value < 0 || (name !== 'warmup' && value <= 0)) throw new Error(`--${name}: a positive number is expected`);
+}
+const size = args.scale ? 'scale' : args.small ? 'small' : 'default';
+const label = args.label ?? size;
+if (!/^[a-z0-9][a-z0-9_-]{0,40}$/.test(label)) throw new Error('--label: lower-case letters, digits, - and _');
+const only = args.only ? new Set(args.only.split(',').map((key) => key.trim())) : null;
+if (only) {
+  const unknown = [...only].filter((key) => !SCENARIOS.some((s) => s.key === key));
+  if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.key).join(', ')})`);
+}
+
+/** The business date in Paris: the history is built around it. */
+function parisToday(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+}
+
+const params: DatasetParams = args.scale
+  ? { employees: 10_000, establishments: 100, absences: 1_000_000, shiftChanges: 100_000, today: parisToday() }
+  : args.small
+    ? { employees: 200, establishments: 2, absences: 10_000, shiftChanges: 2_000, today: parisToday() }
+    : { employees: 2_000, establishments: 20, absences: 100_000, shiftChanges: 20_000, today: parisToday() };
+
+const log = (line: string) => console.log(line);
+const POOL_SIZE = 10;
+
+async function main(): Promise<void> {
+  const machinePg = await withClient(databaseUrl('postgres'), async (c) => (await c.query<{ v: string }>('select version() as v')).rows[0]!.v);
+  const postgresVersion = /^PostgreSQL [\d.]+/.exec(machinePg)?.[0] ?? machinePg;
+  const pgbench = await pgbenchVersion();
+  log(`wfm bench (${label}): ${params.employees} employees, ${params.absences} absences, ${params.shiftChanges} day-change requests`);
+
+  // 1. The dataset (template database).
+  await dropOrphanRuns();
+  const template = await templateName(size, params);
+  let build: DatasetBuild | null = null;
+  const reused = args.reuse && (await databaseExists(template));
+  if (reused) {
+    log(`dataset: reusing ${template}`);
+  } else {
+    log(`dataset: generating ${template}`);
+    await dropDatabase(template);
+    build = await buildDataset(template, params, log);
+    log(`dataset: ${build.seconds.toFixed(1)} s`);
+    const dropped = await dropStaleTemplates(size, template);
+    if (dropped.length) log(`dataset: dropped stale ${dropped.join(', ')}`);
+  }
+  const datasetSize = await databaseSize(template);
+
+  // 2. This run's copy.
+  const runDb = `wfm_bench_run_${process.pid}`;
+  await dropDatabase(runDb);
+  await createDatabase(runDb, template);
+  const storageDir = await mkdtemp(path.join(tmpdir(), 'wfm-bench-storage-'));
+  const db = new pg.Pool({ connectionString: databaseUrl(runDb), max: 2, application_name: 'wfm-bench' });
+  db.on('error', () => {});
+  const children: Child[] = [];
+  try {
+    const ctx = await loadContext(db);
+    const jwtSecret = ctx.jwtSecret;
+    const serviceEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl(runDb),
+      AUTH_DATABASE_URL: authDatabaseUrl(runDb),
+      JWT_SECRET: jwtSecret,
+      LOG_LEVEL: 'warn',
+      GRAPHQL: 'on',
+      STORAGE_DIR: storageDir,
+      PUBLIC_URL: 'http://localhost:8000',
+      DB_POOL_SIZE: String(POOL_SIZE),
+      // One client hammers the API: the per-address and per-account limits would answer 429.
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+      RATE_LIMIT_AUTHENTICATED_PER_MINUTE: '100000000',
+    };
+    const service = await startChild('service', 'bench/server.ts', serviceEnv);
+    children.push(service);
+    const bare = await startChild('bare', 'bench/bare-server.ts', {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      AUTH_DATABASE_URL: authDatabaseUrl(runDb),
+      DB_POOL_SIZE: String(POOL_SIZE),
+    });
+    children.push(bare);
+    const rssStart = rssMb(service.pid);
+    log(`service: ${service.url} (pid ${service.pid}, ${rssStart} MB); bare: ${bare.url}`);
+
+    // 3. Scenarios, in order.
+    const results: ScenarioResult[] = [];
+    for (const scenario of SCENARIOS) {
+      if (only && !only.has(scenario.key)) continue;
+      const result = scenario.target === 'pgbench'
+        ? await pgbenchPhase(scenario, ctx, runDb)
+        : await httpPhase(scenario, ctx, scenario.target === 'bare' ? bare : service, service.pid);
+      results.push(result);
+      const codes = Object.entries(result.statusCodes).map(([c, n]) => `${c}:${n}`).join(' ');
+      log(`  ${scenario.key.padEnd(24)} ${String(result.rps).padStart(8)} req/s  p50 ${String(result.p50).padStart(7)} ms  ` +
+        `p99 ${String(result.p99).padStart(7)} ms  errors ${result.errors}  ${codes}${result.rssPeakMb ? `  rss ${result.rssPeakMb} MB` : ''}`);
+    }
+    const rssAfter = rssMb(service.pid);
+
+    const report: BenchReport = {
+      label,
+      date: new Date().toISOString(),
+      machine: describeMachine(postgresVersion, pgbench),
+      params: { ...params },
+      dataset: { database: template, reused, seconds: build?.seconds ?? null, steps: build?.steps ?? [], size: datasetSize },
+      settings: { duration, warmup, connections, poolSize: POOL_SIZE },
+      scenarios: results,
+      rss: {
+        startMb: rssStart,
+        peakMb: Math.max(...results.map((r) => r.rssPeakMb ?? 0), rssStart ?? 0, rssAfter ?? 0) || null,
+        afterMb: rssAfter,
+      },
+      ratios: [],
+      targets: [],
+    };
+    computeRatiosAndTargets(report);
+    const written = await writeReport(report, !args['no-md']);
+    log(`written: ${written.map((file) => path.relative(ROOT_DIR, file)).join(', ')}`);
+    for (const r of report.ratios) log(`  ratio ${r.name}: ${r.value}`);
+    for (const t of report.targets) log(`  target ${t.name}: ${t.value} (${t.limit}) ${t.ok === null ? '' : t.ok ? 'met' : 'NOT MET'}`);
+  } finally {
+    for (const child of children) await child.stop();
+    await db.end();
+    await rm(storageDir, { recursive: true, force: true });
+    if (!args.keep) await dropDatabase(runDb);
+  }
+}
+
+async function loadContext(db: pg.Pool): Promise<BenchContext> {
+  const one = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows[0]!;
+  const windows = await one<{ today: string; writes_from: string; planning_from: string; planning_to: string }>(
+    'select today::text, writes_from::text, planning_from::text, planning_to::text from bench.windows',
+  );
+  const { rows: employees } = await db.query<BenchContext['employees'][number]>(
+    'select idx, id, account_id, username, establishment_idx from bench.employees order by idx',
+  );
+  const admin = await one<{ account_id: number; employee_id: number }>("select account_id, employee_id from bench.actors where role = 'Admin'");
+  const rh1 = await one<{ account_id: number }>("select account_id from bench.actors where role = 'RH n1' order by account_id limit 1");
+  const managerN2 = await one<{ account_id: number; perimeter: number }>(
+    `select a.account_id, (select count(*)::int from app_hidden.perimeter_employee_ids('absences.view_absence_queue', a.account_id)) as perimeter
+     from bench.actors a where a.role = 'Manager n2' order by a.establishment_idx limit 1`,
+  );
+  const { rows: managers } = await db.query<{ establishment_idx: number; account_id: number }>(
+    'select establishment_idx, account_id from bench.deciders where local_idx = 0',
+  );
+  const cp = await one<{ id: number }>("select id from app_public.absence_types where code = 'CP'");
+  const { rows: days } = await db.query<{ day: string }>('select day::text from bench.write_days order by n');
+  return {
+    db,
+    jwtSecret: randomBytes(32).toString('hex'),
+    today: windows.today,
+    windows,
+    employees,
+    admin,
+    rh1,
+    managerN2,
+    managersN1: new Map(managers.map((m) => [m.establishment_idx, m.account_id])),
+    cpTypeId: cp.id,
+    writeDays: days.map((d) => d.day),
+    absenceSlot: 0,
+    shiftSlot: 0,
+  };
+}
+
+/**
+ * Requests still in flight when autocannon stops keep running in the service: wait until
+ * its connections are idle, so that the next phase reads the database as they left it.
+ */
+async function waitIdle(ctx: BenchContext): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { rows } = await ctx.db.query<{ busy: number }>(
+      `select count(*)::int as busy from pg_stat_activity
+       where datname = current_database() and pid <> pg_backend_pid() and state <> 'idle'
+         and application_name in ('wfm-service', 'wfm-bench-bare', 'wfm-bench-pgbench')`,
+    );
+    if (rows[0]!.busy === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** After writers: the next slot starts a fresh weekday of the writes window. */
+async function advanceSlots(ctx: BenchContext): Promise<void> {
+  await waitIdle(ctx);
+  const { rows } = await ctx.db.query<{ absences: number | null; shifts: number | null }>(
+    `select (select max(w.n)::int from app_public.absences a join bench.write_days w on w.day = a.date_start) as absences,
+            (select max(w.n)::int from app_public.shift_change_requests r join bench.write_days w on w.day = r.date) as shifts`,
+  );
+  const e = ctx.employees.length;
+  ctx.absenceSlot = Math.max(ctx.absenceSlot, ((rows[0]!.absences ?? -1) + 1) * e);
+  ctx.shiftSlot = Math.max(ctx.shiftSlot, ((rows[0]!.shifts ?? -1) + 1) * e);
+}
+
+async function httpPhase(scenario: Scenario, ctx: BenchContext, server: Child, servicePid: number): Promise<ScenarioResult> {
+  const conns = scenario.connections ?? connections;
+  const url = server.url;
+  if (warmup > 0) {
+    const w = await scenario.prepare!(ctx);
+    await runLoad({ url, connections: conns, duration: warmup, next: w.next, ...(w.supply !== undefined ? { supply: w.supply } : {}) });
+    await advanceSlots(ctx);
+  }
+  const phase = await scenario.prepare!(ctx);
+  const result = await runLoad({
+    url,
+    connections: conns,
+    duration,
+    next: phase.next,
+    pid: servicePid,
+    ...(phase.supply !== undefined ? { supply: phase.supply } : {}),
+  });
+  await advanceSlots(ctx);
+  return { key: scenario.key, label: scenario.label, target: scenario.target, goal: scenario.goal, connections: conns,
+    ...(phase.note ? { note: phase.note } : {}), ...result };
+}
+
+async function pgbenchPhase(scenario: Scenario, ctx: BenchContext, runDb: string): Promise<ScenarioResult> {
+  const conns = scenario.connections ?? connections;
+  const url = authDatabaseUrl(runDb);
+  const run = async (seconds: number): Promise<LoadResult> => {
+    if (scenario.key === 'pgbench_me') {
+      return runPgbench({ url, script: 'me.sql', connections: conns, duration: seconds, variables: { acc: ctx.admin.account_id } });
+    }
+    const first = ctx.employees[0]!;
+    const result = await runPgbench({
+      url,
+      script: 'absence_create.sql',
+      connections: conns,
+      duration: seconds,
+      variables: {
+        base: ctx.absenceSlot, clients: conns, employees: ctx.employees.length, acc_base: first.account_id, emp_base: first.id,
+        type: ctx.cpTypeId, days: `{${ctx.writeDays.join(',')}}`, n: 0,
+      },
+    });
+    await advanceSlots(ctx);
+    if (result.errors) log(result.output.split('\n').filter((line) => /error|abort/i.test(line)).slice(0, 5).join('\n'));
+    return result;
+  };
+  if (warmup > 0) await run(Math.max(1, Math.round(warmup)));
+  const result = await run(duration);
+  return { key: scenario.key, label: scenario.label, target: scenario.target, goal: scenario.goal, connections: conns, ...result };
+}
+
+function computeRatiosAndTargets(report: BenchReport): void {
+  const by = (key: string) => report.scenarios.find((s) => s.key === key);
+  const ratio = (a?: ScenarioResult, b?: ScenarioResult) => (a && b && b.rps > 0 ? Math.round((a.rps / b.rps) * 100) / 100 : null);
+  report.ratios.push(
+    { name: 'authenticated read (GET /api/auth/me/) / bare node:http + pg', value: ratio(by('me'), by('bare_me')), target: 0.5 },
+    { name: 'absence creation (POST /api/absences/) / pgbench of app_public.absence_create', value: ratio(by('absence_create'), by('pgbench_absence_create')), target: 0.35 },
+    { name: 'GraphQL { me } / REST GET /api/auth/me/', value: ratio(by('graphql_me'), by('me')) },
+    { name: 'bare node:http + pg / pgbench of app_public.me()', value: ratio(by('bare_me'), by('pgbench_me')) },
+  );
+  const planning = by('planning');
+  report.targets.push({ name: 'planning month, 200 employees: p50', value: planning?.p50 ?? null, limit: '≤ 150 ms',
+    ok: planning?.p50 == null ? null : planning.p50 <= 150 });
+  for (const s of report.scenarios.filter((x) => x.goal === 'interactive')) {
+    report.targets.push({ name: `${s.label}: p99`, value: s.p99, limit: '≤ 100 ms', ok: s.p99 === null ? null : s.p99 <= 100 });
+  }
+  for (const r of report.ratios.filter((x) => x.target !== undefined)) {
+    report.targets.push({ name: r.name, value: r.value, limit: `≥ ${r.target}`, ok: r.value === null ? null : r.value >= r.target! });
+  }
+  report.targets.push({ name: 'server RSS (peak)', value: report.rss.peakMb, limit: '≤ 250 MB',
+    ok: report.rss.peakMb === null ? null : report.rss.peakMb <= 250 });
+  const errors = report.scenarios.reduce((sum, s) => sum + s.errors, 0);
+  report.targets.push({ name: 'errors (non-2xx, connection errors, failed transactions)', value: errors, limit: '0', ok: errors === 0 });
+}
+
+await main();

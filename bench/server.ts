@@ -1,0 +1,22 @@
+/**
+ * Child process of `npm run bench`: the service as production runs it (createApp with
+ * loadConfig from the environment), without the worker. Tells the parent its port over IPC.
+ *   env: DATABASE_URL, AUTH_DATABASE_URL, JWT_SECRET, LOG_LEVEL, GRAPHQL, STORAGE_DIR,
+ *        RATE_LIMIT_* (raised by the parent: the bench is one client hammering the API).
+ */
+import { loadConfig } from '../src/config.js';
+import { createApp } from '../src/server.js';
+
+const config = loadConfig(process.env, { port: 0 });
+const app = await createApp(config);
+const running = await app.listen(0, '127.0.0.1');
+process.send?.({ ready: true, url: running.url });
+
+const stop = async () => {
+  await running.close().catch(() => {});
+  process.exit(0);
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+// The parent went away: do not outlive it.
+process.on('disconnect', stop);
