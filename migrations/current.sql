@@ -61,4 +61,5 @@
 --!include on_call/api.sql
 --!include payroll/api.sql
 --!include impersonation/api.sql
+--!include documents/uploads.sql
 --!include finalize.sql

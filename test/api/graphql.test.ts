@@ -150,3 +150,24 @@ describe('errors', () => {
     expect(res.body.errors[0].extensions?.code).toBeUndefined();
   });
 });
+
+describe('file metadata through GraphQL', () => {
+  it('a staff account cannot point a document at a file it did not upload (WV402), nothing is written', async () => {
+    const token = await env.login('root');
+    const before = await env.db.query('select count(*)::int as n from app_public.absences');
+    const forged = {
+      employee: env.ids.employees!.alice,
+      type: (await env.db.query("select id from app_public.absence_types where code = 'MAL'")).rows[0].id,
+      date_start: '2026-11-17',
+      date_end: '2026-11-17',
+      add_documents: [{
+        filename: 'autre.pdf', content_type: 'application/pdf', size_bytes: 1000,
+        storage_key: 'a'.repeat(32), sha256: 'b'.repeat(64),
+      }],
+    };
+    const res = await gql(token, 'mutation($body: JSON!) { absenceCreate(input: { pBody: $body }) { clientMutationId } }', { body: forged });
+    expect(res.body.errors?.[0]?.extensions?.code, JSON.stringify(res.body)).toBe('WV402');
+    const after = await env.db.query('select count(*)::int as n from app_public.absences');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+});
