@@ -62,4 +62,5 @@
 --!include payroll/api.sql
 --!include impersonation/api.sql
 --!include documents/uploads.sql
+--!include graphql.sql
 --!include finalize.sql

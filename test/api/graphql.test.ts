@@ -171,3 +171,23 @@ describe('file metadata through GraphQL', () => {
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 });
+
+describe('aggregates for reporting', () => {
+  it('are offered on the reporting tables, under RLS, and not elsewhere', async () => {
+    await env.db.query(
+      `insert into app_public.absences (employee_id, type_id, date_start, date_end, status)
+       select e, (select id from app_public.absence_types where code = 'FOR'), d, d, 'pending'
+       from unnest($1::int[], array['2026-12-01', '2026-12-02']::date[]) as x(e, d)`,
+      [[env.ids.employees!.alice, env.ids.employees!.david]],
+    );
+    const query = '{ allAbsences { totalCount aggregates { distinctCount { employeeId } } } }';
+    const admin = await gql(await env.login('admin'), query);
+    expect(admin.body.errors, JSON.stringify(admin.body.errors)).toBeUndefined();
+    expect(admin.body.data.allAbsences.aggregates.distinctCount.employeeId).toBe('2');
+    // The whole association for admin; staff (no role, no employee) sees no absence at all.
+    const staff = await gql(await env.login('staff'), query);
+    expect(staff.body.data.allAbsences.totalCount).toBe(0);
+    const posts = await gql(await env.login('admin'), '{ allPosts { aggregates { __typename } } }');
+    expect(posts.body.errors?.[0]?.message).toMatch(/aggregates/);
+  });
+});
