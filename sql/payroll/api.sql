@@ -116,7 +116,7 @@ begin
                                               l.slice_start, l.contract_id) as ord
       from lines l
       order by ord
-      limit p_page_size offset (p_page - 1) * p_page_size
+      limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
     ),
     days as (
       select p.contract_id, d::date as day,

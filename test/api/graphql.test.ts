@@ -141,11 +141,11 @@ describe('errors', () => {
   });
 
   it('any other database error is masked', async () => {
-    // A negative OFFSET: SQLSTATE 2201X, outside our registry.
-    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 0, pPageSize: 10) }');
+    // An offset beyond the integer range: SQLSTATE 22003, outside our registry.
+    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 2147483647, pPageSize: 200) }');
     expect(res.body.data.absenceTypesList).toBeNull();
     expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors[0].message).not.toMatch(/OFFSET/i);
+    expect(res.body.errors[0].message).not.toMatch(/out of range/i);
     expect(res.body.errors[0].message).toMatch(/^An error occurred/);
     expect(res.body.errors[0].extensions?.code).toBeUndefined();
   });
@@ -189,5 +189,13 @@ describe('aggregates for reporting', () => {
     expect(staff.body.data.allAbsences.totalCount).toBe(0);
     const posts = await gql(await env.login('admin'), '{ allPosts { aggregates { __typename } } }');
     expect(posts.body.errors?.[0]?.message).toMatch(/aggregates/);
+  });
+});
+
+describe('paging through GraphQL', () => {
+  it('a page below 1 is refused by the function itself (WV003), not by a database error', async () => {
+    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 0, pPageSize: 10) }');
+    expect(res.body.errors[0].extensions.code).toBe('WV003');
+    expect(res.body.errors[0].extensions.field).toBe('page');
   });
 });
