@@ -61,4 +61,6 @@
 --!include on_call/api.sql
 --!include payroll/api.sql
 --!include impersonation/api.sql
+--!include documents/uploads.sql
+--!include graphql.sql
 --!include finalize.sql

@@ -56,6 +56,9 @@ export async function mountGraphql(app: Express, server: Server | null, pool: pg
       },
     },
     grafserv: { graphqlPath: '/graphql', graphiql: false, websockets: false, maskError },
+    // Aggregates are opted in per table (smart comment `@behavior +aggregates` in
+    // sql/graphql.sql), for reporting; everywhere else they would only bloat the schema.
+    schema: { defaultBehavior: '-aggregates' },
   };
 
   // Only active staff accounts reach the GraphQL endpoint.

@@ -7,7 +7,7 @@ import { createPool } from './db/pool.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.js';
 import { ApiError, apiErrorFromPg } from './http/errors.js';
-import { buildApiRouter } from './http/router.js';
+import { buildApiRouter, expressPath } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { routeModules, routes } from './http/routes/index.js';
@@ -57,7 +57,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   app.use(authenticate(config));
   app.use(rateLimit(config, limiter));
-  app.post('/api/auth/password/reset/', passwordResetLimit(config, limiter));
+  // Routes with their own bucket (the manifest's rateLimit: the password reset, 5 per hour).
+  for (const route of routes.filter((r) => r.rateLimit === 'password_reset')) {
+    app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
+  }
 
   const openApi = buildOpenApi(routeModules, API_INFO);
   app.get('/api/schema/', (_req, res) => {

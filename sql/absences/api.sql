@@ -220,7 +220,7 @@ begin
   )
   select (select count(*) from visible),
          array(select v.id from visible v order by v.date_start desc, v.id desc
-               limit p_page_size offset (greatest(p_page, 1) - 1) * p_page_size)
+               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
     into v_count, v_ids;
   return jsonb_build_object(
     'count', v_count,

@@ -44,5 +44,5 @@ language sql stable as $$
     'results', coalesce((
       select jsonb_agg(app_hidden.absence_type_json(t.id) order by t.position, t.code)
       from (select * from types order by position, code
-            limit p_page_size offset (p_page - 1) * p_page_size) t), '[]'::jsonb));
+            limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) t), '[]'::jsonb));
 $$;

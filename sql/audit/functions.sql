@@ -216,7 +216,7 @@ begin
       'results', coalesce((
         select jsonb_agg(app_hidden.audit_line_json(p) order by p.at desc, p.id desc)
         from (select * from lines order by at desc, id desc
-              limit p_page_size offset (p_page - 1) * p_page_size) p), '[]'::jsonb)));
+              limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
 end;
 $$;
 

@@ -65,3 +65,25 @@ language sql immutable as $$ select to_char(p_date, 'DD/MM/YYYY') $$;
 
 create function app_hidden.fmt_quantity(p_value numeric) returns text
 language sql immutable as $$ select to_char(p_value, 'FM999999990.00') $$;
+
+-- Paging of list functions (the HTTP layer validates its query string; GraphQL and other
+-- SQL callers reach the functions directly): page from 1, page size from 1 to 200.
+create function app_hidden.page_limit(p_page_size int) returns int
+language plpgsql immutable as $$
+begin
+  if p_page_size is null or p_page_size < 1 then
+    perform app_hidden.invalid('page_size', 'La taille de page est un entier d''au moins 1.', 'WV003');
+  end if;
+  return least(p_page_size, 200);
+end;
+$$;
+
+create function app_hidden.page_offset(p_page int, p_page_size int) returns int
+language plpgsql immutable as $$
+begin
+  if p_page is null or p_page < 1 then
+    perform app_hidden.invalid('page', 'Le numéro de page est un entier d''au moins 1.', 'WV003');
+  end if;
+  return (p_page - 1) * app_hidden.page_limit(p_page_size);
+end;
+$$;

@@ -105,7 +105,7 @@ begin
                          from (select * from app_public.employee_emergency_contacts c
                                where c.employee_id = p_employee
                                order by c.position, c.id
-                               limit p_page_size offset (p_page - 1) * p_page_size) c), '[]'::jsonb));
+                               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) c), '[]'::jsonb));
 end;
 $$;
 
@@ -234,7 +234,7 @@ begin
                          from (select * from app_public.employee_attachments a
                                where a.employee_id = p_employee
                                order by a.uploaded_at desc, a.id desc
-                               limit p_page_size offset (p_page - 1) * p_page_size) a), '[]'::jsonb));
+                               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) a), '[]'::jsonb));
 end;
 $$;
 

@@ -115,7 +115,7 @@ language sql stable as $$
     select f.id, row_number() over (order by lower(f.last_name), lower(f.first_name), f.id) as ord
     from filtered f
     order by ord
-    limit p_page_size offset (p_page - 1) * p_page_size
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
   )
   select jsonb_build_object(
     'count', (select count(*) from filtered),

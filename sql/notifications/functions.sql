@@ -239,7 +239,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'results', coalesce((
       select jsonb_agg(app_hidden.notification_json(p) order by p.created_at desc, p.id desc)
       from (select * from mine order by created_at desc, id desc
-            limit p_page_size offset (p_page - 1) * p_page_size) p), '[]'::jsonb));
+            limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb));
 $$;
 
 -- Marks one of the caller's notifications read (idempotent: the first reading time stays)
@@ -349,6 +349,6 @@ begin
                || case when v_superuser then jsonb_build_object('body_text', m.body_text) else '{}'::jsonb end
                order by m.created_at desc, m.id desc)
         from (select * from mails order by created_at desc, id desc
-              limit p_page_size offset (p_page - 1) * p_page_size) m), '[]'::jsonb)));
+              limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) m), '[]'::jsonb)));
 end;
 $$;

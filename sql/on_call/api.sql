@@ -75,7 +75,7 @@ begin
     ),
     page as (
       select f.id, row_number() over (order by f.start_at, f.id) as ord
-      from filtered f order by ord limit p_page_size offset (p_page - 1) * p_page_size
+      from filtered f order by ord limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
     )
     select jsonb_build_object(
       'count', (select count(*) from filtered),

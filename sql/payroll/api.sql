@@ -116,7 +116,7 @@ begin
                                               l.slice_start, l.contract_id) as ord
       from lines l
       order by ord
-      limit p_page_size offset (p_page - 1) * p_page_size
+      limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
     ),
     days as (
       select p.contract_id, d::date as day,
@@ -127,12 +127,10 @@ begin
       select p.contract_id, p.slice_start, p.slice_end, a.id, a.type_id, a.date_start, a.date_end,
              a.start_half, a.end_half, a.start_time, a.end_time, a.counted_quantity,
              t.code as type_code, t.name as type_name, t.unit,
-             coalesce(est.count_base, 'ouvrables') as count_base
+             app_hidden.employee_count_base(p.employee_id) as count_base
       from page p
       join app_public.absences a on a.employee_id = p.employee_id
       join app_public.absence_types t on t.id = a.type_id
-      join app_public.employees e on e.id = p.employee_id
-      left join app_public.establishments est on est.id = e.main_establishment_id
       where a.status in ('validated', 'cancellation_requested')
         and a.date_start <= p.slice_end and a.date_end >= p.slice_start
     ),
@@ -141,9 +139,7 @@ begin
              case when ab.start_time is null
                   then ((case when d::date = ab.date_start and ab.start_half = 'afternoon' then 0 else 1 end)
                         + (case when d::date = ab.date_end and ab.end_half = 'morning' then 0 else 1 end)) / 2.0 end as share,
-             case when ab.start_time is not null then app_hidden.span_minutes(ab.start_time, ab.end_time) end as minutes,
-             extract(isodow from d) <= case ab.count_base when 'ouvres' then 5 else 6 end
-               and not app_hidden.is_public_holiday(d::date) as counting_day
+             case when ab.start_time is not null then app_hidden.span_minutes(ab.start_time, ab.end_time) end as minutes
       from absences ab,
            generate_series(greatest(ab.date_start, ab.slice_start), least(ab.date_end, ab.slice_end), interval '1 day') d
     ),
@@ -165,9 +161,14 @@ begin
              case when ab.date_start >= ab.slice_start and ab.date_end <= ab.slice_end and ab.counted_quantity is not null
                     then ab.counted_quantity
                   when ab.unit = 'hour'
-                    then round(coalesce(ab.counted_quantity, app_hidden.span_minutes(ab.start_time, ab.end_time) / 60.0), 2)
-                  else (select coalesce(sum(ad.share), 0) from absence_days ad
-                        where ad.contract_id = ab.contract_id and ad.absence_id = ab.id and ad.counting_day) end as quantity
+                    then coalesce(ab.counted_quantity, app_hidden.hours_between(ab.start_time, ab.end_time))
+                  -- The share of the month, counted by the absences' own rule (base of the
+                  -- establishment, Sundays and public holidays excluded, half-days at the bounds).
+                  else (select coalesce(sum(c.quantity), 0)
+                        from app_hidden.counted_days(ab.count_base,
+                               greatest(ab.date_start, ab.slice_start), least(ab.date_end, ab.slice_end),
+                               case when ab.date_start >= ab.slice_start then ab.start_half end,
+                               case when ab.date_end <= ab.slice_end then ab.end_half end) c) end as quantity
       from absences ab
     ),
     reasons as (

@@ -67,7 +67,7 @@ language sql stable as $$
   ),
   page as (
     select f.id, row_number() over (order by lower(f.name), f.id) as ord
-    from filtered f order by ord limit p_page_size offset (p_page - 1) * p_page_size
+    from filtered f order by ord limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
   )
   select jsonb_build_object(
     'count', (select count(*) from filtered),
@@ -193,7 +193,7 @@ language sql stable as $$
   ),
   page as (
     select f.id, row_number() over (order by lower(f.name), f.id) as ord
-    from filtered f order by ord limit p_page_size offset (p_page - 1) * p_page_size
+    from filtered f order by ord limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
   )
   select jsonb_build_object(
     'count', (select count(*) from filtered),
@@ -331,7 +331,7 @@ language sql stable as $$
     'count', (select count(*) from app_public.contract_types),
     'results', coalesce((select jsonb_agg(app_hidden.contract_type_json(t) order by t.id)
                          from (select * from app_public.contract_types t order by t.id
-                               limit p_page_size offset (p_page - 1) * p_page_size) t), '[]'::jsonb));
+                               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) t), '[]'::jsonb));
 $$;
 
 create function app_public.contract_type_get(p_id int) returns jsonb

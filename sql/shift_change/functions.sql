@@ -265,8 +265,8 @@ create function app_public.shift_change_list(p_status text default null, p_from 
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_size int := greatest(coalesce(p_page_size, 50), 1);
-  v_offset int := (greatest(coalesce(p_page, 1), 1) - 1) * greatest(coalesce(p_page_size, 50), 1);
+  v_size int := app_hidden.page_limit(p_page_size);
+  v_offset int := app_hidden.page_offset(p_page, p_page_size);
 begin
   if p_status is not null and p_status not in ('pending', 'validated', 'refused') then
     perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, validated, refused.', 'WV109');

@@ -23,7 +23,11 @@ export function createPool(connectionString: string, config: Config, max = confi
     options: sessionOptions(config),
     application_name: 'wfm-service',
   });
-  // An idle client that errors (e.g. terminated by the server) must not crash the process.
+  // A client whose connection dies (terminated by the server, network) emits 'error'; unheard,
+  // that event would crash the process. Idle clients are handled by the pool's listener;
+  // checked-out clients by their own: the request in flight fails with the query's error,
+  // and the transaction helper destroys the client instead of returning it to the pool.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }

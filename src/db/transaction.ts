@@ -19,6 +19,11 @@ export class InactiveAccountError extends Error {}
 export interface TransactionOptions {
   /** Test-only frozen clock (ISO timestamp with offset), applied as app.frozen_now. */
   frozenNow?: string | null;
+  /**
+   * Files this request stored (metadata): listed in app.uploaded_files so that a file row
+   * can only name a file of this request (sql/documents/uploads.sql).
+   */
+  uploadedFiles?: readonly object[];
 }
 
 const FROZEN_NOW_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -64,6 +69,9 @@ export async function withRequestTransaction<T>(
       }
     } else {
       await client.query(`begin; ${clock}set local role ${ROLES.visitor};`);
+    }
+    if (options.uploadedFiles?.length) {
+      await client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]);
     }
     const result = await work(client, account);
     await client.query('commit');

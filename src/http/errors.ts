@@ -32,6 +32,10 @@ export class ApiError extends Error {
   static methodNotAllowed(method: string, allow: string[]): ApiError {
     return new ApiError(405, { detail: `Méthode « ${method} » non autorisée.` }, { Allow: allow.join(', ') });
   }
+  static unavailable(): ApiError {
+    return new ApiError(503, { detail: 'Service momentanément indisponible (base de données). Réessayez dans un instant.' },
+      { 'Retry-After': '5' });
+  }
   static tooManyRequests(retryAfterSeconds: number): ApiError {
     return new ApiError(
       429,
@@ -91,8 +95,21 @@ const CONSTRAINT_MESSAGES: Record<string, [field: string, message: string]> = {
  * Maps an error thrown by a SQL call to an ApiError, or returns null for an unexpected
  * error (a 500, logged by the caller).
  */
+/** The database is unreachable, or the connection was lost mid-request. */
+function isConnectionLoss(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    // 08: connection exceptions; 57P01-57P03: terminated, crashed, not accepting; 53300: too many connections.
+    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) return true;
+  }
+  return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
+}
+
 export function apiErrorFromPg(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
+  if (isConnectionLoss(error)) return ApiError.unavailable();
   if (!isPgError(error)) return null;
   const code = error.code!;
   const status = STATUS_BY_CLASS[code.slice(0, 2)];

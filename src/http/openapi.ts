@@ -19,6 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Méthode non autorisée',
   409: 'Version périmée : quelqu’un a déjà décidé ; rechargez',
   429: 'Trop de requêtes (voir Retry-After)',
+  503: 'Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After)',
   500: 'Erreur interne',
 };
 
@@ -34,7 +35,7 @@ const BASE_SCHEMAS: Record<string, JsonSchema> = {
 
 function errorResponse(status: number): JsonSchema {
   const headers: JsonSchema = {};
-  if (status === 429) headers['Retry-After'] = { description: 'Secondes à attendre', schema: s.int() };
+  if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Secondes à attendre', schema: s.int() };
   if (status === 405) headers.Allow = { description: 'Méthodes autorisées', schema: s.string() };
   if (status === 401) headers['WWW-Authenticate'] = { schema: s.string() };
   return {
@@ -116,7 +117,7 @@ export function buildOpenApi(modules: RouteModule[], info: { title: string; vers
   const schemas: Record<string, JsonSchema> = { ...BASE_SCHEMAS };
   for (const module of modules) Object.assign(schemas, module.schemas ?? {});
   for (const route of modules.flatMap((module) => module.routes)) {
-    const statuses = new Set([...route.errors, 429]);
+    const statuses = new Set([...route.errors, 429, 503]);
     if (route.auth !== 'public') statuses.add(401);
     if (route.body) statuses.add(400);
     if (route.pathParams) statuses.add(404);

@@ -200,11 +200,13 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
 
     let body: Record<string, unknown> = {};
     let storedKeys: string[] = [];
+    let uploadedFiles: object[] = [];
     if (['post', 'put', 'patch'].includes(spec.method)) {
       if (spec.multipart && isMultipart(req)) {
         const parsed = await parseMultipart(req, spec.multipart, deps.storage);
         body = { ...parsed.fields };
         storedKeys = parsed.storedKeys;
+        uploadedFiles = Object.values(parsed.files).flat();
         for (const field of spec.multipart.files) {
           body[field] = parsed.files[field] ?? [];
         }
@@ -251,7 +253,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           body,
           storage: deps.storage,
           inRequestTransaction: (work) =>
-            withRequestTransaction(deps.pool, auth.identity, work, { frozenNow: deps.config.frozenNow?.() }),
+            withRequestTransaction(deps.pool, auth.identity, work, { frozenNow: deps.config.frozenNow?.(), uploadedFiles }),
           inAuthenticatorTransaction: (work) =>
             withAuthenticatorTransaction(deps.pool, work, { frozenNow: deps.config.frozenNow?.() }),
         };
@@ -270,7 +272,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         }
         const { rows } = await client.query<{ result: unknown }>(route.sql!, values);
         return rows[0]?.result;
-      }, { frozenNow: deps.config.frozenNow?.() });
+      }, { frozenNow: deps.config.frozenNow?.(), uploadedFiles });
 
       if (spec.paginated) {
         const { count, results } = (result ?? { count: 0, results: [] }) as { count: number; results: unknown[] };

@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
-import type { JobHelpers } from 'graphile-worker';
-import consumeStartedAbsences from '../../worker/tasks/consume_started_absences.js';
+import { runScheduledJob } from '../../worker/jobs.js';
 import { typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
@@ -121,33 +120,30 @@ describe('parallel creations against one counter', () => {
   });
 });
 
-describe('worker task consume_started_absences', () => {
+describe('scheduled job consume_started_absences', () => {
   it('moves granted reservations that started from Planifiés to Pris, once', async () => {
     const declared = await env.post('/api/absences/', as('mgr1'), { employee: E.alice, type: T.CP, date_start: '2026-11-30', date_end: '2026-12-01' });
     expect(declared.status).toBe(201);
     const before = (await env.get('/api/counters/', as('alice'))).body.CP;
-    const logs: string[] = [];
-    const helpers = {
-      withPgClient: async <T>(work: (client: any) => Promise<T>) => {
-        const client = await env.db.connect();
-        try {
-          return await work(client);
-        } finally {
-          client.release();
-        }
-      },
-      logger: { info: (message: string) => logs.push(message) },
-    } as unknown as JobHelpers;
-    await consumeStartedAbsences({ today: '2026-11-29' }, helpers);
-    expect(logs.at(-1)).toBe('consume_started_absences: 0 absence(s) moved from Planifiés to Pris');
-    await consumeStartedAbsences({ today: '2026-11-30' }, helpers);
-    expect(logs.at(-1)).toBe('consume_started_absences: 1 absence(s) moved from Planifiés to Pris');
+    // The job runs on the business date of the database clock (app_hidden.today()).
+    const runOn = async (day: string): Promise<number> => {
+      const client = await env.db.connect();
+      try {
+        await client.query("select set_config('app.frozen_now', $1, false)", [`${day}T00:07:00+01:00`]);
+        const outcome = await runScheduledJob(client, 'consume_started_absences', null);
+        if (outcome.status !== 'done') throw new Error(`job not run: ${JSON.stringify(outcome)}`);
+        return outcome.result;
+      } finally {
+        await client.query("select set_config('app.frozen_now', '', false)");
+        client.release();
+      }
+    };
+    expect(await runOn('2026-11-29')).toBe(0);
+    expect(await runOn('2026-11-30')).toBe(1);
     const after = (await env.get('/api/counters/', as('alice'))).body.CP;
     expect(Number(after.taken) - Number(before.taken)).toBe(2);
     expect(Number(before.planned) - Number(after.planned)).toBe(2);
     expect(after.remaining).toBe(before.remaining);
-    await consumeStartedAbsences({ today: '2026-12-01' }, helpers);
-    expect(logs.at(-1)).toBe('consume_started_absences: 0 absence(s) moved from Planifiés to Pris');
-    await expect(consumeStartedAbsences({ today: 'tomorrow' }, helpers)).rejects.toThrow(/invalid payload.today/);
+    expect(await runOn('2026-12-01')).toBe(0);
   });
 });

@@ -141,12 +141,61 @@ describe('errors', () => {
   });
 
   it('any other database error is masked', async () => {
-    // A negative OFFSET: SQLSTATE 2201X, outside our registry.
-    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 0, pPageSize: 10) }');
+    // An offset beyond the integer range: SQLSTATE 22003, outside our registry.
+    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 2147483647, pPageSize: 200) }');
     expect(res.body.data.absenceTypesList).toBeNull();
     expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors[0].message).not.toMatch(/OFFSET/i);
+    expect(res.body.errors[0].message).not.toMatch(/out of range/i);
     expect(res.body.errors[0].message).toMatch(/^An error occurred/);
     expect(res.body.errors[0].extensions?.code).toBeUndefined();
+  });
+});
+
+describe('file metadata through GraphQL', () => {
+  it('a staff account cannot point a document at a file it did not upload (WV402), nothing is written', async () => {
+    const token = await env.login('root');
+    const before = await env.db.query('select count(*)::int as n from app_public.absences');
+    const forged = {
+      employee: env.ids.employees!.alice,
+      type: (await env.db.query("select id from app_public.absence_types where code = 'MAL'")).rows[0].id,
+      date_start: '2026-11-17',
+      date_end: '2026-11-17',
+      add_documents: [{
+        filename: 'autre.pdf', content_type: 'application/pdf', size_bytes: 1000,
+        storage_key: 'a'.repeat(32), sha256: 'b'.repeat(64),
+      }],
+    };
+    const res = await gql(token, 'mutation($body: JSON!) { absenceCreate(input: { pBody: $body }) { clientMutationId } }', { body: forged });
+    expect(res.body.errors?.[0]?.extensions?.code, JSON.stringify(res.body)).toBe('WV402');
+    const after = await env.db.query('select count(*)::int as n from app_public.absences');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+});
+
+describe('aggregates for reporting', () => {
+  it('are offered on the reporting tables, under RLS, and not elsewhere', async () => {
+    await env.db.query(
+      `insert into app_public.absences (employee_id, type_id, date_start, date_end, status)
+       select e, (select id from app_public.absence_types where code = 'FOR'), d, d, 'pending'
+       from unnest($1::int[], array['2026-12-01', '2026-12-02']::date[]) as x(e, d)`,
+      [[env.ids.employees!.alice, env.ids.employees!.david]],
+    );
+    const query = '{ allAbsences { totalCount aggregates { distinctCount { employeeId } } } }';
+    const admin = await gql(await env.login('admin'), query);
+    expect(admin.body.errors, JSON.stringify(admin.body.errors)).toBeUndefined();
+    expect(admin.body.data.allAbsences.aggregates.distinctCount.employeeId).toBe('2');
+    // The whole association for admin; staff (no role, no employee) sees no absence at all.
+    const staff = await gql(await env.login('staff'), query);
+    expect(staff.body.data.allAbsences.totalCount).toBe(0);
+    const posts = await gql(await env.login('admin'), '{ allPosts { aggregates { __typename } } }');
+    expect(posts.body.errors?.[0]?.message).toMatch(/aggregates/);
+  });
+});
+
+describe('paging through GraphQL', () => {
+  it('a page below 1 is refused by the function itself (WV003), not by a database error', async () => {
+    const res = await gql(await env.login('admin'), '{ absenceTypesList(pPage: 0, pPageSize: 10) }');
+    expect(res.body.errors[0].extensions.code).toBe('WV003');
+    expect(res.body.errors[0].extensions.field).toBe('page');
   });
 });

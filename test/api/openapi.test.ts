@@ -94,9 +94,9 @@ describe('GET /api/schema/', () => {
         }
       });
 
-      it('answers its success status and every error status it declares, 401 unless public, 429 always', () => {
+      it('answers its success status and every error status it declares, 401 unless public, 429 and 503 always', () => {
         const responses = operation(route).responses;
-        const expected = new Set([String(route.status), ...route.errors.map(String), '429']);
+        const expected = new Set([String(route.status), ...route.errors.map(String), '429', '503']);
         if (route.auth !== 'public') expected.add('401');
         if (route.body) expected.add('400');
         if (route.pathParams) expected.add('404');
@@ -110,6 +110,7 @@ describe('GET /api/schema/', () => {
           expect(schema.$ref, `${status}`).toBe(status === '400' ? '#/components/schemas/ValidationError' : '#/components/schemas/Detail');
         }
         expect(responses['429'].headers['Retry-After']).toBeDefined();
+        expect(responses['503'].headers['Retry-After']).toBeDefined();
         if (route.paginated) {
           expect(responses[String(route.status)].content['application/json'].schema.required).toEqual(['count', 'next', 'previous', 'results']);
         }

@@ -16,8 +16,7 @@ $$;
 -- Metadata of an uploaded file, as the HTTP layer hands it over.
 create function pg_temp.file(p_name text, p_type text default 'application/pdf', p_size int default 1000) returns jsonb
 language sql volatile as $$
-  select jsonb_build_object('filename', p_name, 'content_type', p_type, 'size_bytes', p_size,
-                            'storage_key', md5(p_name || random()::text), 'sha256', md5(p_name) || md5(p_name || 'x'));
+  select tests.uploaded_file(p_name, p_type, p_size);
 $$;
 create function pg_temp.abs(p_employee text, p_start date) returns int language sql stable security definer as $$
   select a.id from app_public.absences a where a.employee_id = tests.id('employees', p_employee) and a.date_start = p_start

@@ -15,8 +15,7 @@ language sql stable as $$
                             'date_start', p_start, 'date_end', coalesce(p_end, p_start)) || p_extra;
 $$;
 create function pg_temp.file(p_name text) returns jsonb language sql volatile as $$
-  select jsonb_build_object('filename', p_name, 'content_type', 'application/pdf', 'size_bytes', 100,
-                            'storage_key', md5(p_name || random()::text), 'sha256', md5(p_name) || md5(p_name || 'x'));
+  select tests.uploaded_file(p_name, 'application/pdf', 100);
 $$;
 create function pg_temp.notes(p_account text, p_title text) returns text[] language sql stable security definer as $$
   select coalesce(array_agg(n.body order by n.id), '{}') from app_public.notifications n

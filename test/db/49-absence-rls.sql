@@ -59,6 +59,9 @@ select is(pg_temp.affected($$delete from app_public.absences where employee_id =
 select is(pg_temp.affected($$update app_public.absences set comment = 'x', version = version + 1
            where employee_id = tests.id('employees', 'david')$$), 0, 'nor updates outside the perimeter');
 select pg_temp.as_api('bruno');
+-- The file itself is registered as uploaded by this request: only the policy can refuse.
+select set_config('app.uploaded_files', jsonb_build_array(jsonb_build_object('storage_key', md5('x'), 'size_bytes', 1,
+  'sha256', md5('x') || md5('y'), 'content_type', 'application/pdf'))::text, true);
 select throws_ok($$insert into app_public.honorability_certificates (employee_id, filename, content_type, size_bytes, storage_key, sha256, uploaded_by_name)
   values (tests.id('employees', 'alice'), 'x.pdf', 'application/pdf', 1, md5('x'), md5('x') || md5('y'), 'Bruno')$$, '42501', null,
   'a colleague cannot deposit a certificate');

@@ -44,3 +44,19 @@ $$;
 grant select on public.fixture_ids to public;
 
 grant execute on all functions in schema tests to public;
+
+-- File metadata as the HTTP layer hands it to SQL after storing an upload, registered in
+-- app.uploaded_files like a real request (a file row may only name a file of its request).
+create function tests.uploaded_file(p_name text, p_type text default 'application/pdf', p_size int default 1000)
+returns jsonb language plpgsql volatile as $$
+declare
+  v_file jsonb := jsonb_build_object('filename', p_name, 'content_type', p_type, 'size_bytes', p_size,
+                                     'storage_key', md5(p_name || random()::text),
+                                     'sha256', md5(p_name) || md5(p_name || 'x'));
+begin
+  perform set_config('app.uploaded_files',
+    (coalesce(nullif(current_setting('app.uploaded_files', true), ''), '[]')::jsonb || jsonb_build_array(v_file))::text, true);
+  return v_file;
+end;
+$$;
+grant execute on function tests.uploaded_file(text, text, int) to public;
