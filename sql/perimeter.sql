@@ -11,10 +11,12 @@ language sql stable parallel safe as $$
 $$;
 
 create function app_hidden.current_employee_id() returns int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce(
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return coalesce(
     nullif(current_setting('app.employee_id', true), '')::int,
     (select a.employee_id from app_public.accounts a where a.id = app_hidden.current_account_id()));
+end;
 $$;
 
 -- Business date of a timestamp.
@@ -32,8 +34,9 @@ $$;
 -- May this account use this permission at all at that time? (No perimeter involved.)
 create function app_hidden.account_has_permission(p_account int, p_permission text, p_at timestamptz default null)
 returns boolean
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select exists (
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return exists (
     select 1 from app_public.accounts a
     where a.id = p_account and a.is_active
       and (a.is_superuser
@@ -45,6 +48,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
                       where ra.account_id = a.id and rp.permission_code = p_permission
                         and app_hidden.date_in(app_hidden.business_date(coalesce(p_at, app_hidden.now())),
                                                ra.start_date, ra.end_date))));
+end;
 $$;
 
 create function app_hidden.current_account_has(p_permission text) returns boolean
@@ -52,71 +56,86 @@ language sql stable as $$
   select app_hidden.account_has_permission(app_hidden.current_account_id(), p_permission);
 $$;
 
--- Establishment scope of a permission for an account at a time:
+-- Establishment scope of a permission for accounts at a time, one row per existing account:
 --   whole = true: the whole association (superuser, explicit permission, or a role
 --                 attribution without establishments);
 --   otherwise establishment_ids lists the establishments of the attributions granting the
 --   permission, extended by the account's on-call periods active at p_at (start inclusive,
---   end exclusive). No permission: whole = false and an empty list.
+--   end exclusive). No permission (or an inactive account): whole = false and an empty list.
+-- Set-wise, so that routing a filing to its deciders computes every decider's scope in one
+-- statement (plpgsql: its plan is prepared once per session, not at each call).
+create function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
+returns table (account_id int, whole boolean, establishment_ids int[])
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 10 as $$
+begin
+  return query
+  with acc as (
+    select a.id, a.is_active, a.is_superuser,
+           exists (select 1 from app_public.account_permissions ap
+                   where ap.account_id = a.id and ap.permission_code = p_permission) as explicit
+    from app_public.accounts a
+    where a.id = any (p_accounts)
+  ),
+  attr as (
+    -- Attributions granting the permission that day; "open" = a role outside the manager
+    -- workspace or without establishments: it covers the whole association.
+    select ra.account_id, ra.id,
+           not r.opens_manager_workspace
+           or not exists (select 1 from app_public.role_attribution_establishments rae
+                          where rae.attribution_id = ra.id) as open
+    from app_public.role_attributions ra
+    join app_public.role_permissions rp on rp.role_id = ra.role_id and rp.permission_code = p_permission
+    join app_public.roles r on r.id = ra.role_id
+    where ra.account_id = any (p_accounts)
+      and app_hidden.date_in(app_hidden.business_date(p_at), ra.start_date, ra.end_date)
+  ),
+  kind as (
+    select acc.id,
+           case when not acc.is_active then 'none'
+                when acc.is_superuser or acc.explicit then 'whole'
+                when not exists (select 1 from attr where attr.account_id = acc.id) then 'none'
+                when exists (select 1 from attr where attr.account_id = acc.id and attr.open) then 'whole'
+                else 'restricted' end as kind
+    from acc
+  )
+  select k.id,
+         k.kind = 'whole',
+         case k.kind
+           when 'whole' then null::int[]
+           when 'none' then '{}'::int[]
+           else array(select rae.establishment_id
+                      from attr join app_public.role_attribution_establishments rae on rae.attribution_id = attr.id
+                      where attr.account_id = k.id
+                      union
+                      select ope.establishment_id
+                      from app_public.on_call_periods op
+                      join app_public.on_call_period_establishments ope on ope.period_id = op.id
+                      where op.account_id = k.id and op.start_at <= p_at and p_at < op.end_at) end
+  from kind k;
+end;
+$$;
+
+-- The scope of one account (one row; an unknown account has no permission).
 create function app_hidden.permission_scope(p_account int, p_permission text, p_at timestamptz)
 returns table (whole boolean, establishment_ids int[])
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_on date := app_hidden.business_date(p_at);
-  v_account app_public.accounts;
-  v_attributions int[];
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 1 as $$
 begin
-  select * into v_account from app_public.accounts a where a.id = p_account;
-  if not found or not v_account.is_active then
-    return query select false, '{}'::int[];
-    return;
-  end if;
-  if v_account.is_superuser
-     or exists (select 1 from app_public.account_permissions ap
-                where ap.account_id = p_account and ap.permission_code = p_permission) then
-    return query select true, null::int[];
-    return;
-  end if;
-
-  select array_agg(ra.id) into v_attributions
-  from app_public.role_attributions ra
-  join app_public.role_permissions rp on rp.role_id = ra.role_id
-  where ra.account_id = p_account and rp.permission_code = p_permission
-    and app_hidden.date_in(v_on, ra.start_date, ra.end_date);
-
-  if v_attributions is null then
-    return query select false, '{}'::int[];
-    return;
-  end if;
-
-  -- An attribution of a manager-workspace role without establishments covers everything.
-  if exists (select 1 from app_public.role_attributions ra
-             join app_public.roles r on r.id = ra.role_id
-             where ra.id = any (v_attributions)
-               and (not r.opens_manager_workspace
-                    or not exists (select 1 from app_public.role_attribution_establishments rae
-                                   where rae.attribution_id = ra.id))) then
-    return query select true, null::int[];
-    return;
-  end if;
-
   return query
-  select false, array(
-    select rae.establishment_id from app_public.role_attribution_establishments rae
-    where rae.attribution_id = any (v_attributions)
-    union
-    select ope.establishment_id
-    from app_public.on_call_periods op
-    join app_public.on_call_period_establishments ope on ope.period_id = op.id
-    where op.account_id = p_account and op.start_at <= p_at and p_at < op.end_at);
+  select coalesce(s.whole, false), case when s.account_id is null then '{}'::int[] else s.establishment_ids end
+  from (select 1) x
+  left join app_hidden.permission_scopes(array[p_account], p_permission, p_at) s on true;
 end;
 $$;
 
 -- Employees attached to one of the establishments at a date: main workplace, secondary
 -- workplace, or a team assignment active that day to a team of the establishment.
+-- The perimeter helpers that run in every request are plpgsql: their plans are prepared
+-- once per connection, where a security definer SQL function is planned at each call.
 create function app_hidden.employees_of_establishments(p_establishments int[], p_on date)
 returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+begin
+  return query
   select e.id from app_public.employees e where e.main_establishment_id = any (p_establishments)
   union
   select ses.employee_id from app_public.employee_secondary_establishments ses
@@ -127,12 +146,15 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   join app_public.team_establishments te on te.team_id = ta.team_id
   where te.establishment_id = any (p_establishments)
     and app_hidden.date_in(p_on, ta.start_date, ta.end_date);
+end;
 $$;
 
 -- Establishments an employee is attached to at a date (main, secondary, teams of the day).
 create function app_hidden.employee_establishments(p_employee int, p_on date)
 returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 3 as $$
+begin
+  return query
   select e.main_establishment_id from app_public.employees e
   where e.id = p_employee and e.main_establishment_id is not null
   union
@@ -143,33 +165,52 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   from app_public.team_assignments ta
   join app_public.team_establishments te on te.team_id = ta.team_id
   where ta.employee_id = p_employee and app_hidden.date_in(p_on, ta.start_date, ta.end_date);
+end;
 $$;
 
 -- The perimeter: employees on whom the account may use the permission at that time.
 create function app_hidden.perimeter_employee_ids(p_permission text, p_account int default null,
                                                   p_at timestamptz default null)
 returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with scope as (
-    select s.whole, s.establishment_ids
-    from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission,
-                                     coalesce(p_at, app_hidden.now())) s
-  )
-  select e.id from app_public.employees e, scope where scope.whole
-  union
-  select x.id
-  from scope,
-       lateral app_hidden.employees_of_establishments(scope.establishment_ids,
-                                                      app_hidden.business_date(coalesce(p_at, app_hidden.now()))) as x(id)
-  where not scope.whole and cardinality(scope.establishment_ids) > 0;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+declare
+  v_at timestamptz := coalesce(p_at, app_hidden.now());
+  v_whole boolean;
+  v_ids int[];
+begin
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission, v_at) s;
+  if v_whole then
+    return query select e.id from app_public.employees e;
+  elsif cardinality(v_ids) > 0 then
+    return query select x.id from app_hidden.employees_of_establishments(v_ids, app_hidden.business_date(v_at)) x(id);
+  end if;
+end;
 $$;
 
 -- "May account A do P on employee E at time T?" (perimeter and permission; the rule
--- "nobody decides their own request" is checked by each decision.)
+-- "nobody decides their own request" is checked by each decision.) The same answer as
+-- E in perimeter_employee_ids(P, A, T), without listing the perimeter: the scope, then the
+-- establishments E is attached to that day.
 create function app_hidden.may(p_account int, p_permission text, p_employee int, p_at timestamptz default null)
 returns boolean
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select p_employee in (select app_hidden.perimeter_employee_ids(p_permission, p_account, p_at));
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_at timestamptz := coalesce(p_at, app_hidden.now());
+  v_whole boolean;
+  v_ids int[];
+begin
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission, v_at) s;
+  if p_employee is null then
+    -- As "null in (perimeter)": unknown, or false for an empty perimeter.
+    return case when v_whole or cardinality(v_ids) > 0 then null else false end;
+  elsif v_whole then
+    return exists (select 1 from app_public.employees e where e.id = p_employee);
+  end if;
+  return exists (select 1 from app_hidden.employee_establishments(p_employee, app_hidden.business_date(v_at)) x(id)
+                 where x.id = any (v_ids));
+end;
 $$;
 
 -- Establishments of the caller's perimeter for a permission (null = whole association).

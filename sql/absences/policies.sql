@@ -3,21 +3,27 @@
 -- decision reason or document). /api/absences/ narrows this to own + queue perimeter
 -- (app_hidden.absence_api_reader_ids, SPEC Permissions rule 3).
 create function app_hidden.absence_reader_employee_ids() returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
-  union
-  select app_hidden.perimeter_employee_ids('absences.view_absence_queue')
-  union
-  select app_hidden.perimeter_employee_ids('employee.view_payroll');
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+begin
+  return query
+    select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+    union
+    select app_hidden.perimeter_employee_ids('absences.view_absence_queue')
+    union
+    select app_hidden.perimeter_employee_ids('employee.view_payroll');
+end;
 $$;
 
 -- Who may write an absence row at all (the API functions apply the finer rules): the
 -- employee on their own record, the manager workspace on its queue perimeter.
 create function app_hidden.absence_writer_employee_ids() returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
-  union
-  select app_hidden.perimeter_employee_ids('absences.view_absence_queue');
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+begin
+  return query
+    select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+    union
+    select app_hidden.perimeter_employee_ids('absences.view_absence_queue');
+end;
 $$;
 
 alter table app_public.absences enable row level security;
@@ -47,7 +53,8 @@ create policy delete_writer on app_public.absence_documents for delete to wfm_ap
 
 alter table app_public.honorability_certificates enable row level security;
 create policy select_own_or_directory on app_public.honorability_certificates for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 create function app_hidden.honorability_writer_employee_ids() returns setof int
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null

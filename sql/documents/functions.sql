@@ -19,10 +19,13 @@ $$;
 -- Employees whose absences the caller reads through /api/absences/ (SPEC, Permissions
 -- rule 3): their own, and for the manager workspace the queue perimeter.
 create function app_hidden.absence_api_reader_ids() returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
-  union
-  select app_hidden.perimeter_employee_ids('absences.view_absence_queue');
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+begin
+  return query
+    select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+    union
+    select app_hidden.perimeter_employee_ids('absences.view_absence_queue');
+end;
 $$;
 
 -- Errors of uploaded-file metadata under p_field ({} when fine). The HTTP layer already

@@ -59,10 +59,16 @@ declare
   v_at timestamptz := app_hidden.now();
   v_today date := app_hidden.business_date(app_hidden.now());
   v_establishments int[];
+  v_now_establishments int[];
+  v_exists boolean := exists (select 1 from app_public.employees e where e.id = p_employee_id);
 begin
   v_establishments := array(select app_hidden.employee_establishments(p_employee_id, coalesce(p_on, v_today))
                             union
                             select app_hidden.employee_establishments(p_employee_id, v_today));
+  -- What app_hidden.may(decider, permission, employee, now) reads: the employee's
+  -- establishments today. Both perimeters of every decider are computed in one statement
+  -- each (app_hidden.permission_scopes), not one perimeter per decider.
+  v_now_establishments := array(select app_hidden.employee_establishments(p_employee_id, v_today));
   return query
   with deciders as (
     -- Few accounts hold a decision permission: the perimeter checks below run on them only.
@@ -76,6 +82,12 @@ begin
                      and app_hidden.date_in(v_today, ra.start_date, ra.end_date))
            or exists (select 1 from app_public.account_permissions ap
                       where ap.account_id = a.id and ap.permission_code = p_decide_permission and not a.is_superuser))
+  ),
+  decide as (
+    select * from app_hidden.permission_scopes(array(select d.id from deciders d), p_decide_permission, v_at)
+  ),
+  queue as (
+    select * from app_hidden.permission_scopes(array(select d.id from deciders d), 'absences.view_absence_queue', v_at)
   ),
   restricted as (
     -- Establishments of the restricted role attributions granting the decision, per account.
@@ -96,8 +108,11 @@ begin
                          where op.account_id = d.id and op.start_at <= v_at and v_at < op.end_at
                            and ope.establishment_id = any (v_establishments)))
   from deciders d
-  where app_hidden.may(d.id, p_decide_permission, p_employee_id, v_at)
-    and app_hidden.may(d.id, 'absences.view_absence_queue', p_employee_id, v_at);
+  join decide ds on ds.account_id = d.id
+  join queue qs on qs.account_id = d.id
+  where p_employee_id is not null
+    and case when ds.whole then v_exists else ds.establishment_ids && v_now_establishments end
+    and case when qs.whole then v_exists else qs.establishment_ids && v_now_establishments end;
 end;
 $$;
 

@@ -21,20 +21,28 @@ $$;
 
 -- Directory readers: their own record, the directory (encadrement reads the whole
 -- association, CONTRACT: lists are entire without scope=perimeter), and the payroll
--- perimeter (Service Paie reads the people it pays).
+-- perimeter (Service Paie reads the people it pays). Policies test the directory
+-- permission first, in an init plan: for the encadrement the row test is then a constant
+-- true and the list of readable employees is never built.
 create function app_hidden.readable_employee_ids() returns setof int
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select e.id from app_public.employees e
-  where app_hidden.current_account_has('employee.view_employee_directory')
-  union
-  select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
-  union
-  select app_hidden.perimeter_employee_ids('employee.view_payroll');
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
+begin
+  if app_hidden.current_account_has('employee.view_employee_directory') then
+    -- The directory is every employee: the other branches add nothing to it.
+    return query select e.id from app_public.employees e;
+    return;
+  end if;
+  return query
+    select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
+    union
+    select app_hidden.perimeter_employee_ids('employee.view_payroll');
+end;
 $$;
 
 alter table app_public.employees enable row level security;
 create policy select_readable on app_public.employees for select to wfm_visitor, wfm_api
-  using (id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or id in (select app_hidden.readable_employee_ids()));
 
 alter table app_public.employee_social_security_numbers enable row level security;
 create policy select_ssn_permission on app_public.employee_social_security_numbers for select to wfm_visitor, wfm_api
@@ -42,19 +50,23 @@ create policy select_ssn_permission on app_public.employee_social_security_numbe
 
 alter table app_public.employee_secondary_establishments enable row level security;
 create policy select_readable on app_public.employee_secondary_establishments for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 
 alter table app_public.team_assignments enable row level security;
 create policy select_readable on app_public.team_assignments for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 
 alter table app_public.contracts enable row level security;
 create policy select_readable on app_public.contracts for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 
 alter table app_public.planning_templates enable row level security;
 create policy select_readable on app_public.planning_templates for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 
 alter table app_public.planning_template_slots enable row level security;
 create policy select_readable on app_public.planning_template_slots for select to wfm_visitor, wfm_api

@@ -1,6 +1,9 @@
 -- GET /api/planning/: the cells of a window (at most 62 days) for the caller's employees,
 -- built set-wise in one statement (dates × employees joined to templates, day
 -- modifications, absences, pending requests and on-call periods).
+-- The answer is built as json, not jsonb: a month of 200 employees is some 6 000 cells, and
+-- json_build_object / json_agg append text where jsonb builds, sorts and re-serialises a
+-- tree (several times cheaper for a response that is only sent, never queried).
 
 -- On-call periods overlapping the window.
 create index on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
@@ -14,42 +17,52 @@ create index shift_change_requests_pending_date_idx on app_public.shift_change_r
 -- employee reads who is on call for their teams without reading the on-call screens.
 create function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
 returns table (employee_id int, date date, on_call jsonb)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with days as (
-    select d::date as date,
-           d::date::timestamp at time zone app_hidden.business_timezone() as day_start,
-           (d::date + 1)::timestamp at time zone app_hidden.business_timezone() as day_end
-    from generate_series(p_from, p_to, interval '1 day') d
-  ),
-  periods as (
-    select op.id, op.account_id, op.start_at, op.end_at, op.comment,
-           coalesce(e.first_name || ' ' || e.last_name, a.username) as name,
-           array_agg(ope.establishment_id order by ope.establishment_id) as establishment_ids
-    from app_public.on_call_periods op
-    join app_public.on_call_period_establishments ope on ope.period_id = op.id
-    join app_public.accounts a on a.id = op.account_id
-    left join app_public.employees e on e.id = a.employee_id
-    where op.end_at > p_from::timestamp at time zone app_hidden.business_timezone()
-      and op.start_at < (p_to + 1)::timestamp at time zone app_hidden.business_timezone()
-    group by op.id, a.username, e.first_name, e.last_name
-  ),
-  team_days as (
-    select ta.employee_id, d.date, d.day_start, d.day_end, array_agg(distinct te.establishment_id) as establishment_ids
-    from app_public.team_assignments ta
-    join app_public.team_establishments te on te.team_id = ta.team_id
-    join days d on app_hidden.date_in(d.date, ta.start_date, ta.end_date)
-    where ta.employee_id = any (p_employee_ids)
-    group by ta.employee_id, d.date, d.day_start, d.day_end
-  )
-  select t.employee_id, t.date,
-         jsonb_agg(jsonb_build_object('id', p.id, 'account', p.account_id, 'name', p.name,
-                                      'start', p.start_at, 'end', p.end_at,
-                                      'establishments', to_jsonb(p.establishment_ids), 'comment', p.comment)
-                   order by p.start_at, p.id)
-  from team_days t
-  join periods p on p.establishment_ids && t.establishment_ids
-                and p.start_at < t.day_end and p.end_at > t.day_start
-  group by t.employee_id, t.date;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 100 as $$
+#variable_conflict use_column
+begin
+  -- Most windows meet no on-call period: then there is nothing to join.
+  if not exists (select 1 from app_public.on_call_periods op
+                 where op.end_at > p_from::timestamp at time zone app_hidden.business_timezone()
+                   and op.start_at < (p_to + 1)::timestamp at time zone app_hidden.business_timezone()) then
+    return;
+  end if;
+  return query
+    with days as (
+      select d::date as date,
+             d::date::timestamp at time zone app_hidden.business_timezone() as day_start,
+             (d::date + 1)::timestamp at time zone app_hidden.business_timezone() as day_end
+      from generate_series(p_from, p_to, interval '1 day') d
+    ),
+    periods as (
+      select op.id, op.account_id, op.start_at, op.end_at, op.comment,
+             coalesce(e.first_name || ' ' || e.last_name, a.username) as name,
+             array_agg(ope.establishment_id order by ope.establishment_id) as establishment_ids
+      from app_public.on_call_periods op
+      join app_public.on_call_period_establishments ope on ope.period_id = op.id
+      join app_public.accounts a on a.id = op.account_id
+      left join app_public.employees e on e.id = a.employee_id
+      where op.end_at > p_from::timestamp at time zone app_hidden.business_timezone()
+        and op.start_at < (p_to + 1)::timestamp at time zone app_hidden.business_timezone()
+      group by op.id, a.username, e.first_name, e.last_name
+    ),
+    team_days as (
+      select ta.employee_id, d.date, d.day_start, d.day_end, array_agg(distinct te.establishment_id) as establishment_ids
+      from app_public.team_assignments ta
+      join app_public.team_establishments te on te.team_id = ta.team_id
+      join days d on app_hidden.date_in(d.date, ta.start_date, ta.end_date)
+      where ta.employee_id = any (p_employee_ids)
+      group by ta.employee_id, d.date, d.day_start, d.day_end
+    )
+    select t.employee_id, t.date,
+           jsonb_agg(jsonb_build_object('id', p.id, 'account', p.account_id, 'name', p.name,
+                                        'start', p.start_at, 'end', p.end_at,
+                                        'establishments', to_jsonb(p.establishment_ids), 'comment', p.comment)
+                     order by p.start_at, p.id)
+    from team_days t
+    join periods p on p.establishment_ids && t.establishment_ids
+                  and p.start_at < t.day_end and p.end_at > t.day_start
+    group by t.employee_id, t.date;
+end;
 $$;
 
 -- The cells of the employees over [p_from, p_to]. Runs with the caller's row-level security
@@ -63,7 +76,7 @@ $$;
 --     blocks (or, in a cell without any, on the absence blocks), a pending absence request
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
-create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns jsonb
+create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
 language sql stable as $$
   with days as (
     select d::date as date from generate_series(p_from, p_to, interval '1 day') d
@@ -121,13 +134,17 @@ language sql stable as $$
       and a.status in ('pending', 'validated', 'cancellation_requested')
   ),
   granted as (
-    select * from absence_day where status in ('validated', 'cancellation_requested')
+    -- whole: the granted absences of the cell cover the whole day (one whole-day absence, or
+    -- a morning and an afternoon): a window over the cell, not a join on an aggregate.
+    select a.*,
+           coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
+                    false) as whole
+    from absence_day a
+    where a.status in ('validated', 'cancellation_requested')
+    window w as (partition by a.employee_id, a.date)
   ),
   coverage as (
-    select g.employee_id, g.date,
-           coalesce(bool_or(g.part in ('day', 'morning')) and bool_or(g.part in ('day', 'afternoon')), false) as whole
-    from granted g
-    group by g.employee_id, g.date
+    select distinct g.employee_id, g.date, g.whole from granted g
   ),
   pending_absence as (
     select distinct on (a.employee_id, a.date) a.employee_id, a.date, a.id
@@ -140,41 +157,49 @@ language sql stable as $$
     from app_public.shift_change_requests r
     where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
   ),
+  on_call as (
+    select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
+  ),
+  -- What every block of a cell carries besides its own keys: the pending request of the day
+  -- and the on-call periods.
   pending_request as (
-    select p.employee_id, p.date,
-           case when pa.id is not null then jsonb_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
-                when ps.id is not null then jsonb_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
+    select p.employee_id, p.date, coalesce(oc.on_call::json, '[]'::json) as on_call,
+           case when pa.id is not null then json_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
+                when ps.id is not null then json_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
            end as pending
     from planned p
     left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
     left join pending_shift_change ps on ps.employee_id = p.employee_id and ps.date = p.date
+    left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
   ),
   blocks as (
     -- granted absences
     select g.employee_id, g.date,
            case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
            coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
-           jsonb_build_object(
+           -- at the same start time, the worked slot before the hourly absence
+           1 as k3,
+           json_build_object(
              'kind', 'absence', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
              'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
              'break_start_time', null, 'break_end_time', null, 'break_paid', false,
              'minutes', case when g.start_time is not null then app_hidden.span_minutes(g.start_time, g.end_time) end,
              'is_remote', false, 'is_offsite', false, 'modified', false, 'comment', null,
-             'absence', jsonb_build_object(
+             'absence', json_build_object(
                'id', g.id, 'type', g.type_id, 'type_code', g.type_code, 'type_name', g.type_name,
                'date_start', g.date_start, 'date_end', g.date_end, 'start_half', g.start_half, 'end_half', g.end_half,
                'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
                'comment', g.comment, 'status', g.status, 'part', g.part),
              'pending_request', case when g.status = 'cancellation_requested'
-                                     then jsonb_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
-                                     when cv.whole then pr.pending end) as block
+                                     then json_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
+                                     when g.whole then pr.pending end,
+             'on_call', pr.on_call) as block
     from granted g
-    join coverage cv on cv.employee_id = g.employee_id and cv.date = g.date
     join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
     union all
     -- worked slots of the planned day
-    select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60,
-           jsonb_build_object(
+    select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60, 0,
+           json_build_object(
              'kind', 'work', 'post', (p.slots[i]).post_id, 'post_code', po.code, 'post_label', po.label,
              'establishment', (p.slots[i]).establishment_id,
              'start_time', to_char((p.slots[i]).start_time, 'HH24:MI'), 'end_time', to_char((p.slots[i]).end_time, 'HH24:MI'),
@@ -184,7 +209,7 @@ language sql stable as $$
              'minutes', app_hidden.slot_minutes(p.slots[i]),
              'is_remote', coalesce((p.slots[i]).is_remote, false) or p.day_remote, 'is_offsite', p.day_offsite,
              'modified', p.modified, 'comment', p.comment,
-             'absence', null, 'pending_request', pr.pending)
+             'absence', null, 'pending_request', pr.pending, 'on_call', pr.on_call)
     from planned p
     cross join lateral generate_subscripts(p.slots, 1) i
     left join app_public.posts po on po.id = (p.slots[i]).post_id
@@ -193,40 +218,35 @@ language sql stable as $$
     where not coalesce(cv.whole, false)
     union all
     -- a rest day
-    select p.employee_id, p.date, 1, 0,
-           jsonb_build_object(
+    select p.employee_id, p.date, 1, 0, 0,
+           json_build_object(
              'kind', 'rest', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
              'start_time', null, 'end_time', null, 'break_start_time', null, 'break_end_time', null,
              'break_paid', false, 'minutes', 0, 'is_remote', false, 'is_offsite', false,
-             'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending)
+             'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending,
+             'on_call', pr.on_call)
     from planned p
     left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
     join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
     where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
   ),
-  on_call as (
-    select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
-  ),
   cell_json as (
-    select p.employee_id, p.ord, p.date,
-           jsonb_agg(b.block || jsonb_build_object('on_call', coalesce(oc.on_call, '[]'::jsonb))
-                     order by b.k1, b.k2) as blocks
-    from planned p
-    join blocks b on b.employee_id = p.employee_id and b.date = p.date
-    left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
-    group by p.employee_id, p.ord, p.date
+    select b.employee_id, p.ord, b.date, json_agg(b.block order by b.k1, b.k2, b.k3) as blocks
+    from blocks b
+    join planned p on p.employee_id = b.employee_id and p.date = b.date
+    group by b.employee_id, p.ord, b.date
   )
-  select jsonb_build_object(
+  select json_build_object(
     'from', p_from,
     'to', p_to,
-    'employees', coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
+    'employees', coalesce((select json_agg(json_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
                                                                'first_name', e.first_name, 'last_name', e.last_name,
                                                                'main_establishment', e.main_establishment_id)
                                             order by e.ord)
-                           from emp e), '[]'::jsonb),
-    'cells', coalesce((select jsonb_agg(jsonb_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
+                           from emp e), '[]'::json),
+    'cells', coalesce((select json_agg(json_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
                                         order by c.ord, c.date)
-                       from cell_json c), '[]'::jsonb));
+                       from cell_json c), '[]'::json));
 $$;
 
 -- GET /api/planning/?from=&to=&employee=
@@ -236,7 +256,7 @@ $$;
 -- the absences.view_absence_queue perimeter (and their own record); any other account
 -- reads only its own cells. employee narrows to one readable employee (else 404).
 create function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null)
-returns jsonb
+returns json
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_today date := app_hidden.today();

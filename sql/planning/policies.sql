@@ -21,7 +21,8 @@ create policy delete_own on app_public.shift_change_requests for delete to wfm_a
 -- employee (a validated request) and by HR (back-office).
 alter table app_public.day_modifications enable row level security;
 create policy select_readable on app_public.day_modifications for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.readable_employee_ids()));
+  using ((select app_hidden.current_account_has('employee.view_employee_directory'))
+         or employee_id in (select app_hidden.readable_employee_ids()));
 create policy insert_decider_or_hr on app_public.day_modifications for insert to wfm_api
   with check (employee_id in (select app_hidden.perimeter_employee_ids('planning.decide_shift_change'))
               or employee_id in (select app_hidden.perimeter_employee_ids('employee.change_employee_record')));

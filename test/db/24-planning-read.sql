@@ -94,7 +94,7 @@ select is(pg_temp.kinds(pg_temp.cell(:'next', tests.id('employees', 'alice'), '2
 -- The window.
 select throws_ok($$select app_public.planning_read('2026-11-01', '2027-01-02', null)$$, 'WV108',
                  'Le planning se lit sur 62 jours au plus (ici 63 jours) : réduisez la période.', 'more than 62 days: 400');
-select is(jsonb_array_length(app_public.planning_read('2026-11-01', '2027-01-01', null) -> 'cells'), 62, '62 days are accepted');
+select is(jsonb_array_length(app_public.planning_read('2026-11-01', '2027-01-01', null)::jsonb -> 'cells'), 62, '62 days are accepted');
 select throws_ok($$select app_public.planning_read('2026-11-20', '2026-11-19', null)$$, 'WV108', null, 'to before from: 400');
 select is((app_public.planning_read('2026-11-20', null, null)) ->> 'to', '2026-11-26', 'only from: seven days from it');
 
@@ -102,21 +102,21 @@ select is((app_public.planning_read('2026-11-20', null, null)) ->> 'to', '2026-1
 select throws_ok(format('select app_public.planning_read(null, null, %s)', tests.id('employees', 'chloe')), 'WN102', null,
                  'an employee cannot read a colleague''s cells');
 select tests.authenticate_as('paie');
-select is((select array_agg((e ->> 'id')::int) from jsonb_array_elements(app_public.planning_read(null, null, null) -> 'employees') e),
+select is((select array_agg((e ->> 'id')::int) from jsonb_array_elements(app_public.planning_read(null, null, null)::jsonb -> 'employees') e),
           array[tests.id('employees', 'paie')], 'Service Paie (no directory permission) reads only its own week');
 select tests.authenticate_as('mgr1');
-select is(jsonb_array_length(app_public.planning_read(null, null, null) -> 'employees'), 9, 'a manager reads the perimeter (E1, T2 spanning E1)');
+select is(jsonb_array_length(app_public.planning_read(null, null, null)::jsonb -> 'employees'), 9, 'a manager reads the perimeter (E1, T2 spanning E1)');
 select throws_ok(format('select app_public.planning_read(null, null, %s)', tests.id('employees', 'david')), 'WN102', null,
                  'an employee outside the perimeter: 404');
-select is((select count(*)::int from jsonb_array_elements(app_public.planning_read(null, null, tests.id('employees', 'bruno')) -> 'cells')), 7,
+select is((select count(*)::int from jsonb_array_elements(app_public.planning_read(null, null, tests.id('employees', 'bruno'))::jsonb -> 'cells')), 7,
           'employee narrows to one readable employee');
 select tests.authenticate_as('staff');
-select is(app_public.planning_read(null, null, null) -> 'cells', '[]'::jsonb, 'an account without record nor directory: nothing');
+select is(app_public.planning_read(null, null, null)::jsonb -> 'cells', '[]'::jsonb, 'an account without record nor directory: nothing');
 select tests.authenticate_as('root');
-select is(jsonb_array_length(app_public.planning_read(null, null, null) -> 'employees'),
+select is(jsonb_array_length(app_public.planning_read(null, null, null)::jsonb -> 'employees'),
           (select count(*)::int from public.fixture_ids where section = 'employees'), 'a superuser reads the whole association');
 select tests.authenticate_as('da');
-select ok(pg_temp.kinds(pg_temp.cell(app_public.planning_read(null, null, null), tests.id('employees', 'alice'), '2026-11-17')) = 'absence',
+select ok(pg_temp.kinds(pg_temp.cell(app_public.planning_read(null, null, null)::jsonb, tests.id('employees', 'alice'), '2026-11-17')) = 'absence',
           'the DA reads the planning of the perimeter with its absences');
 
 select * from finish();
