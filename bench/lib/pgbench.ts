@@ -10,6 +10,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/db/migrate.js';
+import { sessionOptions } from '../../src/db/pool.js';
 import type { LoadResult } from './load.js';
 
 export interface PgbenchOptions {
@@ -50,7 +51,12 @@ export async function runPgbench(options: PgbenchOptions): Promise<PgbenchResult
   ];
   for (const [name, value] of Object.entries(options.variables)) args.push('-D', `${name}=${value}`);
   args.push(url.pathname.slice(1));
-  const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: 'wfm-bench-pgbench', PGOPTIONS: '-c TimeZone=Europe/Paris -c app.business_timezone=Europe/Paris' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PGAPPNAME: 'wfm-bench-pgbench',
+    // The session settings of the service's connections.
+    PGOPTIONS: sessionOptions({ businessTimeZone: 'Europe/Paris', publicUrl: 'http://localhost:8000' }),
+  };
   if (url.password) env.PGPASSWORD = decodeURIComponent(url.password);
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn('pgbench', args, { env });

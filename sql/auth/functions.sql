@@ -38,6 +38,21 @@ begin
 end;
 $$;
 
+-- The same, for a prelude sent in one round trip with the call and the commit behind it
+-- (src/db/transaction.ts runRequestCall): an inactive or unknown account is an error, which
+-- aborts the transaction, so that the call behind it does nothing and the commit rolls back.
+create function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account jsonb := app_private.begin_request(p_account_id, p_impersonator_id);
+begin
+  if v_account is null then
+    raise exception using errcode = 'WA001', message = 'Compte inactif ou inconnu.';
+  end if;
+  return v_account;
+end;
+$$;
+
 -- Login: the stored hash of an active account (case-insensitive username).
 create function app_private.login_lookup(p_username text)
 returns table (account_id int, password_hash text, is_active boolean)

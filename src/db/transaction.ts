@@ -90,6 +90,68 @@ export async function withRequestTransaction<T>(
   }
 }
 
+/** SQLSTATE of app_private.begin_request_or_fail for an inactive or unknown account. */
+const INACTIVE_ACCOUNT_SQLSTATE = 'WA001';
+
+function isSqlError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5;
+}
+
+/**
+ * The one call of a SQL route in ONE round trip: the prelude (begin, reload the account,
+ * visitor role), the call and the commit are written together on a pipelined connection
+ * (src/db/pool.ts) and their answers read together, where withRequestTransaction waits for
+ * each. Same transaction, same statements: an inactive or unknown account makes the prelude
+ * fail (app_private.begin_request_or_fail), so the call runs in an aborted transaction and
+ * does nothing, and the commit of an aborted transaction is a rollback; a failed call is
+ * rolled back the same way. Without a pipelined pool it falls back to withRequestTransaction.
+ */
+export async function runRequestCall<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  identity: RequestIdentity | null,
+  text: string,
+  values: unknown[],
+  options: TransactionOptions = {},
+): Promise<pg.QueryResult<R>> {
+  const clock = clockStatement(options);
+  let prelude = `begin; ${clock}set local role ${ROLES.visitor};`;
+  if (identity) {
+    const { accountId, impersonatorId } = identity;
+    if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
+      throw new InactiveAccountError();
+    }
+    prelude = `begin; ${clock}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}); ` +
+      `set local role ${ROLES.visitor};`;
+  }
+  const client = await pool.connect();
+  if (!(client as unknown as { pipeline?: boolean }).pipeline) {
+    client.release();
+    return withRequestTransaction(pool, identity, (c) => c.query<R>(text, values), options);
+  }
+  let broken = false;
+  try {
+    const sent: Array<Promise<unknown>> = [client.query(prelude)];
+    if (options.uploadedFiles?.length) {
+      sent.push(client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]));
+    }
+    const call = client.query<R>(text, values);
+    sent.push(call, client.query('commit'));
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      // A lost connection (no SQLSTATE) or a transaction left open is not given back to the pool.
+      broken = settled.some((s) => s.status === 'rejected' && !isSqlError(s.reason)) || client.getTransactionStatus() !== 'I';
+      const reason = failed.reason as { code?: string };
+      if (settled[0]!.status === 'rejected' && reason.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
+      throw failed.reason;
+    }
+    return await call;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** A transaction as the authenticator itself (login, password reset): no visitor switch. */
 export async function withAuthenticatorTransaction<T>(
   pool: pg.Pool,

@@ -2,7 +2,7 @@ import express, { type Request, type Response, type NextFunction } from 'express
 import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
-import { withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type ActingAccount, type RequestIdentity } from '../db/transaction.js';
+import { runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity } from '../db/transaction.js';
 import type { FileStorage } from '../storage/storage.js';
 import { ApiError } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
@@ -43,6 +43,19 @@ export function sqlText(route: RouteSpec): string {
   return `select ${call.fn}(${args.join(', ')}) as result`;
 }
 
+/**
+ * The statement a route runs: the body as JSON text, sent to the client as it comes (no
+ * JSON.parse then JSON.stringify of what PostgreSQL already wrote; a month of planning is
+ * megabytes). A list answers its count and its results' text, for the envelope around them
+ * (offset 0 keeps the function from being evaluated once per output column).
+ */
+export function sqlTextForResponse(route: RouteSpec): string {
+  const call = sqlText(route).replace(/^select /, '').replace(/ as result$/, '');
+  return route.paginated
+    ? `select (r ->> 'count')::int as count, (r -> 'results')::text as results from (select ${call} as r offset 0) x`
+    : `select (${call})::text as result`;
+}
+
 interface CompiledRoute {
   spec: RouteSpec;
   sql: string | null;
@@ -66,7 +79,7 @@ function compile(route: RouteSpec): CompiledRoute {
     : null;
   return {
     spec: route,
-    sql: route.sql ? sqlText(route) : null,
+    sql: route.sql ? sqlTextForResponse(route) : null,
     params: route.pathParams
       ? compileValidator({ type: 'object', properties: route.pathParams, required: Object.keys(route.pathParams) }, true)
       : null,
@@ -105,6 +118,12 @@ function pageUrl(req: Request, page: number | null): string | null {
   if (page === 1) url.searchParams.delete('page');
   else url.searchParams.set('page', String(page));
   return url.toString();
+}
+
+/** A body PostgreSQL already wrote as JSON text. */
+function sendJsonText(res: Response, status: number, json: string, headers: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.status(status).type('application/json').send(json);
 }
 
 function sendResult(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -266,27 +285,37 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       const values = spec.sql!.args.map((arg) =>
         argValue(arg, { params, query, body, page, pageSize, config: deps.config }),
       );
-      const result = await withRequestTransaction(deps.pool, spec.auth === 'public' ? null : auth.identity, async (client, account: ActingAccount | null) => {
-        if (spec.auth === 'staff' && !account?.is_staff && !account?.is_superuser) {
-          throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
-        }
-        const { rows } = await client.query<{ result: unknown }>(route.sql!, values);
-        return rows[0]?.result;
-      }, { frozenNow: deps.config.frozenNow?.(), uploadedFiles });
+      const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles };
+      const identity = spec.auth === 'public' ? null : auth.identity;
+      // Staff routes check the account before the call (two round trips); the others send
+      // the whole transaction at once.
+      const { rows } = spec.auth === 'staff'
+        ? await withRequestTransaction(deps.pool, identity, async (client, account) => {
+          if (!account?.is_staff && !account?.is_superuser) {
+            throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
+          }
+          return client.query<Record<string, unknown>>(route.sql!, values);
+        }, options)
+        : await runRequestCall<Record<string, unknown>>(deps.pool, identity, route.sql!, values, options);
+      const row = rows[0] ?? {};
 
       if (spec.paginated) {
-        const { count, results } = (result ?? { count: 0, results: [] }) as { count: number; results: unknown[] };
+        const count = (row.count as number | null) ?? 0;
         const lastPage = Math.max(1, Math.ceil(count / pageSize));
         if (page > lastPage) throw ApiError.notFound('Page non valide.');
-        sendResult(res, spec.status, {
-          count,
-          next: page < lastPage ? pageUrl(req, page + 1) : null,
-          previous: page > 1 ? pageUrl(req, page - 1) : null,
-          results,
-        }, spec.headers);
+        const next = page < lastPage ? pageUrl(req, page + 1) : null;
+        const previous = page > 1 ? pageUrl(req, page - 1) : null;
+        sendJsonText(res, spec.status,
+          `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":${(row.results as string | null) ?? '[]'}}`,
+          spec.headers);
         return;
       }
-      sendResult(res, spec.status, spec.status === 204 ? undefined : result, spec.headers);
+      const text = row.result as string | null | undefined;
+      if (spec.status === 204 || text == null) {
+        sendResult(res, spec.status, spec.status === 204 ? undefined : null, spec.headers);
+        return;
+      }
+      sendJsonText(res, spec.status, text, spec.headers);
     } catch (error) {
       if (storedKeys.length) await deps.storage.remove(storedKeys);
       if (error instanceof InactiveAccountError) throw ApiError.unauthorized('Compte inactif ou inconnu.');
