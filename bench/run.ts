@@ -25,7 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { startChild, rssMb, type Child } from './lib/children.js';
+import { memoryOf, startChild, rssMb, type Child } from './lib/children.js';
 import { buildDataset, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
@@ -47,6 +47,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     label: { type: 'string' },
     'no-md': { type: 'boolean', default: false },
+    'node-options': { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -125,6 +126,8 @@ async function main(): Promise<void> {
       STORAGE_DIR: storageDir,
       PUBLIC_URL: 'http://localhost:8000',
       DB_POOL_SIZE: String(POOL_SIZE),
+      ...(args['node-options'] !== undefined ? { NODE_OPTIONS: args['node-options'] } : {}),
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))),
       // One client hammers the API: the per-address and per-account limits would answer 429.
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
       RATE_LIMIT_AUTHENTICATED_PER_MINUTE: '100000000',
@@ -148,10 +151,12 @@ async function main(): Promise<void> {
       const result = scenario.target === 'pgbench'
         ? await pgbenchPhase(scenario, ctx, runDb)
         : await httpPhase(scenario, ctx, scenario.target === 'bare' ? bare : service, service.pid);
+      if (scenario.target === 'api' || scenario.target === 'graphql') result.memoryMb = (await memoryOf(service)) ?? undefined;
       results.push(result);
       const codes = Object.entries(result.statusCodes).map(([c, n]) => `${c}:${n}`).join(' ');
       log(`  ${scenario.key.padEnd(24)} ${String(result.rps).padStart(8)} req/s  p50 ${String(result.p50).padStart(7)} ms  ` +
-        `p99 ${String(result.p99).padStart(7)} ms  errors ${result.errors}  ${codes}${result.rssPeakMb ? `  rss ${result.rssPeakMb} MB` : ''}`);
+        `p99 ${String(result.p99).padStart(7)} ms  errors ${result.errors}  ${codes}${result.rssPeakMb ? `  rss ${result.rssPeakMb} MB` : ''}` +
+        `${result.memoryMb ? ` (heap ${result.memoryMb.heapUsed}/${result.memoryMb.heapTotal}, external ${result.memoryMb.external})` : ''}`);
     }
     const rssAfter = rssMb(service.pid);
 

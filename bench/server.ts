@@ -11,6 +11,13 @@ const config = loadConfig(process.env, { port: 0 });
 const app = await createApp(config);
 const running = await app.listen(0, '127.0.0.1');
 process.send?.({ ready: true, url: running.url });
+// The parent asks for the memory breakdown between phases (reported with the RSS).
+process.on('message', (message: { memory?: boolean }) => {
+  if (message?.memory) {
+    if ((message as { gc?: boolean }).gc) (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ memory: process.memoryUsage() });
+  }
+});
 
 const stop = async () => {
   await running.close().catch(() => {});

@@ -213,6 +213,16 @@ begin
 end;
 $$;
 
+-- Does the acting account hold the permission on the whole association? Lists and policies
+-- test it first: the whole association needs no list of employees to filter with.
+create function app_hidden.perimeter_is_whole(p_permission text) returns boolean
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return coalesce((select s.whole from app_hidden.permission_scope(app_hidden.current_account_id(), p_permission,
+                                                                    app_hidden.now()) s), false);
+end;
+$$;
+
 -- Establishments of the caller's perimeter for a permission (null = whole association).
 create function app_hidden.perimeter_establishment_ids(p_permission text, p_account int default null,
                                                        p_at timestamptz default null)

@@ -43,7 +43,24 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   app.set('trust proxy', process.env.TRUST_PROXY ?? false);
   app.set('json spaces', 0);
 
-  app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
+  if (logger.isLevelEnabled('info')) {
+    app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
+  } else {
+    // Request lines are info: not written at this level. pino-http would still serialise every
+    // request into a child logger (a third of the memory churn of a simple read); only the
+    // lines that are written remain: a 5xx response, at error level.
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      const started = Date.now();
+      req.log = logger;
+      res.once('finish', () => {
+        if (res.statusCode >= 500) {
+          logger.error({ req: { method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode },
+            responseTime: Date.now() - started }, 'request errored');
+        }
+      });
+      next();
+    });
+  }
   app.use((_req: Request, res: Response, next: NextFunction) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'same-origin');

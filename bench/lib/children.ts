@@ -79,6 +79,24 @@ export async function startChild(name: string, script: string, env: NodeJS.Proce
   return handle;
 }
 
+/** The child's process.memoryUsage() in MB (bench/server.ts answers over IPC), or null. */
+export function memoryOf(child: Child): Promise<Record<string, number> | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.process.off('message', listener);
+      resolve(null);
+    }, 2000);
+    const listener = (message: { memory?: Record<string, number> }) => {
+      if (!message?.memory) return;
+      clearTimeout(timer);
+      child.process.off('message', listener);
+      resolve(Object.fromEntries(Object.entries(message.memory).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10])));
+    };
+    child.process.on('message', listener);
+    child.process.send({ memory: true });
+  });
+}
+
 /** Resident set size of a process in MB (VmRSS of /proc/<pid>/status), or null when gone. */
 export function rssMb(pid: number): number | null {
   try {

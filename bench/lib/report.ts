@@ -18,6 +18,8 @@ export interface ScenarioResult extends LoadResult {
   goal: Scenario['goal'];
   connections: number;
   note?: string;
+  /** process.memoryUsage() of the service after the phase, MB. */
+  memoryMb?: Record<string, number>;
 }
 
 export interface Machine {

@@ -196,10 +196,15 @@ create function app_public.absences_list(p_status text default null, p_employee 
                                          p_page int default 1, p_page_size int default 50,
                                          p_public_url text default null)
 returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+-- Planned with each call's values: whether there is a list of readers, and its size, decide
+-- between the index on (status, employee) and the one on (status, date).
+set plan_cache_mode = force_custom_plan as $$
 declare
   v_count int;
   v_ids int[];
+  -- Employees whose absences the list shows; null for the whole association (no filter).
+  v_readers int[];
 begin
   if p_status is not null and p_status not in ('pending', 'validated', 'refused', 'cancellation_requested', 'cancelled') then
     perform app_hidden.invalid('status', format(
@@ -209,10 +214,13 @@ begin
   if p_from is not null and p_to is not null and p_to < p_from then
     perform app_hidden.invalid('to', 'Le paramètre to ne peut pas précéder from.', 'WV220');
   end if;
+  if not app_hidden.perimeter_is_whole('absences.view_absence_queue') then
+    v_readers := array(select app_hidden.absence_api_reader_ids());
+  end if;
   with visible as (
     select a.id, a.date_start
     from app_public.absences a
-    where a.employee_id in (select app_hidden.absence_api_reader_ids())
+    where (v_readers is null or a.employee_id = any (v_readers))
       and (p_status is null or a.status = p_status)
       and (p_employee is null or a.employee_id = p_employee)
       and (p_from is null or a.date_end >= p_from)
@@ -222,11 +230,7 @@ begin
          array(select v.id from visible v order by v.date_start desc, v.id desc
                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
     into v_count, v_ids;
-  return jsonb_build_object(
-    'count', v_count,
-    'results', coalesce((select jsonb_agg(r || jsonb_build_object('warnings', null) order by o)
-                         from jsonb_array_elements(app_hidden.absences_json(v_ids, p_public_url))
-                              with ordinality x(r, o)), '[]'::jsonb));
+  return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
 end;
 $$;
 

@@ -14,81 +14,87 @@ language sql immutable as $$
 $$;
 
 -- Records of the absences p_ids (as the caller sees them), in the order of p_ids.
--- Documents carry `file` only for readers allowed to read their content.
-create function app_hidden.absences_json(p_ids int[], p_public_url text) returns jsonb
-language sql stable as $$
-  with ids as (
-    select u.id, u.ord from unnest(p_ids) with ordinality as u(id, ord)
-  ),
-  file_readers as (
-    select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
-    union
-    select app_hidden.current_employee_id()
-  ),
-  effects as (
-    select * from app_private.absence_cancellation_effects(p_ids)
-  ),
-  docs as (
-    select d.absence_id,
-           jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
-                                        'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
-                                        'uploaded_by', d.uploaded_by_name)
-                     || case when a.employee_id in (select f.id from file_readers f)
-                             then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
-                                                             || '/api/absence-documents/' || d.id || '/file/')
-                             else '{}'::jsonb end
-                     order by d.id) as documents
-    from app_public.absence_documents d
-    join app_public.absences a on a.id = d.absence_id
-    where d.absence_id = any (p_ids)
-    group by d.absence_id
-  )
-  select coalesce(jsonb_agg(
-    jsonb_build_object(
-      'id', a.id,
-      'employee', a.employee_id,
-      'employee_name', e.first_name || ' ' || e.last_name,
-      'type', a.type_id,
-      'type_code', t.code,
-      'type_name', t.name,
-      'date_start', a.date_start,
-      'date_end', a.date_end,
-      'start_half', a.start_half,
-      'end_half', a.end_half,
-      'start_time', to_char(a.start_time, 'HH24:MI'),
-      'end_time', to_char(a.end_time, 'HH24:MI'),
-      'comment', a.comment,
-      'status', a.status,
-      'status_label', app_hidden.absence_status_label(a.status),
-      'version', a.version,
-      'counted_quantity', app_hidden.fmt_quantity(a.counted_quantity),
-      'counted_unit', a.counted_unit,
-      'author', a.author_account_id,
-      'submitted_at', a.submitted_at,
-      'created_at', a.created_at,
-      'updated_at', a.updated_at)
-    || jsonb_build_object(
-      'decided_by', a.decided_by,
-      'decided_at', a.decided_at,
-      'decision_reason', a.decision_reason,
-      'corrected_by', a.corrected_by,
-      'cancellation_comment', a.cancellation_comment,
-      'cancellation_requested_at', a.cancellation_requested_at,
-      'cancellation_decided_at', a.cancellation_decided_at,
-      'cancellation_decision_reason', a.cancellation_decision_reason,
-      'cancellation_counter_effects',
-        case when a.status in ('validated', 'cancellation_requested') then coalesce(ef.effects, '[]'::jsonb) end,
-      'cancelled_by', a.cancelled_by,
-      'cancelled_at', a.cancelled_at,
-      'warnings', a.warnings,
-      'documents', coalesce(dc.documents, '[]'::jsonb))
-    order by ids.ord), '[]'::jsonb)
-  from ids
-  join app_public.absences a on a.id = ids.id
-  join app_public.absence_types t on t.id = a.type_id
-  left join app_public.employees e on e.id = a.employee_id
-  left join effects ef on ef.absence_id = a.id
-  left join docs dc on dc.absence_id = a.id;
+-- Documents carry `file` only for readers allowed to read their content. In a list
+-- (p_in_list), warnings are null (CONTRACT: list reads carry no warnings).
+-- plpgsql, not sql: its plan is kept by the connection instead of being made at each call.
+create function app_hidden.absences_json(p_ids int[], p_public_url text, p_in_list boolean default false) returns jsonb
+language plpgsql stable as $$
+begin
+  return (
+    with ids as (
+      select u.id, u.ord from unnest(p_ids) with ordinality as u(id, ord)
+    ),
+    file_readers as (
+      select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
+      union
+      select app_hidden.current_employee_id()
+    ),
+    effects as (
+      select * from app_private.absence_cancellation_effects(p_ids)
+    ),
+    docs as (
+      select d.absence_id,
+             jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
+                                          'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
+                                          'uploaded_by', d.uploaded_by_name)
+                       || case when a.employee_id in (select f.id from file_readers f)
+                               then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
+                                                               || '/api/absence-documents/' || d.id || '/file/')
+                               else '{}'::jsonb end
+                       order by d.id) as documents
+      from app_public.absence_documents d
+      join app_public.absences a on a.id = d.absence_id
+      where d.absence_id = any (p_ids)
+      group by d.absence_id
+    )
+    select coalesce(jsonb_agg(
+      jsonb_build_object(
+        'id', a.id,
+        'employee', a.employee_id,
+        'employee_name', e.first_name || ' ' || e.last_name,
+        'type', a.type_id,
+        'type_code', t.code,
+        'type_name', t.name,
+        'date_start', a.date_start,
+        'date_end', a.date_end,
+        'start_half', a.start_half,
+        'end_half', a.end_half,
+        'start_time', to_char(a.start_time, 'HH24:MI'),
+        'end_time', to_char(a.end_time, 'HH24:MI'),
+        'comment', a.comment,
+        'status', a.status,
+        'status_label', app_hidden.absence_status_label(a.status),
+        'version', a.version,
+        'counted_quantity', app_hidden.fmt_quantity(a.counted_quantity),
+        'counted_unit', a.counted_unit,
+        'author', a.author_account_id,
+        'submitted_at', a.submitted_at,
+        'created_at', a.created_at,
+        'updated_at', a.updated_at)
+      || jsonb_build_object(
+        'decided_by', a.decided_by,
+        'decided_at', a.decided_at,
+        'decision_reason', a.decision_reason,
+        'corrected_by', a.corrected_by,
+        'cancellation_comment', a.cancellation_comment,
+        'cancellation_requested_at', a.cancellation_requested_at,
+        'cancellation_decided_at', a.cancellation_decided_at,
+        'cancellation_decision_reason', a.cancellation_decision_reason,
+        'cancellation_counter_effects',
+          case when a.status in ('validated', 'cancellation_requested') then coalesce(ef.effects, '[]'::jsonb) end,
+        'cancelled_by', a.cancelled_by,
+        'cancelled_at', a.cancelled_at,
+        'warnings', case when p_in_list then null else a.warnings end,
+        'documents', coalesce(dc.documents, '[]'::jsonb))
+      order by ids.ord), '[]'::jsonb)
+    from ids
+    join app_public.absences a on a.id = ids.id
+    join app_public.absence_types t on t.id = a.type_id
+    left join app_public.employees e on e.id = a.employee_id
+    left join effects ef on ef.absence_id = a.id
+    left join docs dc on dc.absence_id = a.id
+  );
+end;
 $$;
 
 create function app_hidden.absence_json(p_id int, p_public_url text) returns jsonb

@@ -27,8 +27,11 @@ end;
 $$;
 
 alter table app_public.absences enable row level security;
+-- (A reader of the whole association needs no list: the init plan answers for every row.)
 create policy select_own_or_perimeter on app_public.absences for select to wfm_visitor, wfm_api
-  using (employee_id in (select app_hidden.absence_reader_employee_ids()));
+  using ((select app_hidden.perimeter_is_whole('absences.view_absence_queue')
+                 or app_hidden.perimeter_is_whole('employee.view_payroll'))
+         or employee_id in (select app_hidden.absence_reader_employee_ids()));
 -- Filing: for oneself, or a declaration inside the decision perimeter.
 create policy insert_own_or_decider on app_public.absences for insert to wfm_api
   with check (employee_id = (select app_hidden.current_employee_id())

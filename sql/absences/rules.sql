@@ -192,31 +192,39 @@ $$;
 -- counter for its share). counter_id is null when the counter of that year is not open.
 create function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
 returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
-  from app_public.absence_types t
-  join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
-  join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
-  cross join lateral app_hidden.absence_shares(p_draft.employee_id, t.unit, p_draft.date_start, p_draft.date_end,
-                                               p_draft.start_half, p_draft.end_half,
-                                               p_draft.start_time, p_draft.end_time) s
-  left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
-                                  and c.year = s.year and c.is_active
-  where t.id = p_draft.type_id and s.quantity > 0
-  order by ca.counter_code, s.year;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
+    select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
+    from app_public.absence_types t
+    join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
+    join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
+    cross join lateral app_hidden.absence_shares(p_draft.employee_id, t.unit, p_draft.date_start, p_draft.date_end,
+                                                 p_draft.start_half, p_draft.end_half,
+                                                 p_draft.start_time, p_draft.end_time) s
+    left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
+                                    and c.year = s.year and c.is_active
+    where t.id = p_draft.type_id and s.quantity > 0
+    order by ca.counter_code, s.year;
+end;
 $$;
 
 -- Net journal position of absences per counter and bucket (what they hold now).
 create function app_private.absence_counter_nets(p_absence_ids int[])
 returns table (absence_id int, counter_id int, code text, year int, bucket text, quantity numeric)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select m.absence_id, c.id, c.code, c.year::int, m.bucket, sum(m.quantity)::numeric(8,2)
-  from app_private.counter_movements m
-  join app_public.counters c on c.id = m.counter_id
-  where m.absence_id = any (p_absence_ids)
-  group by m.absence_id, c.id, c.code, c.year, m.bucket
-  having sum(m.quantity) <> 0
-  order by m.absence_id, c.code, c.year, m.bucket;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
+    select m.absence_id, c.id, c.code, c.year::int, m.bucket, sum(m.quantity)::numeric(8,2)
+    from app_private.counter_movements m
+    join app_public.counters c on c.id = m.counter_id
+    where m.absence_id = any (p_absence_ids)
+    group by m.absence_id, c.id, c.code, c.year, m.bucket
+    having sum(m.quantity) <> 0
+    order by m.absence_id, c.code, c.year, m.bucket;
+end;
 $$;
 
 -- The draft of a body (creation) or of a stored absence corrected by a body: a key present

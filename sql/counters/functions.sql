@@ -189,14 +189,18 @@ $$;
 -- What granting a cancellation would recredit (cancellation_counter_effects), per absence.
 create function app_private.absence_cancellation_effects(p_absence_ids int[])
 returns table (absence_id int, effects jsonb)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select n.absence_id,
-         jsonb_agg(jsonb_build_object('counter', n.code, 'year', n.year, 'column', n.bucket, 'direction', 'credit',
-                                      'quantity', app_hidden.fmt_quantity(n.quantity))
-                   order by n.code, n.year, n.bucket desc)
-  from app_private.absence_counter_nets(p_absence_ids) n
-  where n.quantity > 0
-  group by n.absence_id;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
+    select n.absence_id,
+           jsonb_agg(jsonb_build_object('counter', n.code, 'year', n.year, 'column', n.bucket, 'direction', 'credit',
+                                        'quantity', app_hidden.fmt_quantity(n.quantity))
+                     order by n.code, n.year, n.bucket desc)
+    from app_private.absence_counter_nets(p_absence_ids) n
+    where n.quantity > 0
+    group by n.absence_id;
+end;
 $$;
 
 -- Daily job: granted absences that started move from Planifiés to Pris. Idempotent (an
@@ -233,17 +237,21 @@ $$;
 create function app_private.counter_balances_of(p_employee int, p_year int)
 returns table (id int, code text, name text, unit text, year int, is_active boolean,
                acquired numeric, taken numeric, planned numeric)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select c.id, c.code, k.name, k.unit, c.year::int, c.is_active,
-         coalesce(sum(m.quantity) filter (where m.bucket = 'acquired'), 0)::numeric(8,2),
-         coalesce(sum(m.quantity) filter (where m.bucket = 'taken'), 0)::numeric(8,2),
-         coalesce(sum(m.quantity) filter (where m.bucket = 'planned'), 0)::numeric(8,2)
-  from app_public.counters c
-  join app_public.counter_kinds k on k.code = c.code
-  left join app_private.counter_movements m on m.counter_id = c.id
-  where c.employee_id = p_employee and c.year = p_year
-  group by c.id, k.name, k.unit, k.position
-  order by k.position, c.code;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
+    select c.id, c.code, k.name, k.unit, c.year::int, c.is_active,
+           coalesce(sum(m.quantity) filter (where m.bucket = 'acquired'), 0)::numeric(8,2),
+           coalesce(sum(m.quantity) filter (where m.bucket = 'taken'), 0)::numeric(8,2),
+           coalesce(sum(m.quantity) filter (where m.bucket = 'planned'), 0)::numeric(8,2)
+    from app_public.counters c
+    join app_public.counter_kinds k on k.code = c.code
+    left join app_private.counter_movements m on m.counter_id = c.id
+    where c.employee_id = p_employee and c.year = p_year
+    group by c.id, k.name, k.unit, k.position
+    order by k.position, c.code;
+end;
 $$;
 
 -- GET /api/counters/?employee=&year=: the employee reads their own; holders of

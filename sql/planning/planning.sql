@@ -77,176 +77,180 @@ $$;
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
-language sql stable as $$
-  with days as (
-    select d::date as date from generate_series(p_from, p_to, interval '1 day') d
-  ),
-  emp as (
-    select e.id, e.first_name, e.last_name, e.main_establishment_id,
-           row_number() over (order by lower(e.last_name), lower(e.first_name), e.id) as ord
-    from app_public.employees e
-    where e.id = any (p_employee_ids)
-  ),
-  cells as (
-    select emp.id as employee_id, emp.ord, days.date from emp cross join days
-  ),
-  cell_template as (
-    select distinct on (c.employee_id, c.date) c.employee_id, c.date, t.id as template_id
-    from cells c
-    join app_public.planning_templates t
-      on t.employee_id = c.employee_id and t.valid_from <= c.date and (t.valid_to is null or t.valid_to >= c.date)
-    order by c.employee_id, c.date, t.valid_from desc
-  ),
-  template_day as (
-    select ts.template_id, ts.weekday, array_agg(app_hidden.post_slot(p) order by ts.position) as slots
-    from app_public.planning_template_slots ts
-    join app_public.posts p on p.id = ts.post_id
-    where ts.template_id in (select ct.template_id from cell_template ct)
-    group by ts.template_id, ts.weekday
-  ),
-  modification as (
-    select m.* from app_public.day_modifications m
-    where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
-  ),
-  planned as (
-    select c.employee_id, c.ord, c.date,
-           coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
-           m.id is not null as modified,
-           coalesce(m.is_remote, false) as day_remote,
-           coalesce(m.is_offsite, false) as day_offsite,
-           m.comment
-    from cells c
-    left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
-    left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
-    left join modification m on m.employee_id = c.employee_id and m.date = c.date
-  ),
-  absence_day as (
-    select c.employee_id, c.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
-           a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
-           case when a.start_time is not null then 'hours'
-                when c.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
-                when c.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
-                else 'day' end as part
-    from app_public.absences a
-    join app_public.absence_types t on t.id = a.type_id
-    join cells c on c.employee_id = a.employee_id and c.date between a.date_start and a.date_end
-    where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
-      and a.status in ('pending', 'validated', 'cancellation_requested')
-  ),
-  granted as (
-    -- whole: the granted absences of the cell cover the whole day (one whole-day absence, or
-    -- a morning and an afternoon): a window over the cell, not a join on an aggregate.
-    select a.*,
-           coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
-                    false) as whole
-    from absence_day a
-    where a.status in ('validated', 'cancellation_requested')
-    window w as (partition by a.employee_id, a.date)
-  ),
-  coverage as (
-    select distinct g.employee_id, g.date, g.whole from granted g
-  ),
-  pending_absence as (
-    select distinct on (a.employee_id, a.date) a.employee_id, a.date, a.id
-    from absence_day a
-    where a.status = 'pending'
-    order by a.employee_id, a.date, a.id
-  ),
-  pending_shift_change as (
-    select r.employee_id, r.date, r.id
-    from app_public.shift_change_requests r
-    where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
-  ),
-  on_call as (
-    select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
-  ),
-  -- What every block of a cell carries besides its own keys: the pending request of the day
-  -- and the on-call periods.
-  pending_request as (
-    select p.employee_id, p.date, coalesce(oc.on_call::json, '[]'::json) as on_call,
-           case when pa.id is not null then json_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
-                when ps.id is not null then json_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
-           end as pending
-    from planned p
-    left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
-    left join pending_shift_change ps on ps.employee_id = p.employee_id and ps.date = p.date
-    left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
-  ),
-  blocks as (
-    -- granted absences
-    select g.employee_id, g.date,
-           case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
-           coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
-           -- at the same start time, the worked slot before the hourly absence
-           1 as k3,
-           json_build_object(
-             'kind', 'absence', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
-             'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
-             'break_start_time', null, 'break_end_time', null, 'break_paid', false,
-             'minutes', case when g.start_time is not null then app_hidden.span_minutes(g.start_time, g.end_time) end,
-             'is_remote', false, 'is_offsite', false, 'modified', false, 'comment', null,
-             'absence', json_build_object(
-               'id', g.id, 'type', g.type_id, 'type_code', g.type_code, 'type_name', g.type_name,
-               'date_start', g.date_start, 'date_end', g.date_end, 'start_half', g.start_half, 'end_half', g.end_half,
+language plpgsql stable as $$
+begin
+  return (
+    with days as (
+      select d::date as date from generate_series(p_from, p_to, interval '1 day') d
+    ),
+    emp as (
+      select e.id, e.first_name, e.last_name, e.main_establishment_id,
+             row_number() over (order by lower(e.last_name), lower(e.first_name), e.id) as ord
+      from app_public.employees e
+      where e.id = any (p_employee_ids)
+    ),
+    cells as (
+      select emp.id as employee_id, emp.ord, days.date from emp cross join days
+    ),
+    cell_template as (
+      select distinct on (c.employee_id, c.date) c.employee_id, c.date, t.id as template_id
+      from cells c
+      join app_public.planning_templates t
+        on t.employee_id = c.employee_id and t.valid_from <= c.date and (t.valid_to is null or t.valid_to >= c.date)
+      order by c.employee_id, c.date, t.valid_from desc
+    ),
+    template_day as (
+      select ts.template_id, ts.weekday, array_agg(app_hidden.post_slot(p) order by ts.position) as slots
+      from app_public.planning_template_slots ts
+      join app_public.posts p on p.id = ts.post_id
+      where ts.template_id in (select ct.template_id from cell_template ct)
+      group by ts.template_id, ts.weekday
+    ),
+    modification as (
+      select m.* from app_public.day_modifications m
+      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+    ),
+    planned as (
+      select c.employee_id, c.ord, c.date,
+             coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
+             m.id is not null as modified,
+             coalesce(m.is_remote, false) as day_remote,
+             coalesce(m.is_offsite, false) as day_offsite,
+             m.comment
+      from cells c
+      left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
+      left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
+      left join modification m on m.employee_id = c.employee_id and m.date = c.date
+    ),
+    absence_day as (
+      select c.employee_id, c.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
+             a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
+             case when a.start_time is not null then 'hours'
+                  when c.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when c.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+                  else 'day' end as part
+      from app_public.absences a
+      join app_public.absence_types t on t.id = a.type_id
+      join cells c on c.employee_id = a.employee_id and c.date between a.date_start and a.date_end
+      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+        and a.status in ('pending', 'validated', 'cancellation_requested')
+    ),
+    granted as (
+      -- whole: the granted absences of the cell cover the whole day (one whole-day absence, or
+      -- a morning and an afternoon): a window over the cell, not a join on an aggregate.
+      select a.*,
+             coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
+                      false) as whole
+      from absence_day a
+      where a.status in ('validated', 'cancellation_requested')
+      window w as (partition by a.employee_id, a.date)
+    ),
+    coverage as (
+      select distinct g.employee_id, g.date, g.whole from granted g
+    ),
+    pending_absence as (
+      select distinct on (a.employee_id, a.date) a.employee_id, a.date, a.id
+      from absence_day a
+      where a.status = 'pending'
+      order by a.employee_id, a.date, a.id
+    ),
+    pending_shift_change as (
+      select r.employee_id, r.date, r.id
+      from app_public.shift_change_requests r
+      where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+    ),
+    on_call as (
+      select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
+    ),
+    -- What every block of a cell carries besides its own keys: the pending request of the day
+    -- and the on-call periods.
+    pending_request as (
+      select p.employee_id, p.date, coalesce(oc.on_call::json, '[]'::json) as on_call,
+             case when pa.id is not null then json_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
+                  when ps.id is not null then json_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
+             end as pending
+      from planned p
+      left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
+      left join pending_shift_change ps on ps.employee_id = p.employee_id and ps.date = p.date
+      left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
+    ),
+    blocks as (
+      -- granted absences
+      select g.employee_id, g.date,
+             case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
+             coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
+             -- at the same start time, the worked slot before the hourly absence
+             1 as k3,
+             json_build_object(
+               'kind', 'absence', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
                'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
-               'comment', g.comment, 'status', g.status, 'part', g.part),
-             'pending_request', case when g.status = 'cancellation_requested'
-                                     then json_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
-                                     when g.whole then pr.pending end,
-             'on_call', pr.on_call) as block
-    from granted g
-    join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
-    union all
-    -- worked slots of the planned day
-    select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60, 0,
-           json_build_object(
-             'kind', 'work', 'post', (p.slots[i]).post_id, 'post_code', po.code, 'post_label', po.label,
-             'establishment', (p.slots[i]).establishment_id,
-             'start_time', to_char((p.slots[i]).start_time, 'HH24:MI'), 'end_time', to_char((p.slots[i]).end_time, 'HH24:MI'),
-             'break_start_time', to_char((p.slots[i]).break_start_time, 'HH24:MI'),
-             'break_end_time', to_char((p.slots[i]).break_end_time, 'HH24:MI'),
-             'break_paid', coalesce((p.slots[i]).break_paid, false),
-             'minutes', app_hidden.slot_minutes(p.slots[i]),
-             'is_remote', coalesce((p.slots[i]).is_remote, false) or p.day_remote, 'is_offsite', p.day_offsite,
-             'modified', p.modified, 'comment', p.comment,
-             'absence', null, 'pending_request', pr.pending, 'on_call', pr.on_call)
-    from planned p
-    cross join lateral generate_subscripts(p.slots, 1) i
-    left join app_public.posts po on po.id = (p.slots[i]).post_id
-    left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
-    join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
-    where not coalesce(cv.whole, false)
-    union all
-    -- a rest day
-    select p.employee_id, p.date, 1, 0, 0,
-           json_build_object(
-             'kind', 'rest', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
-             'start_time', null, 'end_time', null, 'break_start_time', null, 'break_end_time', null,
-             'break_paid', false, 'minutes', 0, 'is_remote', false, 'is_offsite', false,
-             'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending,
-             'on_call', pr.on_call)
-    from planned p
-    left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
-    join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
-    where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
-  ),
-  cell_json as (
-    select b.employee_id, p.ord, b.date, json_agg(b.block order by b.k1, b.k2, b.k3) as blocks
-    from blocks b
-    join planned p on p.employee_id = b.employee_id and p.date = b.date
-    group by b.employee_id, p.ord, b.date
-  )
-  select json_build_object(
-    'from', p_from,
-    'to', p_to,
-    'employees', coalesce((select json_agg(json_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
-                                                               'first_name', e.first_name, 'last_name', e.last_name,
-                                                               'main_establishment', e.main_establishment_id)
-                                            order by e.ord)
-                           from emp e), '[]'::json),
-    'cells', coalesce((select json_agg(json_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
-                                        order by c.ord, c.date)
-                       from cell_json c), '[]'::json));
+               'break_start_time', null, 'break_end_time', null, 'break_paid', false,
+               'minutes', case when g.start_time is not null then app_hidden.span_minutes(g.start_time, g.end_time) end,
+               'is_remote', false, 'is_offsite', false, 'modified', false, 'comment', null,
+               'absence', json_build_object(
+                 'id', g.id, 'type', g.type_id, 'type_code', g.type_code, 'type_name', g.type_name,
+                 'date_start', g.date_start, 'date_end', g.date_end, 'start_half', g.start_half, 'end_half', g.end_half,
+                 'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
+                 'comment', g.comment, 'status', g.status, 'part', g.part),
+               'pending_request', case when g.status = 'cancellation_requested'
+                                       then json_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
+                                       when g.whole then pr.pending end,
+               'on_call', pr.on_call) as block
+      from granted g
+      join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
+      union all
+      -- worked slots of the planned day
+      select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60, 0,
+             json_build_object(
+               'kind', 'work', 'post', (p.slots[i]).post_id, 'post_code', po.code, 'post_label', po.label,
+               'establishment', (p.slots[i]).establishment_id,
+               'start_time', to_char((p.slots[i]).start_time, 'HH24:MI'), 'end_time', to_char((p.slots[i]).end_time, 'HH24:MI'),
+               'break_start_time', to_char((p.slots[i]).break_start_time, 'HH24:MI'),
+               'break_end_time', to_char((p.slots[i]).break_end_time, 'HH24:MI'),
+               'break_paid', coalesce((p.slots[i]).break_paid, false),
+               'minutes', app_hidden.slot_minutes(p.slots[i]),
+               'is_remote', coalesce((p.slots[i]).is_remote, false) or p.day_remote, 'is_offsite', p.day_offsite,
+               'modified', p.modified, 'comment', p.comment,
+               'absence', null, 'pending_request', pr.pending, 'on_call', pr.on_call)
+      from planned p
+      cross join lateral generate_subscripts(p.slots, 1) i
+      left join app_public.posts po on po.id = (p.slots[i]).post_id
+      left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
+      join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
+      where not coalesce(cv.whole, false)
+      union all
+      -- a rest day
+      select p.employee_id, p.date, 1, 0, 0,
+             json_build_object(
+               'kind', 'rest', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
+               'start_time', null, 'end_time', null, 'break_start_time', null, 'break_end_time', null,
+               'break_paid', false, 'minutes', 0, 'is_remote', false, 'is_offsite', false,
+               'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending,
+               'on_call', pr.on_call)
+      from planned p
+      left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
+      join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
+      where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
+    ),
+    cell_json as (
+      select b.employee_id, p.ord, b.date, json_agg(b.block order by b.k1, b.k2, b.k3) as blocks
+      from blocks b
+      join planned p on p.employee_id = b.employee_id and p.date = b.date
+      group by b.employee_id, p.ord, b.date
+    )
+    select json_build_object(
+      'from', p_from,
+      'to', p_to,
+      'employees', coalesce((select json_agg(json_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
+                                                                 'first_name', e.first_name, 'last_name', e.last_name,
+                                                                 'main_establishment', e.main_establishment_id)
+                                              order by e.ord)
+                             from emp e), '[]'::json),
+      'cells', coalesce((select json_agg(json_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
+                                          order by c.ord, c.date)
+                         from cell_json c), '[]'::json))
+  );
+end;
 $$;
 
 -- GET /api/planning/?from=&to=&employee=

@@ -3,6 +3,7 @@
 alter table app_public.shift_change_requests enable row level security;
 create policy select_own_or_perimeter on app_public.shift_change_requests for select to wfm_visitor, wfm_api
   using (employee_id = (select app_hidden.current_employee_id())
+         or (select app_hidden.perimeter_is_whole('absences.view_absence_queue'))
          or employee_id in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue')));
 -- Filing: only for the requester's own record, born pending at version 1.
 create policy insert_own on app_public.shift_change_requests for insert to wfm_api

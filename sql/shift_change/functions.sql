@@ -8,60 +8,64 @@ insert into app_private.settings (key, value, description) values
 -- The records of a set of requests, built in one statement (requester's name, reason label,
 -- slots with their posts, names of the decider and of the corrector).
 create function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
-language sql stable as $$
-  with req as (
-    select r.* from app_public.shift_change_requests r where r.id = any (p_ids)
-  ),
-  names as (
-    select n.id, n.name
-    from app_hidden.account_display_names(
-           array(select x from req, unnest(array[req.decided_by, req.corrected_by]) x where x is not null)) n
-  )
-  select r.id, jsonb_build_object(
-    'id', r.id,
-    'employee', r.employee_id,
-    'employee_name', e.first_name || ' ' || e.last_name,
-    'date', r.date,
-    'reason', r.reason,
-    'reason_label', rs.label,
-    'comment', r.comment,
-    'is_remote', r.is_remote,
-    'is_offsite', r.is_offsite,
-    'slots', sl.slots,
-    'status', r.status,
-    'version', r.version,
-    'planned_description', r.planned_description,
-    'planned_minutes', r.planned_minutes,
-    'requested_minutes', r.requested_minutes,
-    'decided_by', r.decided_by,
-    'decided_by_name', dn.name,
-    'decided_at', r.decided_at,
-    'decision_reason', r.decision_reason,
-    'corrected_by', r.corrected_by,
-    'corrected_by_name', cn.name,
-    'corrected_at', r.corrected_at,
-    'granted_slots', gs.slots,
-    'granted_minutes', r.granted_minutes,
-    'granted_gap_minutes', r.granted_gap_minutes,
-    'created_at', r.created_at,
-    'updated_at', r.updated_at)
-  from req r
-  left join app_public.employees e on e.id = r.employee_id
-  left join app_public.shift_change_reasons rs on rs.code = r.reason
-  left join names dn on dn.id = r.decided_by
-  left join names cn on cn.id = r.corrected_by
-  cross join lateral (
-    select coalesce(jsonb_agg(app_hidden.slot_json_with(r.slots[i], p.code, p.label) order by i), '[]'::jsonb) as slots
-    from generate_subscripts(r.slots, 1) i
-    left join app_public.posts p on p.id = (r.slots[i]).post_id
-  ) sl
-  cross join lateral (
-    select case when r.granted_slots is not null
-                then coalesce(jsonb_agg(app_hidden.slot_json_with(r.granted_slots[i], p.code, p.label) order by i),
-                              '[]'::jsonb) end as slots
-    from generate_subscripts(r.granted_slots, 1) i
-    left join app_public.posts p on p.id = (r.granted_slots[i]).post_id
-  ) gs;
+language plpgsql stable as $$
+#variable_conflict use_column
+begin
+  return query
+    with req as (
+      select r.* from app_public.shift_change_requests r where r.id = any (p_ids)
+    ),
+    names as (
+      select n.id, n.name
+      from app_hidden.account_display_names(
+             array(select x from req, unnest(array[req.decided_by, req.corrected_by]) x where x is not null)) n
+    )
+    select r.id, jsonb_build_object(
+      'id', r.id,
+      'employee', r.employee_id,
+      'employee_name', e.first_name || ' ' || e.last_name,
+      'date', r.date,
+      'reason', r.reason,
+      'reason_label', rs.label,
+      'comment', r.comment,
+      'is_remote', r.is_remote,
+      'is_offsite', r.is_offsite,
+      'slots', sl.slots,
+      'status', r.status,
+      'version', r.version,
+      'planned_description', r.planned_description,
+      'planned_minutes', r.planned_minutes,
+      'requested_minutes', r.requested_minutes,
+      'decided_by', r.decided_by,
+      'decided_by_name', dn.name,
+      'decided_at', r.decided_at,
+      'decision_reason', r.decision_reason,
+      'corrected_by', r.corrected_by,
+      'corrected_by_name', cn.name,
+      'corrected_at', r.corrected_at,
+      'granted_slots', gs.slots,
+      'granted_minutes', r.granted_minutes,
+      'granted_gap_minutes', r.granted_gap_minutes,
+      'created_at', r.created_at,
+      'updated_at', r.updated_at)
+    from req r
+    left join app_public.employees e on e.id = r.employee_id
+    left join app_public.shift_change_reasons rs on rs.code = r.reason
+    left join names dn on dn.id = r.decided_by
+    left join names cn on cn.id = r.corrected_by
+    cross join lateral (
+      select coalesce(jsonb_agg(app_hidden.slot_json_with(r.slots[i], p.code, p.label) order by i), '[]'::jsonb) as slots
+      from generate_subscripts(r.slots, 1) i
+      left join app_public.posts p on p.id = (r.slots[i]).post_id
+    ) sl
+    cross join lateral (
+      select case when r.granted_slots is not null
+                  then coalesce(jsonb_agg(app_hidden.slot_json_with(r.granted_slots[i], p.code, p.label) order by i),
+                                '[]'::jsonb) end as slots
+      from generate_subscripts(r.granted_slots, 1) i
+      left join app_public.posts p on p.id = (r.granted_slots[i]).post_id
+    ) gs;
+end;
 $$;
 
 create function app_hidden.shift_change_record(p_id int) returns jsonb

@@ -1,10 +1,32 @@
+import os from 'node:os';
 import argon2 from 'argon2';
 
 /** argon2id with OWASP's recommended minimum (19 MiB, 2 passes, 1 lane). */
 const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
+/*
+ * At most one hash per core at a time: argon2 is CPU-bound (more hashes at once only wait for
+ * a core) and each one holds its 19 MiB while it runs, so a burst of logins would otherwise
+ * take libuv's four threads and their memory (the bench's login phase: +80 MB of RSS).
+ */
+const HASH_SLOTS = Math.max(1, os.availableParallelism());
+let hashing = 0;
+const waiting: Array<() => void> = [];
+
+async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (hashing >= HASH_SLOTS) await new Promise<void>((resolve) => waiting.push(resolve));
+  else hashing += 1;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else hashing -= 1;
+  }
+}
+
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, HASH_OPTIONS);
+  return withHashSlot(() => argon2.hash(password, HASH_OPTIONS));
 }
 
 // Verified when the account does not exist or has no usable password, so that a login
@@ -15,11 +37,12 @@ let dummyHash: Promise<string> | null = null;
 export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
   if (!hash) {
     dummyHash ??= hashPassword('dummy password for timing');
-    await argon2.verify(await dummyHash, password).catch(() => false);
+    const dummy = await dummyHash;
+    await withHashSlot(() => argon2.verify(dummy, password)).catch(() => false);
     return false;
   }
   try {
-    return await argon2.verify(hash, password);
+    return await withHashSlot(() => argon2.verify(hash, password));
   } catch {
     return false;
   }

@@ -131,12 +131,23 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   }
   let broken = false;
   try {
-    const sent: Array<Promise<unknown>> = [client.query(prelude)];
-    if (options.uploadedFiles?.length) {
-      sent.push(client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]));
+    // Corked: the messages of the three statements leave in one write (node-postgres corks the
+    // messages of one statement; a pipelined client writes each statement when issued).
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } })
+      .connection?.stream;
+    stream?.cork?.();
+    let sent: Array<Promise<unknown>>;
+    let call: Promise<pg.QueryResult<R>>;
+    try {
+      sent = [client.query(prelude)];
+      if (options.uploadedFiles?.length) {
+        sent.push(client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]));
+      }
+      call = client.query<R>(text, values);
+      sent.push(call, client.query('commit'));
+    } finally {
+      stream?.uncork?.();
     }
-    const call = client.query<R>(text, values);
-    sent.push(call, client.query('commit'));
     const settled = await Promise.allSettled(sent);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
