@@ -38,7 +38,7 @@ export interface BenchReport {
   machine: Machine;
   params: Record<string, unknown>;
   dataset: { database: string; reused: boolean; seconds: number | null; steps: Array<{ step: string; seconds: number }>; size: string };
-  settings: { duration: number; warmup: number; connections: number; poolSize: number };
+  settings: { duration: number; warmup: number; connections: number; poolSize: number; serviceRuntime: Record<string, string> };
   scenarios: ScenarioResult[];
   rss: { startMb: number | null; peakMb: number | null; afterMb: number | null };
   ratios: Array<{ name: string; value: number | null; target?: number }>;
@@ -79,7 +79,8 @@ export function renderMarkdown(report: BenchReport): string {
     `${p.shiftChanges} day-change requests, around ${p.today} (${report.dataset.size}; ` +
     (report.dataset.reused ? 'reused' : `generated in ${fmt(report.dataset.seconds, 0)} s`) + '). ' +
     `Each phase: ${report.settings.warmup} s warm-up, then ${report.settings.duration} s measured; ` +
-    `service pool ${report.settings.poolSize} connections.`);
+    `service pool ${report.settings.poolSize} connections; service runtime: ` +
+    (Object.entries(report.settings.serviceRuntime).map(([k, v]) => `${k}=${v || '(empty)'}`).join(' ') || 'Node defaults') + '.');
   lines.push('');
   lines.push('| scenario | conns | req/s | p50 ms | p99 ms | errors | server RSS peak MB |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|');

@@ -56,9 +56,10 @@ create table app_public.absences (
     where (status in ('pending', 'validated', 'cancellation_requested'))
 );
 create index absences_employee_dates_idx on app_public.absences (employee_id, date_start, date_end);
-create index absences_status_idx on app_public.absences (status, date_start);
--- A queue of a perimeter: the requests of a state for a set of employees.
-create index absences_status_employee_idx on app_public.absences (status, employee_id, date_start);
+-- Queues (GET /api/absences/?status=): the whole association's in date order, a perimeter's
+-- by employee; both cover what the list and its row-level security read (index-only scans).
+create index absences_status_idx on app_public.absences (status, date_start, id) include (employee_id);
+create index absences_status_employee_idx on app_public.absences (status, employee_id, date_start) include (id);
 create index absences_type_idx on app_public.absences (type_id);
 create index absences_author_idx on app_public.absences (author_account_id);
 

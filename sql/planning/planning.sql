@@ -1,9 +1,9 @@
 -- GET /api/planning/: the cells of a window (at most 62 days) for the caller's employees,
 -- built set-wise in one statement (dates × employees joined to templates, day
 -- modifications, absences, pending requests and on-call periods).
--- The answer is built as json, not jsonb: a month of 200 employees is some 6 000 cells, and
--- json_build_object / json_agg append text where jsonb builds, sorts and re-serialises a
--- tree (several times cheaper for a response that is only sent, never queried).
+-- The answer is json, not jsonb, written as text (app_hidden.json_text and its siblings): a
+-- month of 200 employees is some 6 000 cells, and jsonb builds, sorts and re-serialises a
+-- tree (several times costlier for a response that is only sent, never queried).
 
 -- On-call periods overlapping the window.
 create index on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
@@ -63,6 +63,31 @@ begin
                   and p.start_at < t.day_end and p.end_at > t.day_start
     group by t.employee_id, t.date;
 end;
+$$;
+
+-- JSON text of a value (null → null). The planning's answer is written as text: some 6 000
+-- blocks of 19 keys for a month of 200 employees, where json_build_object costs 4 µs a block
+-- (the type of each argument is looked up at each call) and concatenation half a microsecond.
+-- Stable, as to_json and to_char are: an immutable wrapper would not be inlined.
+create function app_hidden.json_text(p text) returns text
+language sql stable parallel safe as $$
+  select coalesce(to_json(p)::text, 'null');
+$$;
+create function app_hidden.json_hm(p time) returns text
+language sql stable parallel safe as $$
+  select coalesce('"' || to_char(p, 'HH24:MI') || '"', 'null');
+$$;
+create function app_hidden.json_date(p date) returns text
+language sql stable parallel safe as $$
+  select coalesce('"' || to_char(p, 'YYYY-MM-DD') || '"', 'null');
+$$;
+create function app_hidden.json_int(p bigint) returns text
+language sql stable parallel safe as $$
+  select coalesce(p::text, 'null');
+$$;
+create function app_hidden.json_bool(p boolean) returns text
+language sql stable parallel safe as $$
+  select coalesce(p::text, 'null');
 $$;
 
 -- The cells of the employees over [p_from, p_to]. Runs with the caller's row-level security
@@ -165,9 +190,10 @@ begin
     -- What every block of a cell carries besides its own keys: the pending request of the day
     -- and the on-call periods.
     pending_request as (
-      select p.employee_id, p.date, coalesce(oc.on_call::json, '[]'::json) as on_call,
-             case when pa.id is not null then json_build_object('kind', 'absence', 'id', pa.id, 'is_cancellation', false)
-                  when ps.id is not null then json_build_object('kind', 'shift_change', 'id', ps.id, 'is_cancellation', false)
+      select p.employee_id, p.date, coalesce(oc.on_call::text, '[]') as on_call,
+             case when pa.id is not null then '{"kind":"absence","id":' || pa.id || ',"is_cancellation":false}'
+                  when ps.id is not null then '{"kind":"shift_change","id":' || ps.id || ',"is_cancellation":false}'
+                  else 'null'
              end as pending
       from planned p
       left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
@@ -181,37 +207,41 @@ begin
              coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
              -- at the same start time, the worked slot before the hourly absence
              1 as k3,
-             json_build_object(
-               'kind', 'absence', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
-               'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
-               'break_start_time', null, 'break_end_time', null, 'break_paid', false,
-               'minutes', case when g.start_time is not null then app_hidden.span_minutes(g.start_time, g.end_time) end,
-               'is_remote', false, 'is_offsite', false, 'modified', false, 'comment', null,
-               'absence', json_build_object(
-                 'id', g.id, 'type', g.type_id, 'type_code', g.type_code, 'type_name', g.type_name,
-                 'date_start', g.date_start, 'date_end', g.date_end, 'start_half', g.start_half, 'end_half', g.end_half,
-                 'start_time', to_char(g.start_time, 'HH24:MI'), 'end_time', to_char(g.end_time, 'HH24:MI'),
-                 'comment', g.comment, 'status', g.status, 'part', g.part),
-               'pending_request', case when g.status = 'cancellation_requested'
-                                       then json_build_object('kind', 'absence', 'id', g.id, 'is_cancellation', true)
-                                       when g.whole then pr.pending end,
-               'on_call', pr.on_call) as block
+             '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
+             || ',"start_time":' || app_hidden.json_hm(g.start_time) || ',"end_time":' || app_hidden.json_hm(g.end_time)
+             || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
+             || ',"minutes":' || app_hidden.json_int(case when g.start_time is not null
+                                                         then app_hidden.span_minutes(g.start_time, g.end_time) end)
+             || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
+             || ',"absence":{"id":' || g.id || ',"type":' || g.type_id || ',"type_code":' || app_hidden.json_text(g.type_code)
+             || ',"type_name":' || app_hidden.json_text(g.type_name) || ',"date_start":' || app_hidden.json_date(g.date_start)
+             || ',"date_end":' || app_hidden.json_date(g.date_end) || ',"start_half":' || app_hidden.json_text(g.start_half)
+             || ',"end_half":' || app_hidden.json_text(g.end_half) || ',"start_time":' || app_hidden.json_hm(g.start_time)
+             || ',"end_time":' || app_hidden.json_hm(g.end_time) || ',"comment":' || app_hidden.json_text(g.comment)
+             || ',"status":' || app_hidden.json_text(g.status) || ',"part":' || app_hidden.json_text(g.part) || '}'
+             || ',"pending_request":' || case when g.status = 'cancellation_requested'
+                                              then '{"kind":"absence","id":' || g.id || ',"is_cancellation":true}'
+                                              when g.whole then pr.pending
+                                              else 'null' end
+             || ',"on_call":' || pr.on_call || '}' as block
       from granted g
       join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
       union all
       -- worked slots of the planned day
       select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60, 0,
-             json_build_object(
-               'kind', 'work', 'post', (p.slots[i]).post_id, 'post_code', po.code, 'post_label', po.label,
-               'establishment', (p.slots[i]).establishment_id,
-               'start_time', to_char((p.slots[i]).start_time, 'HH24:MI'), 'end_time', to_char((p.slots[i]).end_time, 'HH24:MI'),
-               'break_start_time', to_char((p.slots[i]).break_start_time, 'HH24:MI'),
-               'break_end_time', to_char((p.slots[i]).break_end_time, 'HH24:MI'),
-               'break_paid', coalesce((p.slots[i]).break_paid, false),
-               'minutes', app_hidden.slot_minutes(p.slots[i]),
-               'is_remote', coalesce((p.slots[i]).is_remote, false) or p.day_remote, 'is_offsite', p.day_offsite,
-               'modified', p.modified, 'comment', p.comment,
-               'absence', null, 'pending_request', pr.pending, 'on_call', pr.on_call)
+             '{"kind":"work","post":' || app_hidden.json_int((p.slots[i]).post_id)
+             || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
+             || ',"establishment":' || app_hidden.json_int((p.slots[i]).establishment_id)
+             || ',"start_time":' || app_hidden.json_hm((p.slots[i]).start_time)
+             || ',"end_time":' || app_hidden.json_hm((p.slots[i]).end_time)
+             || ',"break_start_time":' || app_hidden.json_hm((p.slots[i]).break_start_time)
+             || ',"break_end_time":' || app_hidden.json_hm((p.slots[i]).break_end_time)
+             || ',"break_paid":' || app_hidden.json_bool(coalesce((p.slots[i]).break_paid, false))
+             || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(p.slots[i]))
+             || ',"is_remote":' || app_hidden.json_bool(coalesce((p.slots[i]).is_remote, false) or p.day_remote)
+             || ',"is_offsite":' || app_hidden.json_bool(p.day_offsite)
+             || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
+             || ',"absence":null,"pending_request":' || pr.pending || ',"on_call":' || pr.on_call || '}'
       from planned p
       cross join lateral generate_subscripts(p.slots, 1) i
       left join app_public.posts po on po.id = (p.slots[i]).post_id
@@ -221,34 +251,32 @@ begin
       union all
       -- a rest day
       select p.employee_id, p.date, 1, 0, 0,
-             json_build_object(
-               'kind', 'rest', 'post', null, 'post_code', null, 'post_label', null, 'establishment', null,
-               'start_time', null, 'end_time', null, 'break_start_time', null, 'break_end_time', null,
-               'break_paid', false, 'minutes', 0, 'is_remote', false, 'is_offsite', false,
-               'modified', p.modified, 'comment', p.comment, 'absence', null, 'pending_request', pr.pending,
-               'on_call', pr.on_call)
+             '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
+             || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
+             || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
+             || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
+             || ',"absence":null,"pending_request":' || pr.pending || ',"on_call":' || pr.on_call || '}'
       from planned p
       left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
       join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
       where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
     ),
     cell_json as (
-      select b.employee_id, p.ord, b.date, json_agg(b.block order by b.k1, b.k2, b.k3) as blocks
+      select p.ord, b.date,
+             '{"employee":' || b.employee_id || ',"date":' || app_hidden.json_date(b.date)
+             || ',"blocks":[' || string_agg(b.block, ',' order by b.k1, b.k2, b.k3) || ']}' as cell
       from blocks b
       join planned p on p.employee_id = b.employee_id and p.date = b.date
       group by b.employee_id, p.ord, b.date
     )
-    select json_build_object(
-      'from', p_from,
-      'to', p_to,
-      'employees', coalesce((select json_agg(json_build_object('id', e.id, 'name', e.first_name || ' ' || e.last_name,
-                                                                 'first_name', e.first_name, 'last_name', e.last_name,
-                                                                 'main_establishment', e.main_establishment_id)
-                                              order by e.ord)
-                             from emp e), '[]'::json),
-      'cells', coalesce((select json_agg(json_build_object('employee', c.employee_id, 'date', c.date, 'blocks', c.blocks)
-                                          order by c.ord, c.date)
-                         from cell_json c), '[]'::json))
+    select ('{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
+            || ',"employees":[' || coalesce((select string_agg(
+                 '{"id":' || e.id || ',"name":' || app_hidden.json_text(e.first_name || ' ' || e.last_name)
+                 || ',"first_name":' || app_hidden.json_text(e.first_name) || ',"last_name":' || app_hidden.json_text(e.last_name)
+                 || ',"main_establishment":' || app_hidden.json_int(e.main_establishment_id) || '}', ',' order by e.ord)
+                 from emp e), '')
+            || '],"cells":[' || coalesce((select string_agg(c.cell, ',' order by c.ord, c.date) from cell_json c), '')
+            || ']}')::json
   );
 end;
 $$;
