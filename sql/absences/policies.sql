@@ -43,16 +43,21 @@ create policy update_own_or_perimeter on app_public.absences for update to wfm_a
 create policy delete_own on app_public.absences for delete to wfm_api
   using (employee_id = (select app_hidden.current_employee_id()));
 
+-- Correlated: each document looks up its absence (primary key, the absence's own policy
+-- applies), where "absence_id in (select a.id from absences)" hashed every readable absence
+-- (100 000 for a whole-association reader) for each statement that touched documents.
 alter table app_public.absence_documents enable row level security;
 create policy select_visible_absence on app_public.absence_documents for select to wfm_visitor, wfm_api
-  using (absence_id in (select a.id from app_public.absences a));
+  using (exists (select 1 from app_public.absences a where a.id = absence_documents.absence_id));
 -- Depositing is open to the owner and to the manager perimeter without the read right.
 create policy insert_writer on app_public.absence_documents for insert to wfm_api
-  with check (absence_id in (select a.id from app_public.absences a
-                             where a.employee_id in (select app_hidden.absence_writer_employee_ids())));
+  with check (exists (select 1 from app_public.absences a
+                      where a.id = absence_documents.absence_id
+                        and a.employee_id in (select app_hidden.absence_writer_employee_ids())));
 create policy delete_writer on app_public.absence_documents for delete to wfm_api
-  using (absence_id in (select a.id from app_public.absences a
-                        where a.employee_id in (select app_hidden.absence_writer_employee_ids())));
+  using (exists (select 1 from app_public.absences a
+                 where a.id = absence_documents.absence_id
+                   and a.employee_id in (select app_hidden.absence_writer_employee_ids())));
 
 alter table app_public.honorability_certificates enable row level security;
 create policy select_own_or_directory on app_public.honorability_certificates for select to wfm_visitor, wfm_api

@@ -70,7 +70,7 @@ create policy select_readable on app_public.planning_templates for select to wfm
 
 alter table app_public.planning_template_slots enable row level security;
 create policy select_readable on app_public.planning_template_slots for select to wfm_visitor, wfm_api
-  using (template_id in (select t.id from app_public.planning_templates t));
+  using (exists (select 1 from app_public.planning_templates t where t.id = planning_template_slots.template_id));
 
 -- Accounts: one's own, and the directory readers (who see the account of a record).
 alter table app_public.accounts enable row level security;
