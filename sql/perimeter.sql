@@ -89,29 +89,31 @@ begin
     where ra.account_id = any (p_accounts)
       and app_hidden.date_in(app_hidden.business_date(p_at), ra.start_date, ra.end_date)
   ),
-  kind as (
-    select acc.id,
-           case when not acc.is_active then 'none'
-                when acc.is_superuser or acc.explicit then 'whole'
-                when not exists (select 1 from attr where attr.account_id = acc.id) then 'none'
-                when exists (select 1 from attr where attr.account_id = acc.id and attr.open) then 'whole'
-                else 'restricted' end as kind
-    from acc
+  flags as (
+    select attr.account_id, bool_or(attr.open) as open from attr group by attr.account_id
+  ),
+  -- Establishments of the restricted attributions, and of the on-call periods active at p_at.
+  restricted as (
+    select x.account_id, array_agg(distinct x.establishment_id) as ids
+    from (select attr.account_id, rae.establishment_id
+          from attr join app_public.role_attribution_establishments rae on rae.attribution_id = attr.id
+          union all
+          select op.account_id, ope.establishment_id
+          from app_public.on_call_periods op
+          join app_public.on_call_period_establishments ope on ope.period_id = op.id
+          where op.account_id = any (p_accounts) and op.start_at <= p_at and p_at < op.end_at) x
+    group by x.account_id
   )
-  select k.id,
-         k.kind = 'whole',
-         case k.kind
-           when 'whole' then null::int[]
-           when 'none' then '{}'::int[]
-           else array(select rae.establishment_id
-                      from attr join app_public.role_attribution_establishments rae on rae.attribution_id = attr.id
-                      where attr.account_id = k.id
-                      union
-                      select ope.establishment_id
-                      from app_public.on_call_periods op
-                      join app_public.on_call_period_establishments ope on ope.period_id = op.id
-                      where op.account_id = k.id and op.start_at <= p_at and p_at < op.end_at) end
-  from kind k;
+  select acc.id,
+         acc.is_active and (acc.is_superuser or acc.explicit or coalesce(f.open, false)),
+         case when not acc.is_active then '{}'::int[]
+              when acc.is_superuser or acc.explicit then null::int[]
+              when f.account_id is null then '{}'::int[]
+              when f.open then null::int[]
+              else coalesce(r.ids, '{}'::int[]) end
+  from acc
+  left join flags f on f.account_id = acc.id
+  left join restricted r on r.account_id = acc.id;
 end;
 $$;
 

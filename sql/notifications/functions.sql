@@ -71,17 +71,38 @@ begin
   v_now_establishments := array(select app_hidden.employee_establishments(p_employee_id, v_today));
   return query
   with deciders as (
-    -- Few accounts hold a decision permission: the perimeter checks below run on them only.
+    -- The accounts whose decision perimeter can cover the employee, found from the
+    -- attributions of the roles granting the decision (and explicit permissions), not by
+    -- testing every account: an attribution of the whole association (or of a superuser), or
+    -- one on an establishment of the employee, or extended to one by an on-call period. The
+    -- perimeter checks below run on them only (a handful, whatever the number of managers).
     select a.id
     from app_public.accounts a
-    where a.is_active
+    where a.id in (select ra.account_id
+                   from app_public.role_permissions rp
+                   join app_public.role_attributions ra on ra.role_id = rp.role_id
+                   join app_public.roles r on r.id = ra.role_id
+                   join app_public.accounts x on x.id = ra.account_id
+                   where rp.permission_code = p_decide_permission
+                     and app_hidden.date_in(v_today, ra.start_date, ra.end_date)
+                     and (x.is_superuser
+                          or not r.opens_manager_workspace
+                          or not exists (select 1 from app_public.role_attribution_establishments rae
+                                         where rae.attribution_id = ra.id)
+                          or exists (select 1 from app_public.role_attribution_establishments rae
+                                     where rae.attribution_id = ra.id
+                                       and rae.establishment_id = any (v_now_establishments))
+                          or exists (select 1 from app_public.on_call_periods op
+                                     join app_public.on_call_period_establishments ope on ope.period_id = op.id
+                                     where op.account_id = ra.account_id and op.start_at <= v_at and v_at < op.end_at
+                                       and ope.establishment_id = any (v_now_establishments)))
+                   union
+                   select ap.account_id
+                   from app_public.account_permissions ap
+                   join app_public.accounts x on x.id = ap.account_id and not x.is_superuser
+                   where ap.permission_code = p_decide_permission)
+      and a.is_active
       and a.id is distinct from p_author_account_id
-      and (exists (select 1 from app_public.role_attributions ra
-                   join app_public.role_permissions rp on rp.role_id = ra.role_id
-                   where ra.account_id = a.id and rp.permission_code = p_decide_permission
-                     and app_hidden.date_in(v_today, ra.start_date, ra.end_date))
-           or exists (select 1 from app_public.account_permissions ap
-                      where ap.account_id = a.id and ap.permission_code = p_decide_permission and not a.is_superuser))
   ),
   decide as (
     select * from app_hidden.permission_scopes(array(select d.id from deciders d), p_decide_permission, v_at)
