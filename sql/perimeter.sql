@@ -64,9 +64,12 @@ $$;
 --   end exclusive). No permission (or an inactive account): whole = false and an empty list.
 -- Set-wise, so that routing a filing to its deciders computes every decider's scope in one
 -- statement (plpgsql: its plan is prepared once per session, not at each call).
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
 returns table (account_id int, whole boolean, establishment_ids int[])
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 10 as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan rows 10 as $$
 begin
   return query
   with acc as (

@@ -190,9 +190,12 @@ $$;
 -- Counters an absence would move: one line per consumable counter associated with the
 -- type and per civil year of the period (an absence spanning two years moves each year's
 -- counter for its share). counter_id is null when the counter of that year is not open.
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
 returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
 begin
   return query
@@ -211,9 +214,12 @@ end;
 $$;
 
 -- Net journal position of absences per counter and bucket (what they hold now).
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_private.absence_counter_nets(p_absence_ids int[])
 returns table (absence_id int, counter_id int, code text, year int, bucket text, quantity numeric)
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
 begin
   return query

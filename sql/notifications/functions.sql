@@ -51,10 +51,13 @@ $$;
 -- employee: main workplace, secondary workplace, or a team of the day (p_on or today).
 -- The others (a role without establishments, e.g. an Admin of the whole association, or an
 -- explicit permission, which carries no establishment restriction) are unattached.
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
                                                p_author_account_id int)
 returns table (account_id int, attached boolean)
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan as $$
 declare
   v_at timestamptz := app_hidden.now();
   v_today date := app_hidden.business_date(app_hidden.now());

@@ -15,9 +15,12 @@ create index shift_change_requests_pending_date_idx on app_public.shift_change_r
 -- establishments meet the establishments of a team the employee belongs to that day, and
 -- whose interval [start, end) meets the day (business time zone). Security definer: an
 -- employee reads who is on call for their teams without reading the on-call screens.
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
 returns table (employee_id int, date date, on_call jsonb)
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 100 as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan rows 100 as $$
 #variable_conflict use_column
 begin
   -- Most windows meet no on-call period: then there is nothing to join.
@@ -101,8 +104,11 @@ $$;
 --     blocks (or, in a cell without any, on the absence blocks), a pending absence request
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
-language plpgsql stable as $$
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
 begin
   return (
     with days as (

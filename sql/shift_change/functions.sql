@@ -7,8 +7,11 @@ insert into app_private.settings (key, value, description) values
 
 -- The records of a set of requests, built in one statement (requester's name, reason label,
 -- slots with their posts, names of the decider and of the corrector).
+-- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
+-- query at every call (its custom plans were estimated cheaper), longer than it runs.
 create function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
-language plpgsql stable as $$
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
 begin
   return query
