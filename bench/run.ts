@@ -10,7 +10,8 @@
  *            --duration <s> (10), --warmup <s> (2), --connections <n> (10),
  *            --only <key,key> (scenarios), --label <name> (results file; default or scale),
  *            --no-md (leave BENCHMARKS.md alone), --keep (keep the run database),
- *            --node-options=<flags> (NODE_OPTIONS of the service; default below, empty for Node's).
+ *            --node-options=<flags> (NODE_OPTIONS of the service; default below),
+ *            --node-defaults (run the service with Node's and glibc's defaults: no runtime settings).
  *   env: BENCH_DATABASE_URL (superuser URL of the cluster, default postgres://postgres@127.0.0.1:5432/postgres),
  *        BENCH_AUTH_DATABASE_URL (the wfm_authenticator login when trust auth is not available).
  *
@@ -49,6 +50,7 @@ const { values: args } = parseArgs({
     label: { type: 'string' },
     'no-md': { type: 'boolean', default: false },
     'node-options': { type: 'string' },
+    'node-defaults': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -88,7 +90,7 @@ const log = (line: string) => console.log(line);
  * --node-options= (empty) and MALLOC_* variables of the environment override them.
  */
 const SERVICE_RUNTIME: Record<string, string> = {
-  NODE_OPTIONS: '--max-old-space-size=192 --max-semi-space-size=8',
+  NODE_OPTIONS: '--max-old-space-size=160 --max-semi-space-size=8',
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',
 };
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
       STORAGE_DIR: storageDir,
       PUBLIC_URL: 'http://localhost:8000',
       DB_POOL_SIZE: String(POOL_SIZE),
-      ...SERVICE_RUNTIME,
+      ...(args['node-defaults'] ? {} : SERVICE_RUNTIME),
       ...(args['node-options'] !== undefined ? { NODE_OPTIONS: args['node-options'] } : {}),
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))),
       // One client hammers the API: the per-address and per-account limits would answer 429.

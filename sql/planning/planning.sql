@@ -233,24 +233,28 @@ begin
       from granted g
       join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
       union all
-      -- worked slots of the planned day
-      select p.employee_id, p.date, 1, extract(epoch from (p.slots[i]).start_time)::int / 60, 0,
-             '{"kind":"work","post":' || app_hidden.json_int((p.slots[i]).post_id)
+      -- worked slots of the planned day (unnested once: each field a column, not an element
+      -- extracted from the array at each use)
+      select p.employee_id, p.date, 1, extract(epoch from sl.start_time)::int / 60, 0,
+             '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
              || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
-             || ',"establishment":' || app_hidden.json_int((p.slots[i]).establishment_id)
-             || ',"start_time":' || app_hidden.json_hm((p.slots[i]).start_time)
-             || ',"end_time":' || app_hidden.json_hm((p.slots[i]).end_time)
-             || ',"break_start_time":' || app_hidden.json_hm((p.slots[i]).break_start_time)
-             || ',"break_end_time":' || app_hidden.json_hm((p.slots[i]).break_end_time)
-             || ',"break_paid":' || app_hidden.json_bool(coalesce((p.slots[i]).break_paid, false))
-             || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(p.slots[i]))
-             || ',"is_remote":' || app_hidden.json_bool(coalesce((p.slots[i]).is_remote, false) or p.day_remote)
+             || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
+             || ',"start_time":' || app_hidden.json_hm(sl.start_time)
+             || ',"end_time":' || app_hidden.json_hm(sl.end_time)
+             || ',"break_start_time":' || app_hidden.json_hm(sl.break_start_time)
+             || ',"break_end_time":' || app_hidden.json_hm(sl.break_end_time)
+             || ',"break_paid":' || app_hidden.json_bool(coalesce(sl.break_paid, false))
+             || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(
+                                   row(sl.start_time, sl.end_time, sl.break_start_time, sl.break_end_time, sl.break_paid,
+                                       sl.post_id, sl.establishment_id, sl.is_remote)::app_public.slot))
+             || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or p.day_remote)
              || ',"is_offsite":' || app_hidden.json_bool(p.day_offsite)
              || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
              || ',"absence":null,"pending_request":' || pr.pending || ',"on_call":' || pr.on_call || '}'
       from planned p
-      cross join lateral generate_subscripts(p.slots, 1) i
-      left join app_public.posts po on po.id = (p.slots[i]).post_id
+      cross join lateral unnest(p.slots) as sl(start_time, end_time, break_start_time, break_end_time, break_paid,
+                                               post_id, establishment_id, is_remote)
+      left join app_public.posts po on po.id = sl.post_id
       left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
       join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
       where not coalesce(cv.whole, false)
@@ -273,7 +277,7 @@ begin
              || ',"blocks":[' || string_agg(b.block, ',' order by b.k1, b.k2, b.k3) || ']}' as cell
       from blocks b
       join planned p on p.employee_id = b.employee_id and p.date = b.date
-      group by b.employee_id, p.ord, b.date
+      group by p.ord, b.date, b.employee_id
     )
     select ('{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
             || ',"employees":[' || coalesce((select string_agg(

@@ -110,8 +110,7 @@ function isSqlError(error: unknown): boolean {
 export async function runRequestCall<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   identity: RequestIdentity | null,
-  text: string,
-  values: unknown[],
+  query: pg.QueryConfig,
   options: TransactionOptions = {},
 ): Promise<pg.QueryResult<R>> {
   const clock = clockStatement(options);
@@ -127,7 +126,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   const client = await pool.connect();
   if (!(client as unknown as { pipeline?: boolean }).pipeline) {
     client.release();
-    return withRequestTransaction(pool, identity, (c) => c.query<R>(text, values), options);
+    return withRequestTransaction(pool, identity, (c) => c.query<R>(query), options);
   }
   let broken = false;
   try {
@@ -143,7 +142,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
       if (options.uploadedFiles?.length) {
         sent.push(client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]));
       }
-      call = client.query<R>(text, values);
+      call = client.query<R>(query);
       sent.push(call, client.query('commit'));
     } finally {
       stream?.uncork?.();

@@ -120,8 +120,14 @@ function pageUrl(req: Request, page: number | null): string | null {
   return url.toString();
 }
 
+/**
+ * The body of a non-list route comes back in binary result format: the bytes of the JSON
+ * text, kept as a Buffer (no UTF-8 decoding into a string, no encoding back), sent as is.
+ */
+const RAW_BYTES: pg.CustomTypesConfig = { getTypeParser: () => (value: unknown) => value } as unknown as pg.CustomTypesConfig;
+
 /** A body PostgreSQL already wrote as JSON text. */
-function sendJsonText(res: Response, status: number, json: string, headers: Record<string, string> = {}): void {
+function sendJsonText(res: Response, status: number, json: string | Buffer, headers: Record<string, string> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.status(status).type('application/json').send(json);
 }
@@ -286,6 +292,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         argValue(arg, { params, query, body, page, pageSize, config: deps.config }),
       );
       const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles };
+      const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated
+        ? { text: route.sql!, values }
+        : { text: route.sql!, values, binary: true, types: RAW_BYTES };
       const identity = spec.auth === 'public' ? null : auth.identity;
       // Staff routes check the account before the call (two round trips); the others send
       // the whole transaction at once.
@@ -294,9 +303,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           if (!account?.is_staff && !account?.is_superuser) {
             throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
           }
-          return client.query<Record<string, unknown>>(route.sql!, values);
+          return client.query<Record<string, unknown>>(statement);
         }, options)
-        : await runRequestCall<Record<string, unknown>>(deps.pool, identity, route.sql!, values, options);
+        : await runRequestCall<Record<string, unknown>>(deps.pool, identity, statement, options);
       const row = rows[0] ?? {};
 
       if (spec.paginated) {
@@ -310,7 +319,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           spec.headers);
         return;
       }
-      const text = row.result as string | null | undefined;
+      const text = row.result as Buffer | null | undefined;
       if (spec.status === 204 || text == null) {
         sendResult(res, spec.status, spec.status === 204 ? undefined : null, spec.headers);
         return;
