@@ -120,15 +120,61 @@ begin
 end;
 $$;
 
--- The scope of one account (one row; an unknown account has no permission).
+-- Memo of the perimeters within a transaction. One request asks for the same scopes and
+-- perimeters many times (a validation: 21 scopes and 12 perimeter lists, through the
+-- policies of every table it reads and writes); each is kept in a transaction-local setting,
+-- keyed by account, instant and a generation that every write to a table they are computed
+-- from advances (statement triggers below), so a transaction that changes roles, attributions,
+-- workplaces, teams or on-call periods recomputes them.
+create function app_hidden.perimeter_generation() returns text
+language sql stable parallel safe as $$
+  select coalesce(nullif(current_setting('app.perimeter_generation', true), ''), '0');
+$$;
+
+create function app_hidden.tg_perimeter_changed() returns trigger
+language plpgsql as $$
+begin
+  perform set_config('app.perimeter_generation', (app_hidden.perimeter_generation()::bigint + 1)::text, true);
+  return null;
+end;
+$$;
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['accounts', 'account_permissions', 'roles', 'role_permissions', 'role_attributions',
+                           'role_attribution_establishments', 'on_call_periods', 'on_call_period_establishments',
+                           'employees', 'employee_secondary_establishments', 'team_assignments', 'team_establishments'] loop
+    execute format('create trigger _050_perimeter_changed after insert or update or delete or truncate on app_public.%I
+                    for each statement execute function app_hidden.tg_perimeter_changed()', t);
+  end loop;
+end;
+$$;
+
+-- The scope of one account (one row; an unknown account has no permission), kept for the
+-- transaction (see above).
 create function app_hidden.permission_scope(p_account int, p_permission text, p_at timestamptz)
 returns table (whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 1 as $$
+declare
+  v_name text := 'app.memo_scope_' || translate(p_permission, '.', '_');
+  v_key text := concat(p_account, '|', p_at, '|', app_hidden.perimeter_generation(), '|');
+  v_memo text := current_setting(v_name, true);
+  v_whole boolean;
+  v_ids int[];
 begin
-  return query
+  if left(v_memo, length(v_key)) = v_key then
+    v_memo := substr(v_memo, length(v_key) + 1);
+    return query select v_memo = 'W', case when v_memo = 'W' then null::int[] else v_memo::int[] end;
+    return;
+  end if;
   select coalesce(s.whole, false), case when s.account_id is null then '{}'::int[] else s.establishment_ids end
+    into v_whole, v_ids
   from (select 1) x
   left join app_hidden.permission_scopes(array[p_account], p_permission, p_at) s on true;
+  perform set_config(v_name, v_key || case when v_whole then 'W' else v_ids::text end, true);
+  return query select v_whole, v_ids;
 end;
 $$;
 
@@ -173,23 +219,37 @@ begin
 end;
 $$;
 
--- The perimeter: employees on whom the account may use the permission at that time.
+-- The perimeter: employees on whom the account may use the permission at that time (kept for
+-- the transaction, see app_hidden.permission_scope).
 create function app_hidden.perimeter_employee_ids(p_permission text, p_account int default null,
                                                   p_at timestamptz default null)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
 declare
   v_at timestamptz := coalesce(p_at, app_hidden.now());
+  v_account int := coalesce(p_account, app_hidden.current_account_id());
+  v_name text := 'app.memo_perimeter_' || translate(p_permission, '.', '_');
+  v_key text := concat(v_account, '|', v_at, '|', app_hidden.perimeter_generation(), '|');
+  v_memo text := current_setting(v_name, true);
   v_whole boolean;
   v_ids int[];
+  v_list int[];
 begin
-  select s.whole, s.establishment_ids into v_whole, v_ids
-  from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission, v_at) s;
-  if v_whole then
-    return query select e.id from app_public.employees e;
-  elsif cardinality(v_ids) > 0 then
-    return query select x.id from app_hidden.employees_of_establishments(v_ids, app_hidden.business_date(v_at)) x(id);
+  if left(v_memo, length(v_key)) = v_key then
+    return query select unnest(substr(v_memo, length(v_key) + 1)::int[]);
+    return;
   end if;
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.permission_scope(v_account, p_permission, v_at) s;
+  if v_whole then
+    v_list := array(select e.id from app_public.employees e);
+  elsif cardinality(v_ids) > 0 then
+    v_list := array(select x.id from app_hidden.employees_of_establishments(v_ids, app_hidden.business_date(v_at)) x(id));
+  else
+    v_list := '{}';
+  end if;
+  perform set_config(v_name, v_key || v_list::text, true);
+  return query select unnest(v_list);
 end;
 $$;
 

@@ -6,12 +6,14 @@
 --   * app_private.decider_candidates (both perimeters of every decider in one statement each)
 --     = the per-decider definition (may for the decision and for the queue);
 --   * the directory shortcut of the employee-readable policies reads what the list did;
---   * planning blocks that start at the same time: the worked slot, then the hourly absence.
+--   * planning blocks that start at the same time: the worked slot, then the hourly absence;
+--   * the perimeters kept for a transaction follow every write to what they are computed from
+--     (workplace, team assignment, team establishments, attributions, on-call periods, account).
 -- Over every fixture account, extra accounts (dated, expired, multi-establishment, mixed,
 -- on call, inactive, superuser), every employee (and null, and an unknown id), several
 -- permissions and instants (on-call boundaries included).
 begin;
-select plan(10);
+select plan(17);
 
 select tests.freeze('2026-11-16 10:00+01');
 
@@ -173,6 +175,36 @@ select is((select string_agg(b ->> 'kind', ',' order by o)
            from jsonb_array_elements(app_public.planning_read('2026-11-26', '2026-11-26', null)::jsonb -> 'cells') c,
                 jsonb_array_elements(c -> 'blocks') with ordinality x(b, o)),
           'work,absence', 'an hourly absence starting with the worked slot comes after it');
+
+-- The transaction's memo of scopes and perimeters follows the writes of the same transaction.
+select tests.as_owner();
+create function pg_temp.emp(p_key text) returns int language sql stable as $$
+  select coalesce(tests.id('employees', p_key), (select id from app_public.employees where last_name = p_key));
+$$;
+grant execute on function pg_temp.emp(text) to public;
+create function pg_temp.mgr1_reads(p_key text) returns boolean language sql as $$
+  select pg_temp.emp(p_key) in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue',
+                                                                          tests.id('accounts', 'mgr1')));
+$$;
+select ok(not pg_temp.mgr1_reads('david') and not pg_temp.mgr1_reads('zoe'), 'memo: mgr1 (E1) reads neither david nor zoe');
+update app_public.employees set main_establishment_id = tests.id('establishments', 'E1') where id = pg_temp.emp('david');
+select ok(pg_temp.mgr1_reads('david'), 'memo: a workplace moved into E1 in the same transaction is read at once');
+insert into app_public.team_assignments (employee_id, team_id) values (pg_temp.emp('zoe'), tests.id('teams', 'T1'));
+select ok(pg_temp.mgr1_reads('zoe'), 'memo: and so is a new team assignment');
+delete from app_public.team_assignments where employee_id = pg_temp.emp('zoe') and team_id = tests.id('teams', 'T1');
+update app_public.employees set main_establishment_id = tests.id('establishments', 'E3') where id = pg_temp.emp('david');
+select ok(not pg_temp.mgr1_reads('david') and not pg_temp.mgr1_reads('zoe'), 'memo: and their removal');
+update app_public.role_attributions set end_date = '2026-11-15'
+where account_id = tests.id('accounts', 'mgr1') and role_id = 5;
+select is((select count(*)::int from app_hidden.perimeter_employee_ids('absences.view_absence_queue', tests.id('accounts', 'mgr1'))),
+          0, 'memo: an attribution ended in the same transaction empties the perimeter');
+update app_public.role_attributions set end_date = null where account_id = tests.id('accounts', 'mgr1') and role_id = 5;
+select tests.authenticate_as('mgr3');
+select ok(not (pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue'))),
+          'memo: mgr3 (E3) does not read alice (E1) before its on-call period');
+select tests.freeze('2026-11-21 12:00+01');
+select ok(pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue')),
+          'memo: another instant (on call for E1) is another perimeter');
 
 select * from finish();
 rollback;
