@@ -26,7 +26,9 @@ const ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);
 
 /** Interactive documentation at /api/docs/, served from the swagger-ui-dist package (no CDN). */
 export function mountDocs(app: Express): void {
-  const assets = (require('swagger-ui-dist') as { getAbsoluteFSPath: () => string }).getAbsoluteFSPath();
+  // The package's directory only: its main module would also load and run the 1.5 MB browser
+  // bundle in the server (some 20 MB of memory for nothing).
+  const assets = (require('swagger-ui-dist/absolute-path.js') as () => string)();
   // Routing is not strict (/api/docs matches /api/docs/ too): only the address without the
   // trailing slash is redirected, so that the page's relative asset links resolve.
   app.get('/api/docs/', (req, res) => {
