@@ -1,0 +1,44 @@
+/**
+ * Before/after table of two bench results (bench/results/<label>.json), per scenario:
+ * requests per second, p50, p99, and the server's RSS peak; written to stdout and, between
+ * <!-- bench:compare:start --> and <!-- bench:compare:end -->, into BENCHMARKS.md.
+ *   tsx bench/compare.ts bench/results/before.json bench/results/default.json
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ROOT_DIR } from '../src/db/migrate.js';
+import type { BenchReport } from './lib/report.js';
+
+const [beforeFile, afterFile] = process.argv.slice(2);
+if (!beforeFile || !afterFile) throw new Error('usage: tsx bench/compare.ts <before.json> <after.json>');
+const before = JSON.parse(await readFile(beforeFile, 'utf8')) as BenchReport;
+const after = JSON.parse(await readFile(afterFile, 'utf8')) as BenchReport;
+
+const fmt = (value: number | null | undefined, digits = 1) => (value === null || value === undefined ? '–' : value.toFixed(digits));
+const times = (a: number | null | undefined, b: number | null | undefined) =>
+  a && b ? `×${(b / a).toFixed(b / a >= 10 ? 0 : 1)}` : '–';
+
+const lines: string[] = [];
+lines.push(`Before: run \`${before.label}\` of ${before.date.slice(0, 16).replace('T', ' ')} UTC (the code of this branch before the work ` +
+  `below, service with Node's defaults); after: run \`${after.label}\` of ${after.date.slice(0, 16).replace('T', ' ')} UTC. ` +
+  'Same machine, same dataset parameters, same phases.');
+lines.push('');
+lines.push('| scenario | conns | req/s before | req/s after | gain | p50 ms before → after | p99 ms before → after |');
+lines.push('|---|---:|---:|---:|---:|---:|---:|');
+for (const a of after.scenarios) {
+  const b = before.scenarios.find((s) => s.key === a.key);
+  lines.push(`| ${a.label} | ${a.connections} | ${fmt(b?.rps)} | ${fmt(a.rps)} | ${times(b?.rps, a.rps)} | ` +
+    `${fmt(b?.p50)} → ${fmt(a.p50)} | ${fmt(b?.p99)} → ${fmt(a.p99)} |`);
+}
+lines.push(`| server RSS peak (MB) | | ${fmt(before.rss.peakMb, 0)} | ${fmt(after.rss.peakMb, 0)} | | | |`);
+const markdown = lines.join('\n');
+console.log(markdown);
+
+const file = path.join(ROOT_DIR, 'BENCHMARKS.md');
+const text = await readFile(file, 'utf8').catch(() => null);
+const start = '<!-- bench:compare:start -->';
+const end = '<!-- bench:compare:end -->';
+if (text && text.includes(start) && text.includes(end)) {
+  await writeFile(file, text.slice(0, text.indexOf(start) + start.length) + `\n${markdown}\n` + text.slice(text.indexOf(end)));
+  console.log('BENCHMARKS.md updated');
+}

@@ -1,0 +1,140 @@
+/**
+ * What one request costs inside PostgreSQL, on a bench dataset (the template database that
+ * `npm run bench` generated, or --db): for the SQL function of each scenario, run as its
+ * caller exactly as the service does (begin_request, role wfm_visitor), warm:
+ *   time, function calls, table scans (sequential / index) and rows read: the same at any
+ *   size means no N+1 and no scan that grows with the data;
+ * then EXPLAIN (ANALYZE, BUFFERS) excerpts of the hot statements inside those functions.
+ * Writes are rolled back.
+ *   tsx bench/explain.ts [--size default|scale] [--db name]
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { databaseUrl, ROOT_URL, withClient } from './lib/db.js';
+
+const { values: args } = parseArgs({ options: { size: { type: 'string', default: 'default' }, db: { type: 'string' } } });
+
+const database = args.db ?? (await withClient(ROOT_URL, async (c) => {
+  const { rows } = await c.query<{ datname: string }>(
+    "select datname from pg_database where datname like $1 and datname not like '%_build' order by oid desc limit 1",
+    [`wfm_bench_${args.size}_%`],
+  );
+  if (!rows[0]) throw new Error(`no dataset database for ${args.size}: run npm run bench${args.size === 'scale' ? ' -- --scale' : ''} first`);
+  return rows[0].datname;
+}));
+
+const client = new pg.Client({ connectionString: databaseUrl(database), application_name: 'wfm-bench-explain' });
+await client.connect();
+const one = async <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => (await client.query<T>(sql, values)).rows[0]!;
+
+// Who plays which part, and the items the calls need.
+const ids = await one<{
+  admin: number; rh: number; mgr: number; mgr2: number; employee: number; employee_account: number; absence: number;
+  pending: number; pending_version: number; pending_decider: number; cp: number; day: string; today: string;
+}>(`
+  select (select account_id from bench.actors where role = 'Admin') as admin,
+         (select min(account_id) from bench.actors where role = 'RH n1') as rh,
+         (select account_id from bench.deciders where establishment_idx = 0 and local_idx = 0) as mgr,
+         (select account_id from bench.actors where role = 'Manager n2' and establishment_idx = 0) as mgr2,
+         e.id as employee, e.account_id as employee_account,
+         (select a.id from app_public.absences a where a.employee_id = e.id and a.status = 'validated' order by a.id limit 1) as absence,
+         p.id as pending, p.version as pending_version,
+         (select account_id from bench.deciders where establishment_idx = 0 and local_idx = 0) as pending_decider,
+         (select id from app_public.absence_types where code = 'CP') as cp,
+         (select day::text from bench.write_days order by n desc limit 1) as day,
+         (select today::text from bench.windows) as today
+  from bench.employees e
+  cross join lateral (select a.id, a.version from app_public.absences a join bench.employees b on b.id = a.employee_id
+                      where b.establishment_idx = 0 and b.local_idx > 1 and a.status = 'pending' order by a.id limit 1) p
+  where e.establishment_idx = 0 and e.local_idx = 10`);
+const month = ids.today.slice(0, 8);
+const lastDay = new Date(Date.UTC(Number(ids.today.slice(0, 4)), Number(ids.today.slice(5, 7)), 0)).getUTCDate();
+
+interface Case { name: string; account: number; call: string; write?: boolean }
+const cases: Case[] = [
+  { name: 'GET /api/auth/me/', account: ids.admin, call: 'app_public.me()' },
+  { name: 'queue, RH n1 (whole association)', account: ids.rh,
+    call: "app_public.absences_list(p_status => 'pending', p_page => 1, p_page_size => 50, p_public_url => 'http://x')" },
+  { name: 'queue, Manager n1 (one establishment)', account: ids.mgr,
+    call: "app_public.absences_list(p_status => 'pending', p_page => 1, p_page_size => 50, p_public_url => 'http://x')" },
+  { name: 'absence detail (Manager n1)', account: ids.mgr, call: `app_public.absence_get(${ids.absence}, 'http://x')` },
+  { name: 'counters (Manager n1)', account: ids.mgr, call: `app_public.counters_read(${ids.employee}, null)` },
+  { name: 'planning, one month, 200 employees', account: ids.mgr2,
+    call: `app_public.planning_read('${month}01', '${month}${lastDay}', null)` },
+  { name: 'absence creation (employee, CP)', account: ids.employee_account, write: true,
+    call: `app_public.absence_create(jsonb_build_object('employee', ${ids.employee}, 'type', ${ids.cp}, 'date_start', '${ids.day}'), 'http://x')` },
+  { name: 'absence validation (Manager n1)', account: ids.pending_decider, write: true,
+    call: `app_public.absence_validate(${ids.pending}, '{"version": ${ids.pending_version}}', 'http://x')` },
+];
+
+const STATS = `select coalesce(sum(seq_scan), 0)::int as seq, coalesce(sum(idx_scan), 0)::int as idx,
+                      coalesce(sum(seq_tup_read), 0)::bigint + coalesce(sum(idx_tup_fetch), 0)::bigint as rows_read
+               from pg_stat_xact_user_tables`;
+const FUNCS = 'select coalesce(sum(calls), 0)::int as calls from pg_stat_xact_user_functions';
+
+console.log(`Database ${database}: ${(await one<{ n: number }>('select count(*)::int as n from app_public.absences')).n} absences, ` +
+  `${(await one<{ n: number }>('select count(*)::int as n from app_public.employees')).n} employees.`);
+console.log('');
+console.log('| request (its SQL function, warm) | ms | function calls | seq scans | index scans | rows read |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const c of cases) {
+  await client.query('begin');
+  await client.query("set local jit = off; set local track_functions = 'all'");
+  await client.query(`select app_private.begin_request(${c.account})`);
+  // Warm: the connection's plans and caches, as in the service's pooled connections.
+  for (let i = 0; i < 3; i++) {
+    await client.query('savepoint warm; set local role wfm_visitor');
+    await client.query(`select (${c.call})::text`);
+    await client.query('rollback to savepoint warm');
+  }
+  const s0 = await one<{ seq: number; idx: number; rows_read: string }>(STATS);
+  const f0 = await one<{ calls: number }>(FUNCS);
+  await client.query('savepoint measured; set local role wfm_visitor');
+  const t0 = process.hrtime.bigint();
+  await client.query(`select (${c.call})::text`);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  await client.query('reset role');
+  const s1 = await one<{ seq: number; idx: number; rows_read: string }>(STATS);
+  const f1 = await one<{ calls: number }>(FUNCS);
+  await client.query('rollback');
+  console.log(`| ${c.name} | ${ms.toFixed(1)} | ${f1.calls - f0.calls} | ${s1.seq - s0.seq} | ${s1.idx - s0.idx} | ` +
+    `${Number(s1.rows_read) - Number(s0.rows_read)} |`);
+}
+
+// Plans of the statements behind the hot routes (inside the functions above).
+const plans: Array<{ title: string; account: number; sql: string }> = [
+  { title: 'Queue of the whole association (RH n1): count and first page', account: ids.rh, sql: `
+    with visible as (select a.id, a.date_start from app_public.absences a where a.status = 'pending')
+    select (select count(*) from visible), array(select v.id from visible v order by v.date_start desc, v.id desc limit 50)` },
+  { title: 'Queue of one establishment (Manager n1): its employees\' requests', account: ids.mgr, sql: `
+    with visible as (select a.id, a.date_start from app_public.absences a
+                     where a.employee_id = any (array(select app_hidden.absence_api_reader_ids())) and a.status = 'pending')
+    select (select count(*) from visible), array(select v.id from visible v order by v.date_start desc, v.id desc limit 50)` },
+  { title: 'Overlap rule of a creation (one employee, one period)', account: ids.employee_account, sql: `
+    select a.id from app_public.absences a
+    where a.employee_id = ${ids.employee} and a.status in ('pending', 'validated', 'cancellation_requested')
+      and a.period && tsrange('${ids.day}', ('${ids.day}'::date + 1)::text)` },
+  { title: 'Counter balance (the journal of one counter, app_private.counter_remaining)', account: ids.mgr, sql: `
+    select coalesce(sum(case when m.bucket = 'acquired' then m.quantity else -m.quantity end), 0)
+    from app_private.counter_movements m
+    where m.counter_id = (select c.id from app_public.counters c
+                          where c.employee_id = ${ids.employee} and c.code = 'CP' and c.year = ${ids.day.slice(0, 4)})` },
+];
+for (const p of plans) {
+  await client.query('begin');
+  await client.query('set local jit = off');
+  await client.query(`select app_private.begin_request(${p.account})`);
+  await client.query(p.title.startsWith('Counter') ? 'set local role postgres' : 'set local role wfm_visitor');
+  const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers, costs off, timing off, summary off) ${p.sql}`);
+  await client.query('rollback');
+  console.log('');
+  console.log(`${p.title}:`);
+  console.log('```');
+  for (const r of rows) {
+    const line = r['QUERY PLAN'];
+    if (/^\s*(Buffers|Planning)/.test(line)) continue;
+    console.log(line.length > 150 ? `${line.slice(0, 147)}...` : line);
+  }
+  console.log('```');
+}
+await client.end();
