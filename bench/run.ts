@@ -199,6 +199,9 @@ async function main(): Promise<void> {
     for (const r of report.ratios) log(`  ratio ${r.name}: ${r.value}`);
     for (const t of report.targets) log(`  target ${t.name}: ${t.value} (${t.limit}) ${t.ok === null ? '' : t.ok ? 'met' : 'NOT MET'}`);
   } finally {
+    // Requests autocannon gave up on at the end of the last phase may still be running in the
+    // service (a login hashing its password): let them finish before it stops.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const child of children) await child.stop();
     await db.end();
     await rm(storageDir, { recursive: true, force: true });

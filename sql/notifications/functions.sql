@@ -73,39 +73,46 @@ begin
   -- each (app_hidden.permission_scopes), not one perimeter per decider.
   v_now_establishments := array(select app_hidden.employee_establishments(p_employee_id, v_today));
   return query
-  with deciders as (
+  with candidates as (
     -- The accounts whose decision perimeter can cover the employee, found from the
     -- attributions of the roles granting the decision (and explicit permissions), not by
     -- testing every account: an attribution of the whole association (or of a superuser), or
     -- one on an establishment of the employee, or extended to one by an on-call period. The
     -- perimeter checks below run on them only (a handful, whatever the number of managers).
-    select a.id
-    from app_public.accounts a
-    where a.id in (select ra.account_id
-                   from app_public.role_permissions rp
-                   join app_public.role_attributions ra on ra.role_id = rp.role_id
-                   join app_public.roles r on r.id = ra.role_id
-                   join app_public.accounts x on x.id = ra.account_id
-                   where rp.permission_code = p_decide_permission
-                     and app_hidden.date_in(v_today, ra.start_date, ra.end_date)
-                     and (x.is_superuser
-                          or not r.opens_manager_workspace
-                          or not exists (select 1 from app_public.role_attribution_establishments rae
-                                         where rae.attribution_id = ra.id)
-                          or exists (select 1 from app_public.role_attribution_establishments rae
-                                     where rae.attribution_id = ra.id
-                                       and rae.establishment_id = any (v_now_establishments))
-                          or exists (select 1 from app_public.on_call_periods op
-                                     join app_public.on_call_period_establishments ope on ope.period_id = op.id
-                                     where op.account_id = ra.account_id and op.start_at <= v_at and v_at < op.end_at
-                                       and ope.establishment_id = any (v_now_establishments)))
-                   union
-                   select ap.account_id
-                   from app_public.account_permissions ap
-                   join app_public.accounts x on x.id = ap.account_id and not x.is_superuser
-                   where ap.permission_code = p_decide_permission)
-      and a.is_active
-      and a.id is distinct from p_author_account_id
+    select ra.account_id
+    from app_public.role_permissions rp
+    join app_public.roles r on r.id = rp.role_id
+    -- per granting role, its attributions through the role index: the Salarié attribution of
+    -- every employee is never read (offset 0 keeps it a lateral index scan whatever the
+    -- estimates)
+    cross join lateral (select x.id, x.account_id, x.start_date, x.end_date
+                        from app_public.role_attributions x
+                        where x.role_id = rp.role_id offset 0) ra
+    where rp.permission_code = p_decide_permission
+      and app_hidden.date_in(v_today, ra.start_date, ra.end_date)
+      and (not r.opens_manager_workspace
+           or not exists (select 1 from app_public.role_attribution_establishments rae
+                          where rae.attribution_id = ra.id)
+           or exists (select 1 from app_public.role_attribution_establishments rae
+                      where rae.attribution_id = ra.id
+                        and rae.establishment_id = any (v_now_establishments))
+           or exists (select 1 from app_public.on_call_periods op
+                      join app_public.on_call_period_establishments ope on ope.period_id = op.id
+                      where op.account_id = ra.account_id and op.start_at <= v_at and v_at < op.end_at
+                        and ope.establishment_id = any (v_now_establishments))
+           or exists (select 1 from app_public.accounts x where x.id = ra.account_id and x.is_superuser))
+    union
+    select ap.account_id
+    from app_public.account_permissions ap
+    where ap.permission_code = p_decide_permission
+      and not (select x.is_superuser from app_public.accounts x where x.id = ap.account_id)
+  ),
+  deciders as (
+    -- Active, never the author; one primary-key lookup per candidate.
+    select c.account_id as id
+    from candidates c
+    cross join lateral (select a.is_active from app_public.accounts a where a.id = c.account_id offset 0) a
+    where a.is_active and c.account_id is distinct from p_author_account_id
   ),
   decide as (
     select * from app_hidden.permission_scopes(array(select d.id from deciders d), p_decide_permission, v_at)

@@ -12,6 +12,8 @@ create table app_public.accounts (
   last_login_at timestamptz
 );
 create unique index accounts_username_key on app_public.accounts (lower(username));
+-- The few superusers (routing of filings asks whether a decider is one): no scan of every account.
+create index accounts_superuser_idx on app_public.accounts (id) where is_superuser;
 
 -- Secrets never leave app_private. A null hash is an unusable password (invited account).
 create table app_private.account_secrets (
