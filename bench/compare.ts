@@ -27,10 +27,12 @@ lines.push('| scenario | conns | req/s before | req/s after | gain | p50 ms befo
 lines.push('|---|---:|---:|---:|---:|---:|---:|');
 for (const a of after.scenarios) {
   const b = before.scenarios.find((s) => s.key === a.key);
-  lines.push(`| ${a.label} | ${a.connections} | ${fmt(b?.rps)} | ${fmt(a.rps)} | ${times(b?.rps, a.rps)} | ` +
+  const conns = b && b.connections !== a.connections ? `${b.connections} → ${a.connections}` : String(a.connections);
+  lines.push(`| ${a.label} | ${conns} | ${fmt(b?.rps)} | ${fmt(a.rps)} | ${times(b?.rps, a.rps)} | ` +
     `${fmt(b?.p50)} → ${fmt(a.p50)} | ${fmt(b?.p99)} → ${fmt(a.p99)} |`);
 }
 lines.push(`| server RSS peak (MB) | | ${fmt(before.rss.peakMb, 0)} | ${fmt(after.rss.peakMb, 0)} | | | |`);
+lines.push(`| server RSS after start-up (MB) | | ${fmt(before.rss.startMb, 0)} | ${fmt(after.rss.startMb, 0)} | | | |`);
 const markdown = lines.join('\n');
 console.log(markdown);
 

@@ -113,7 +113,7 @@ const plans: Array<{ title: string; account: number; sql: string }> = [
   { title: 'Overlap rule of a creation (one employee, one period)', account: ids.employee_account, sql: `
     select a.id from app_public.absences a
     where a.employee_id = ${ids.employee} and a.status in ('pending', 'validated', 'cancellation_requested')
-      and a.period && tsrange('${ids.day}', ('${ids.day}'::date + 1)::text)` },
+      and a.period && tsrange('${ids.day}'::timestamp, ('${ids.day}'::date + 1)::timestamp)` },
   { title: 'Counter balance (the journal of one counter, app_private.counter_remaining)', account: ids.mgr, sql: `
     select coalesce(sum(case when m.bucket = 'acquired' then m.quantity else -m.quantity end), 0)
     from app_private.counter_movements m
