@@ -601,6 +601,37 @@ order by a.decided_at;
 
 set session_replication_role = origin;
 
+-- step: checks
+-- The journal is what the service would have written: no counter overdrawn, and for a sample
+-- of absences of counter reasons, the net movements equal what app_private.absence_counter_target
+-- (the service's own rule) says the absence must hold; a refused or cancelled one holds nothing.
+do $$
+declare
+  v_bad int;
+begin
+  select count(*) into v_bad from app_private.counter_balances b where b.remaining < 0;
+  if v_bad > 0 then
+    raise exception 'bench dataset: % counters overdrawn', v_bad;
+  end if;
+  select count(*) into v_bad
+  from (select a.* from app_public.absences a
+        join app_public.counter_associations ca on ca.absence_type_id = a.type_id
+        order by bench.rnd(a.id) limit 5000) a
+  where exists (
+    select 1
+    from (select t.counter_id, t.bucket, t.quantity
+          from app_private.absence_counter_target(a, (select w.today from bench.windows w)) t) target
+    full join (select m.counter_id, m.bucket, sum(m.quantity) as quantity
+               from app_private.counter_movements m where m.absence_id = a.id
+               group by m.counter_id, m.bucket having sum(m.quantity) <> 0) held
+      on held.counter_id = target.counter_id and held.bucket = target.bucket
+    where target.quantity is distinct from held.quantity);
+  if v_bad > 0 then
+    raise exception 'bench dataset: the journal of % sampled absences differs from what they must hold', v_bad;
+  end if;
+end;
+$$;
+
 -- step: metadata
 -- What bench/run.ts reads: who plays which role, and the first weekdays of the writes
 -- window (never touched by the history).
