@@ -62,6 +62,26 @@ describe('every request reloads the account', () => {
     expect((await env.get('/api/auth/me/', token)).status).toBe(200);
   });
 
+  it('a write by a closed account answers 401 and writes nothing (the account check and the call share one round trip)', async () => {
+    const token = await env.login('chloe');
+    const { rows: types } = await env.db.query<{ id: number }>("select id from app_public.absence_types where code = 'CP'");
+    const request = { employee: env.ids.employees!.chloe, type: types[0]!.id, date_start: '2026-12-14' };
+    const count = async () =>
+      Number((await env.db.query<{ n: string }>('select count(*) as n from app_public.absences where employee_id = $1', [env.ids.employees!.chloe])).rows[0]!.n);
+    const before = await count();
+
+    await setActive('chloe', false);
+    // The same token, already verified and cached by the service: the account is read again all the same.
+    expect401(await env.post('/api/absences/', token, request));
+    expect401(await env.post('/api/absences/', token, request));
+    expect(await count()).toBe(before);
+
+    await setActive('chloe', true);
+    const created = await env.post('/api/absences/', token, request);
+    expect(created.status).toBe(201);
+    expect(await count()).toBe(before + 1);
+  });
+
   it('a token of a deleted account answers 401', async () => {
     const { rows } = await env.db.query<{ id: number }>(
       "insert into app_public.accounts (username) values ('ephemeral') returning id",
