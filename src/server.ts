@@ -113,7 +113,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   async function close(): Promise<void> {
     limiter.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Stop accepting, let the requests in flight finish, drop idle keep-alive sockets.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await closed;
     if (releaseGraphql) await releaseGraphql();
     await pool.end();
   }
