@@ -1,8 +1,9 @@
 -- Organisation file import (CONTRACT section 6). One call, one transaction: the first bad
 -- path aborts everything with "path: message" (SQLSTATE WV020, DETAIL = path).
 -- Passwords arrive already hashed (argon2id, by the CLI) under "password_hash".
+-- Functions are "create or replace" so that a later migration re-includes this file to change them.
 
-create function app_private.import_fail(p_path text, p_message text) returns void
+create or replace function app_private.import_fail(p_path text, p_message text) returns void
 language plpgsql as $$
 begin
   raise exception using errcode = 'WV020', message = p_path || ': ' || p_message, detail = p_path;
@@ -10,7 +11,7 @@ end;
 $$;
 
 -- Refuses keys outside the allowed list (typos would otherwise be silently ignored).
-create function app_private.import_check_keys(p_obj jsonb, p_path text, p_allowed text[]) returns void
+create or replace function app_private.import_check_keys(p_obj jsonb, p_path text, p_allowed text[]) returns void
 language plpgsql as $$
 declare
   v_key text;
@@ -26,7 +27,7 @@ begin
 end;
 $$;
 
-create function app_private.import_text(p_obj jsonb, p_key text, p_path text, p_required boolean default true)
+create or replace function app_private.import_text(p_obj jsonb, p_key text, p_path text, p_required boolean default true)
 returns text
 language plpgsql as $$
 declare
@@ -48,7 +49,7 @@ begin
 end;
 $$;
 
-create function app_private.import_bool(p_obj jsonb, p_key text, p_path text, p_default boolean)
+create or replace function app_private.import_bool(p_obj jsonb, p_key text, p_path text, p_default boolean)
 returns boolean
 language plpgsql as $$
 declare
@@ -64,7 +65,7 @@ begin
 end;
 $$;
 
-create function app_private.import_date(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
+create or replace function app_private.import_date(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
 returns date
 language plpgsql as $$
 declare
@@ -84,7 +85,7 @@ begin
 end;
 $$;
 
-create function app_private.import_time(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
+create or replace function app_private.import_time(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
 returns time
 language plpgsql as $$
 declare
@@ -100,7 +101,7 @@ begin
 end;
 $$;
 
-create function app_private.import_timestamptz(p_obj jsonb, p_key text, p_path text)
+create or replace function app_private.import_timestamptz(p_obj jsonb, p_key text, p_path text)
 returns timestamptz
 language plpgsql as $$
 declare
@@ -118,7 +119,7 @@ end;
 $$;
 
 -- An array of strings (keys); null or absent gives an empty array.
-create function app_private.import_keys(p_obj jsonb, p_key text, p_path text) returns text[]
+create or replace function app_private.import_keys(p_obj jsonb, p_key text, p_path text) returns text[]
 language plpgsql as $$
 declare
   v jsonb := p_obj -> p_key;
@@ -141,7 +142,7 @@ begin
 end;
 $$;
 
-create function app_private.import_section(p_doc jsonb, p_section text) returns jsonb
+create or replace function app_private.import_section(p_doc jsonb, p_section text) returns jsonb
 language plpgsql as $$
 declare
   v jsonb := p_doc -> p_section;
@@ -157,7 +158,7 @@ end;
 $$;
 
 -- Registers a key of a section, refusing duplicates; returns the updated key map.
-create function app_private.import_register(p_map jsonb, p_key text, p_id int, p_path text) returns jsonb
+create or replace function app_private.import_register(p_map jsonb, p_key text, p_id int, p_path text) returns jsonb
 language plpgsql as $$
 begin
   if p_map ? p_key then
@@ -167,7 +168,7 @@ begin
 end;
 $$;
 
-create function app_private.import_lookup(p_map jsonb, p_key text, p_path text, p_what text) returns int
+create or replace function app_private.import_lookup(p_map jsonb, p_key text, p_path text, p_what text) returns int
 language plpgsql as $$
 begin
   if p_key is null then
@@ -180,7 +181,7 @@ begin
 end;
 $$;
 
-create function app_private.import_organisation(p_doc jsonb) returns jsonb
+create or replace function app_private.import_organisation(p_doc jsonb) returns jsonb
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_est jsonb := '{}';
@@ -391,7 +392,7 @@ begin
         v_text := app_private.import_text(v_item -> 'week', v_day, v_path || '.week', false);
         if v_text is not null then
           insert into app_public.planning_template_slots (template_id, weekday, post_id)
-          values (v_tpl_id, j, app_private.import_lookup(v_posts, v_text, v_path || '.week.' || v_day, 'post'));
+          values (v_tpl_id, j, app_private.import_lookup(v_posts, v_text, v_path || '.week.' || v_day, 'post code'));
         end if;
       end loop;
     end if;

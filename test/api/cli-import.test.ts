@@ -125,7 +125,7 @@ describe('org:import', () => {
         doc.employees[1]!.week = { mon: 'X' } as never;
         return doc;
       },
-      message: 'employees[1].week.mon: unknown post "X"',
+      message: 'employees[1].week.mon: unknown post code "X"',
     },
     {
       name: 'a duplicate key',

@@ -109,7 +109,7 @@ select throws_ok(pg_temp.variant('{posts,2,key}', '"X1-J"'), 'WV020', 'posts[2].
   'duplicate post key');
 select throws_ok(pg_temp.variant('{teams,0,establishments,1}', '"ZZ"'), 'WV020',
   'teams[0].establishments[1]: unknown establishment "ZZ"', 'unknown establishment of a team');
-select throws_ok(pg_temp.variant('{employees,0,week,mon}', '"NOPE"'), 'WV020', 'employees[0].week.mon: unknown post "NOPE"',
+select throws_ok(pg_temp.variant('{employees,0,week,mon}', '"NOPE"'), 'WV020', 'employees[0].week.mon: unknown post code "NOPE"',
   'unknown post in a week');
 select throws_ok(pg_temp.variant('{employees,0,teams,0}', '"TZ"'), 'WV020', 'employees[0].teams[0]: unknown team "TZ"',
   'unknown team of an employee');
