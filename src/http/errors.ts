@@ -82,7 +82,15 @@ function fieldErrorsFromDetail(message: string, detail: string | undefined): Fie
       // fall through: not JSON after all
     }
   }
-  return { [detail || 'non_field_errors']: [message] };
+  return { [envelopeKey(detail)]: [message] };
+}
+
+/**
+ * The envelope key for a key the client sent: a name they could correct, or
+ * non_field_errors for a key that names no field (empty, or holding NUL).
+ */
+export function envelopeKey(name: string | null | undefined): string {
+  return name && !name.includes('\u0000') ? name : 'non_field_errors';
 }
 
 /** Constraint violations that reach the client in plain words. */

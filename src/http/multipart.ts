@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
-import { ApiError, type FieldErrors } from './errors.js';
+import { ApiError, envelopeKey, type FieldErrors } from './errors.js';
 import type { MultipartSpec } from './route.js';
 import type { FileStorage, StoredFile } from '../storage/storage.js';
 
@@ -35,7 +35,7 @@ export async function parseMultipart(req: Request, spec: MultipartSpec, storage:
   const ordered: Array<{ name: string; file: StoredFile } | null> = [];
 
   const addError = (field: string, message: string) => {
-    const list = (errors[field] ??= []);
+    const list = (errors[envelopeKey(field)] ??= []);
     if (!list.includes(message)) list.push(message);
   };
 

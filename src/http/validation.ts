@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FieldErrors } from './errors.js';
+import { envelopeKey, type FieldErrors } from './errors.js';
 import { TIME_PATTERN, type JsonSchema } from './schema.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
@@ -88,7 +88,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
     if (!field && error.keyword === 'additionalProperties') {
       field = String((error.params as { additionalProperty: string }).additionalProperty);
     }
-    const key = field ?? 'non_field_errors';
+    const key = envelopeKey(field);
     const message = messageFor(error);
     const list = (result[key] ??= []);
     if (!list.includes(message)) list.push(message);
@@ -110,7 +110,7 @@ export function nulCharacterErrors(value: Record<string, unknown>): FieldErrors 
   };
   for (const [key, inner] of Object.entries(value)) {
     if (key.includes('\u0000') || contains(inner)) {
-      errors[key.includes('\u0000') ? 'non_field_errors' : key] = ['Ce texte contient un caractère interdit (caractère nul).'];
+      errors[envelopeKey(key)] = ['Ce texte contient un caractère interdit (caractère nul).'];
     }
   }
   return errors;
