@@ -9,11 +9,12 @@
  *                            run starts from the same data.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { ROOT_DIR } from '../../src/db/migrate.js';
 import { ROLES } from '../../src/db/roles.js';
+import { filesUnder } from '../../test/helpers/files.js';
 
 export const ROOT_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -45,18 +46,6 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
   } finally {
     await client.end();
   }
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const files = await Promise.all(
-    entries.map(async (entry) => {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) return filesUnder(full);
-      return entry.isFile() ? [full] : [];
-    }),
-  );
-  return files.flat().sort();
 }
 
 /** Name of the dataset template: changes with the schema, the generator and the parameters. */

@@ -1,25 +1,14 @@
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { ensureRoles } from '../../src/db/roles.js';
 import { migrateDatabase, ROOT_DIR } from '../../src/db/migrate.js';
 import { importOrganisation } from '../../src/org/import.js';
 import { TEST_ROOT_URL, databaseUrl } from './settings.js';
+import { filesUnder } from './files.js';
 
 const FIXTURE = path.join(ROOT_DIR, 'test/fixtures/organisation.json');
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const files = await Promise.all(
-    entries.map(async (entry) => {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) return filesUnder(full);
-      return entry.isFile() ? [full] : [];
-    }),
-  );
-  return files.flat().sort();
-}
 
 /** The template's name changes whenever a migration, a SQL file or the fixture changes. */
 async function templateName(): Promise<string> {
