@@ -68,12 +68,22 @@ function monthWindow(today: string): { from: string; to: string } {
   return { from: `${y}-${mm}-01`, to: `${y}-${mm}-${String(last).padStart(2, '0')}` };
 }
 
-/** The next free (employee, weekday) of the writes window; employees rotate fastest. */
-export function takeSlot(ctx: BenchContext, kind: 'absenceSlot' | 'shiftSlot'): { employee: BenchContext['employees'][number]; day: string } | null {
-  const slot = ctx[kind]++;
-  const employee = ctx.employees[slot % ctx.employees.length]!;
-  const day = ctx.writeDays[Math.floor(slot / ctx.employees.length)];
-  return day ? { employee, day } : null;
+type Slot = { employee: BenchContext['employees'][number]; day: string };
+
+/**
+ * Writes, one per free (employee, weekday) of the writes window, employees rotating fastest:
+ * distinct employees and dates, so no write meets another's rules.
+ */
+function slotWrites(ctx: BenchContext, kind: 'absenceSlot' | 'shiftSlot', request: (slot: Slot) => RequestSpec) {
+  const total = ctx.employees.length * ctx.writeDays.length;
+  return {
+    supply: total - ctx[kind],
+    next: (): RequestSpec | null => {
+      const slot = ctx[kind]++;
+      const day = ctx.writeDays[Math.floor(slot / ctx.employees.length)];
+      return day ? request({ employee: ctx.employees[slot % ctx.employees.length]!, day }) : null;
+    },
+  };
 }
 
 async function planningRequests(ctx: BenchContext) {
@@ -190,20 +200,12 @@ export const SCENARIOS: Scenario[] = [
     target: 'api',
     goal: 'interactive',
     prepare: async (ctx) => {
-      const supply = ctx.employees.length * ctx.writeDays.length - ctx.absenceSlot;
-      return {
-        supply,
-        next: () => {
-          const slot = takeSlot(ctx, 'absenceSlot');
-          if (!slot) return null;
-          return {
-            method: 'POST',
-            path: '/api/absences/',
-            token: tokenFor(ctx, slot.employee.account_id),
-            body: { employee: slot.employee.id, type: ctx.cpTypeId, date_start: slot.day, comment: 'Congé posé par le banc d’essai' },
-          };
-        },
-      };
+      return slotWrites(ctx, 'absenceSlot', (slot) => ({
+        method: 'POST',
+        path: '/api/absences/',
+        token: tokenFor(ctx, slot.employee.account_id),
+        body: { employee: slot.employee.id, type: ctx.cpTypeId, date_start: slot.day, comment: 'Congé posé par le banc d’essai' },
+      }));
     },
   },
   { key: 'pgbench_absence_create', label: 'pgbench: app_public.absence_create (same transaction)', target: 'pgbench', goal: 'baseline' },
@@ -239,20 +241,12 @@ export const SCENARIOS: Scenario[] = [
     target: 'api',
     goal: 'interactive',
     prepare: async (ctx) => {
-      const supply = ctx.employees.length * ctx.writeDays.length - ctx.shiftSlot;
-      return {
-        supply,
-        next: () => {
-          const slot = takeSlot(ctx, 'shiftSlot');
-          if (!slot) return null;
-          return {
-            method: 'POST',
-            path: '/api/shift-change-requests/',
-            token: tokenFor(ctx, slot.employee.account_id),
-            body: { date: slot.day, reason: 'demande_personnelle', comment: 'Rendez-vous', slots: [{ start_time: '07:45', end_time: '15:15' }] },
-          };
-        },
-      };
+      return slotWrites(ctx, 'shiftSlot', (slot) => ({
+        method: 'POST',
+        path: '/api/shift-change-requests/',
+        token: tokenFor(ctx, slot.employee.account_id),
+        body: { date: slot.day, reason: 'demande_personnelle', comment: 'Rendez-vous', slots: [{ start_time: '07:45', end_time: '15:15' }] },
+      }));
     },
   },
   {
