@@ -68,6 +68,14 @@ function isPgError(error: unknown): error is PgLikeError {
     && (error as PgLikeError).code!.length === 5;
 }
 
+/**
+ * The key of a 400 envelope: a field name the client can correct, or non_field_errors for
+ * a name that designates no field (missing, empty, or holding NUL, as a client may send).
+ */
+export function envelopeKey(name: string | null | undefined): string {
+  return name && !name.includes('\u0000') ? name : 'non_field_errors';
+}
+
 /** DETAIL of a WV error: a field key, or a JSON object of field → messages. */
 function fieldErrorsFromDetail(message: string, detail: string | undefined): FieldErrors {
   if (detail && detail.startsWith('{')) {
@@ -83,14 +91,6 @@ function fieldErrorsFromDetail(message: string, detail: string | undefined): Fie
     }
   }
   return { [envelopeKey(detail)]: [message] };
-}
-
-/**
- * The envelope key for a key the client sent: a name they could correct, or
- * non_field_errors for a key that names no field (empty, or holding NUL).
- */
-export function envelopeKey(name: string | null | undefined): string {
-  return name && !name.includes('\u0000') ? name : 'non_field_errors';
 }
 
 /** Constraint violations that reach the client in plain words. */

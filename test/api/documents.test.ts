@@ -79,6 +79,7 @@ describe('uploads', () => {
     expect((await env.db.query('select count(*)::int as n from app_public.absences')).rows[0].n).toBe(rows);
     expect(await filesOnDisk()).toBe(before);
   });
+
   it('a file under a field that takes none: 400 under that field, or non_field_errors when the part has no name', async () => {
     const before = await filesOnDisk();
     const rows = (await env.db.query('select count(*)::int as n from app_public.absences')).rows[0].n;
@@ -93,7 +94,6 @@ describe('uploads', () => {
     expect((await env.db.query('select count(*)::int as n from app_public.absences')).rows[0].n).toBe(rows);
     expect(await filesOnDisk()).toBe(before);
   });
-
 
   it('a file over 10 MB (10 × 1024 × 1024 bytes): 400 under add_documents', async () => {
     const big = Buffer.concat([PDF, Buffer.alloc(10 * 1024 * 1024 + 1 - PDF.length, 0x20)]);
