@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/api/**/*.test.ts'],
+    include: ['test/api/**/*.test.ts', 'test/web/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

@@ -1,4 +1,5 @@
--- Included last by every migration: grants, ownership of API functions, RLS check.
+-- Last file of sql/ORDER, included by every migration that changes sql/ (npm run db:current):
+-- grants, ownership of API functions, RLS check.
 
 grant select on all tables in schema app_public to wfm_visitor;
 grant select, insert, update, delete on all tables in schema app_public to wfm_api;

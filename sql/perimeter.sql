@@ -5,12 +5,12 @@
 -- `employee_id in (select app_hidden.perimeter_employee_ids(...))` so that they run once
 -- per statement, not once per row.
 
-create function app_hidden.current_account_id() returns int
+create or replace function app_hidden.current_account_id() returns int
 language sql stable parallel safe as $$
   select nullif(current_setting('app.account_id', true), '')::int;
 $$;
 
-create function app_hidden.current_employee_id() returns int
+create or replace function app_hidden.current_employee_id() returns int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   return coalesce(
@@ -19,20 +19,29 @@ begin
 end;
 $$;
 
+-- Is this employee record the acting account's own? False (never NULL) for an account without
+-- an employee record or a NULL record: write `if not app_hidden.is_current_employee(x)`, never
+-- `if not (x = app_hidden.current_employee_id())`, which lets a NULL through.
+create or replace function app_hidden.is_current_employee(p_employee int) returns boolean
+language sql stable as $$
+  select coalesce(p_employee = app_hidden.current_employee_id(), false);
+$$;
+
 -- Business date of a timestamp.
-create function app_hidden.business_date(p_at timestamptz) returns date
+create or replace function app_hidden.business_date(p_at timestamptz) returns date
 language sql stable parallel safe as $$
   select (p_at at time zone app_hidden.business_timezone())::date;
 $$;
 
--- Does an attribution with inclusive [start_date, end_date] cover the date?
-create function app_hidden.date_in(p_on date, p_start date, p_end date) returns boolean
+-- Does an attribution with inclusive [start_date, end_date] cover the date? (Never NULL: an
+-- unknown date is covered only by an unbounded attribution.)
+create or replace function app_hidden.date_in(p_on date, p_start date, p_end date) returns boolean
 language sql immutable parallel safe as $$
-  select (p_start is null or p_start <= p_on) and (p_end is null or p_end >= p_on);
+  select coalesce((p_start is null or p_start <= p_on) and (p_end is null or p_end >= p_on), false);
 $$;
 
 -- May this account use this permission at all at that time? (No perimeter involved.)
-create function app_hidden.account_has_permission(p_account int, p_permission text, p_at timestamptz default null)
+create or replace function app_hidden.account_has_permission(p_account int, p_permission text, p_at timestamptz default null)
 returns boolean
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
@@ -51,7 +60,7 @@ begin
 end;
 $$;
 
-create function app_hidden.current_account_has(p_permission text) returns boolean
+create or replace function app_hidden.current_account_has(p_permission text) returns boolean
 language sql stable as $$
   select app_hidden.account_has_permission(app_hidden.current_account_id(), p_permission);
 $$;
@@ -61,12 +70,15 @@ $$;
 --                 attribution without establishments);
 --   otherwise establishment_ids lists the establishments of the attributions granting the
 --   permission, extended by the account's on-call periods active at p_at (start inclusive,
---   end exclusive). No permission (or an inactive account): whole = false and an empty list.
+--   end exclusive) for the queue and decision permissions only (absences.view_absence_queue,
+--   absences.decide_absence, planning.decide_shift_change: SPEC Permissions rule 9), never for
+--   documents, records, numbers, payroll, events or on-call writing (so an author's own on-call
+--   period does not widen the establishments it may put others on call for). No permission (or an inactive account): whole = false and an empty list.
 -- Set-wise, so that routing a filing to its deciders computes every decider's scope in one
 -- statement (plpgsql: its plan is prepared once per session, not at each call).
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
+create or replace function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
 returns table (account_id int, whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan rows 10 as $$
@@ -104,7 +116,10 @@ begin
           select op.account_id, ope.establishment_id
           from app_public.on_call_periods op
           join app_public.on_call_period_establishments ope on ope.period_id = op.id
-          where op.account_id = any (p_accounts) and op.start_at <= p_at and p_at < op.end_at) x
+          where op.account_id = any (p_accounts) and op.start_at <= p_at and p_at < op.end_at
+            -- SPEC Permissions rule 9: the queue and the decisions of a manager role, nothing else.
+            and p_permission in ('absences.view_absence_queue', 'absences.decide_absence',
+                                 'planning.decide_shift_change')) x
     group by x.account_id
   )
   select acc.id,
@@ -126,12 +141,12 @@ $$;
 -- keyed by account, instant and a generation that every write to a table they are computed
 -- from advances (statement triggers below), so a transaction that changes roles, attributions,
 -- workplaces, teams or on-call periods recomputes them.
-create function app_hidden.perimeter_generation() returns text
+create or replace function app_hidden.perimeter_generation() returns text
 language sql stable parallel safe as $$
   select coalesce(nullif(current_setting('app.perimeter_generation', true), ''), '0');
 $$;
 
-create function app_hidden.tg_perimeter_changed() returns trigger
+create or replace function app_hidden.tg_perimeter_changed() returns trigger
 language plpgsql as $$
 begin
   perform set_config('app.perimeter_generation', (app_hidden.perimeter_generation()::bigint + 1)::text, true);
@@ -146,7 +161,8 @@ begin
   foreach t in array array['accounts', 'account_permissions', 'roles', 'role_permissions', 'role_attributions',
                            'role_attribution_establishments', 'on_call_periods', 'on_call_period_establishments',
                            'employees', 'employee_secondary_establishments', 'team_assignments', 'team_establishments'] loop
-    execute format('create trigger _050_perimeter_changed after insert or update or delete or truncate on app_public.%I
+    execute format('drop trigger if exists _050_perimeter_changed on app_public.%I', t);
+    execute format('create or replace trigger _050_perimeter_changed after insert or update or delete or truncate on app_public.%I
                     for each statement execute function app_hidden.tg_perimeter_changed()', t);
   end loop;
 end;
@@ -154,11 +170,11 @@ $$;
 
 -- The scope of one account (one row; an unknown account has no permission), kept for the
 -- transaction (see above).
-create function app_hidden.permission_scope(p_account int, p_permission text, p_at timestamptz)
+create or replace function app_hidden.permission_scope(p_account int, p_permission text, p_at timestamptz)
 returns table (whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 1 as $$
 declare
-  v_name text := 'app.memo_scope_' || translate(p_permission, '.', '_');
+  v_name text := 'app.memo_scope_' || translate(coalesce(p_permission, ''), '.', '_');
   v_key text := concat(p_account, '|', p_at, '|', app_hidden.perimeter_generation(), '|');
   v_memo text := current_setting(v_name, true);
   v_whole boolean;
@@ -182,7 +198,7 @@ $$;
 -- workplace, or a team assignment active that day to a team of the establishment.
 -- The perimeter helpers that run in every request are plpgsql: their plans are prepared
 -- once per connection, where a security definer SQL function is planned at each call.
-create function app_hidden.employees_of_establishments(p_establishments int[], p_on date)
+create or replace function app_hidden.employees_of_establishments(p_establishments int[], p_on date)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
 begin
@@ -201,7 +217,7 @@ end;
 $$;
 
 -- Establishments an employee is attached to at a date (main, secondary, teams of the day).
-create function app_hidden.employee_establishments(p_employee int, p_on date)
+create or replace function app_hidden.employee_establishments(p_employee int, p_on date)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 3 as $$
 begin
@@ -221,14 +237,14 @@ $$;
 
 -- The perimeter: employees on whom the account may use the permission at that time (kept for
 -- the transaction, see app_hidden.permission_scope).
-create function app_hidden.perimeter_employee_ids(p_permission text, p_account int default null,
+create or replace function app_hidden.perimeter_employee_ids(p_permission text, p_account int default null,
                                                   p_at timestamptz default null)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
 declare
   v_at timestamptz := coalesce(p_at, app_hidden.now());
   v_account int := coalesce(p_account, app_hidden.current_account_id());
-  v_name text := 'app.memo_perimeter_' || translate(p_permission, '.', '_');
+  v_name text := 'app.memo_perimeter_' || translate(coalesce(p_permission, ''), '.', '_');
   v_key text := concat(v_account, '|', v_at, '|', app_hidden.perimeter_generation(), '|');
   v_memo text := current_setting(v_name, true);
   v_whole boolean;
@@ -257,7 +273,7 @@ $$;
 -- "nobody decides their own request" is checked by each decision.) The same answer as
 -- E in perimeter_employee_ids(P, A, T), without listing the perimeter: the scope, then the
 -- establishments E is attached to that day.
-create function app_hidden.may(p_account int, p_permission text, p_employee int, p_at timestamptz default null)
+create or replace function app_hidden.may(p_account int, p_permission text, p_employee int, p_at timestamptz default null)
 returns boolean
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -268,8 +284,8 @@ begin
   select s.whole, s.establishment_ids into v_whole, v_ids
   from app_hidden.permission_scope(coalesce(p_account, app_hidden.current_account_id()), p_permission, v_at) s;
   if p_employee is null then
-    -- As "null in (perimeter)": unknown, or false for an empty perimeter.
-    return case when v_whole or cardinality(v_ids) > 0 then null else false end;
+    -- Nobody: a guard is true or false, never NULL (`if not may(...)` must refuse).
+    return false;
   elsif v_whole then
     return exists (select 1 from app_public.employees e where e.id = p_employee);
   end if;
@@ -280,7 +296,7 @@ $$;
 
 -- Does the acting account hold the permission on the whole association? Lists and policies
 -- test it first: the whole association needs no list of employees to filter with.
-create function app_hidden.perimeter_is_whole(p_permission text) returns boolean
+create or replace function app_hidden.perimeter_is_whole(p_permission text) returns boolean
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   return coalesce((select s.whole from app_hidden.permission_scope(app_hidden.current_account_id(), p_permission,
@@ -289,7 +305,7 @@ end;
 $$;
 
 -- Establishments of the caller's perimeter for a permission (null = whole association).
-create function app_hidden.perimeter_establishment_ids(p_permission text, p_account int default null,
+create or replace function app_hidden.perimeter_establishment_ids(p_permission text, p_account int default null,
                                                        p_at timestamptz default null)
 returns int[]
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -300,7 +316,7 @@ $$;
 
 -- Is the acting account an active staff member (or a superuser)? Staff write the
 -- referentials and read the e-mail outbox.
-create function app_hidden.current_account_is_staff() returns boolean
+create or replace function app_hidden.current_account_is_staff() returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select exists (select 1 from app_public.accounts a
                  where a.id = app_hidden.current_account_id() and a.is_active and (a.is_staff or a.is_superuser));

@@ -5,9 +5,9 @@
 create extension if not exists btree_gist with schema public;
 create extension if not exists pgcrypto with schema public;
 
-create schema app_public;
-create schema app_hidden;
-create schema app_private;
+create schema if not exists app_public;
+create schema if not exists app_hidden;
+create schema if not exists app_private;
 
 -- Nothing is reachable unless granted explicitly below or per object.
 revoke all on schema public from public;

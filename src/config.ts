@@ -1,8 +1,12 @@
+import { userInfo } from 'node:os';
+
 /** Runtime configuration, read once from the environment (CONTRACT section 1). */
 export interface RateLimits {
   anonymousPerMinute: number;
   authenticatedPerMinute: number;
   passwordResetPerHour: number;
+  /** Login attempts per username (any address, any outcome): slows guessing one account's password. */
+  loginPerUsernamePerHour: number;
 }
 
 export interface Config {
@@ -13,13 +17,20 @@ export interface Config {
   port: number;
   jwtSecret: string;
   debug: boolean;
+  /** Local-only back-office bypass: password alone, no second factor (DEBUG only). */
+  backofficePasswordOnly: boolean;
+  /** Back-office login attempts (password and second factor) per 15 minutes, per address and per account. */
+  backofficeLoginAttempts: number;
   allowImpersonation: boolean;
   businessTimeZone: string;
   publicUrl: string;
   storageDir: string;
   rateLimits: RateLimits;
   logLevel: string;
-  /** Mount PostGraphile at /graphql (on by default; tests may turn it off for speed). */
+  /**
+   * Mount PostGraphile at /graphql (GRAPHQL=on; off by default): a back-office surface, meant
+   * to sit behind the back-office session with its second factor; until then, staff tokens only.
+   */
   graphql: boolean;
   /** Pool size of the request connection pool. */
   poolSize: number;
@@ -44,12 +55,34 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
 }
 
 /**
+ * A PostgreSQL URL that names no user (postgres:///wfm?host=/var/run/postgresql) gets the
+ * operating-system user, as libpq does (after PGUSER): node-postgres would fall back to
+ * $USER, which services and CI often leave unset ("no PostgreSQL user name specified").
+ */
+export function withOperatingSystemUser(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  const match = /^(postgres(?:ql)?:\/\/)([^/?#]*)([\s\S]*)$/i.exec(url);
+  if (!match || env.PGUSER) return url;
+  const [, scheme, authority, rest] = match as unknown as [string, string, string, string];
+  const at = authority.lastIndexOf('@');
+  const credentials = at === -1 ? '' : authority.slice(0, at);
+  if (credentials !== '' && !credentials.startsWith(':')) return url;
+  let osUser: string;
+  try {
+    osUser = userInfo().username;
+  } catch {
+    return url; // no passwd entry for this uid: leave the choice to the driver
+  }
+  return `${scheme}${encodeURIComponent(osUser)}${credentials}@${authority.slice(at + 1)}${rest}`;
+}
+
+/**
  * Builds the configuration. `overrides` come from the embedded-database bootstrap (which
  * generates the URLs and the JWT secret) and from tests.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const databaseUrl = overrides.databaseUrl ?? env.DATABASE_URL;
-  if (!databaseUrl) throw new ConfigError('DATABASE_URL is required.');
+  const rawDatabaseUrl = overrides.databaseUrl ?? env.DATABASE_URL;
+  if (!rawDatabaseUrl) throw new ConfigError('DATABASE_URL is required.');
+  const databaseUrl = withOperatingSystemUser(rawDatabaseUrl, env);
   const jwtSecret = overrides.jwtSecret ?? env.JWT_SECRET;
   if (!jwtSecret) {
     throw new ConfigError('JWT_SECRET is required when DATABASE_URL is set (at least 32 characters).');
@@ -57,16 +90,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (jwtSecret.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters long.');
   const port = overrides.port ?? intFromEnv(env, 'PORT', 8000);
   const debug = overrides.debug ?? flag(env, 'DEBUG');
-  if (flag(env, 'BACKOFFICE_PASSWORD_ONLY') && !debug) {
+  const backofficePasswordOnly = overrides.backofficePasswordOnly ?? flag(env, 'BACKOFFICE_PASSWORD_ONLY');
+  if (backofficePasswordOnly && !debug) {
     // SPEC Authentication rule 3: the local-only bypass outside debug mode prevents startup.
-    throw new ConfigError('BACKOFFICE_PASSWORD_ONLY (local bypass of the second factor) requires DEBUG.');
+    throw new ConfigError(
+      'BACKOFFICE_PASSWORD_ONLY (local bypass of the second factor of the back-office) requires DEBUG: ' +
+        'outside debug mode the back-office always asks for a second factor. Unset BACKOFFICE_PASSWORD_ONLY, ' +
+        'or set DEBUG=1 on a local machine only.',
+    );
   }
   return {
     databaseUrl,
-    authDatabaseUrl: overrides.authDatabaseUrl ?? env.AUTH_DATABASE_URL ?? databaseUrl,
+    authDatabaseUrl: overrides.authDatabaseUrl ?? (env.AUTH_DATABASE_URL ? withOperatingSystemUser(env.AUTH_DATABASE_URL, env) : databaseUrl),
     port,
     jwtSecret,
     debug,
+    backofficePasswordOnly,
+    backofficeLoginAttempts: overrides.backofficeLoginAttempts ?? intFromEnv(env, 'RATE_LIMIT_BACKOFFICE_LOGIN_PER_15_MINUTES', 10),
     allowImpersonation: overrides.allowImpersonation ?? flag(env, 'ALLOW_IMPERSONATION'),
     businessTimeZone: overrides.businessTimeZone ?? env.TZ_BUSINESS ?? 'Europe/Paris',
     publicUrl: overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${port}`,
@@ -75,9 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       anonymousPerMinute: intFromEnv(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 60),
       authenticatedPerMinute: intFromEnv(env, 'RATE_LIMIT_AUTHENTICATED_PER_MINUTE', 1000),
       passwordResetPerHour: intFromEnv(env, 'RATE_LIMIT_PASSWORD_RESET_PER_HOUR', 5),
+      loginPerUsernamePerHour: intFromEnv(env, 'RATE_LIMIT_LOGIN_PER_USERNAME_PER_HOUR', 20),
     },
     logLevel: overrides.logLevel ?? env.LOG_LEVEL ?? 'info',
-    graphql: overrides.graphql ?? env.GRAPHQL !== 'off',
+    graphql: overrides.graphql ?? flag(env, 'GRAPHQL'),
     poolSize: overrides.poolSize ?? intFromEnv(env, 'DB_POOL_SIZE', 10),
     // Tests only: never read from the environment, but kept when a test passes it.
     ...(overrides.frozenNow ? { frozenNow: overrides.frozenNow } : {}),

@@ -10,8 +10,11 @@ import { ApiError, apiErrorFromPg } from './http/errors.js';
 import { buildApiRouter, expressPath } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
+import { mountWeb } from './http/web.js';
 import { routeModules, routes } from './http/routes/index.js';
 import { FileStorage } from './storage/storage.js';
+import { mountBackoffice } from './backoffice/index.js';
+import { SessionStore } from './backoffice/sessions.js';
 
 export const API_INFO = {
   title: 'Service de gestion des temps et absences',
@@ -21,6 +24,17 @@ export const API_INFO = {
     'sociales et médico-sociales. Jeton JWT (6 h) obtenu sur /api/auth/token/, présenté en `Authorization: Bearer`.',
 };
 
+/**
+ * TRUST_PROXY (docs/running.md): a hop count (`1`), `true`, or addresses and subnets
+ * (`loopback`, `10.0.0.0/8`). Behind a TLS-terminating proxy it makes req.secure (the Secure
+ * flag of the back-office cookies) and req.ip (rate limits) follow X-Forwarded-*.
+ */
+function trustProxy(value: string | undefined): boolean | number | string {
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
 export interface RunningServer {
   url: string;
   server: http.Server;
@@ -29,6 +43,8 @@ export interface RunningServer {
 
 export interface AppOptions {
   logger?: Logger;
+  /** The built web application to serve at `/` (default web/dist). */
+  webDist?: string;
 }
 
 /** Composes the HTTP service: logging, headers, auth, rate limits, the manifest's routes, docs, GraphQL. */
@@ -40,7 +56,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const app = express();
   const server = http.createServer(app);
   app.disable('x-powered-by');
-  app.set('trust proxy', process.env.TRUST_PROXY ?? false);
+  app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   app.set('json spaces', 0);
   // No ETag on answers that are never cached (Cache-Control: no-store below): it was a SHA-1
   // of every body, 4 ms for a month of planning.
@@ -70,13 +86,15 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.setHeader('X-Frame-Options', 'DENY');
     next();
   });
-  // Personal data is never cached by intermediaries or browsers.
-  app.use('/api', (_req: Request, res: Response, next: NextFunction) => {
+  // Personal data is never cached by intermediaries or browsers: every answer of the API and of
+  // GraphQL (data, 401, 403, errors alike).
+  app.use(['/api', '/graphql'], (_req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  app.use(authenticate(config));
-  app.use(rateLimit(config, limiter));
+  const sessions = new SessionStore(pool, config);
+  app.use(authenticate(config, sessions));
+  app.use(rateLimit(config, limiter, routes.filter((route) => route.auth === 'public').map((route) => route.path)));
   // Routes with their own bucket (the manifest's rateLimit: the password reset, 5 per hour).
   for (const route of routes.filter((r) => r.rateLimit === 'password_reset')) {
     app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
@@ -87,9 +105,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.json(openApi);
   });
   mountDocs(app);
-  // The service has no pages of its own: its root leads to the interactive documentation.
-  app.get('/', (_req: Request, res: Response) => res.redirect(302, '/api/docs/'));
-  app.use(buildApiRouter(routes, { config, pool, storage }));
+  mountBackoffice(app, { config, pool, limiter, sessions });
+  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;
   if (config.graphql) {
@@ -100,6 +117,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   }
 
   app.use('/api', (_req: Request, _res: Response, next: NextFunction) => next(ApiError.notFound('Adresse inconnue.')));
+  // The web application at `/` (web/dist, built by `npm run web:build`); without a build, `/`
+  // leads to the interactive documentation.
+  if (!mountWeb(app, options.webDist)) app.get('/', (_req: Request, res: Response) => res.redirect(302, '/api/docs/'));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const apiError = apiErrorFromPg(error);
     if (!apiError) {

@@ -1,11 +1,14 @@
 /**
- * `npm test`: type check, the vitest suite (HTTP against real PostgreSQL) and the pgTAP
+ * `npm test`: type check, the sql/ drift check, the web application build, the vitest suite (HTTP against real
+ * PostgreSQL, and the browser tests of test/web) and the pgTAP
  * suite. Ends with one plain line "N passed, N failed" read by CI.
  */
 import { spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT_DIR } from '../src/db/migrate.js';
+import { driftCheck } from '../src/db/sql-source.js';
+import { TEST_ROOT_URL } from './helpers/settings.js';
 import { runPgTap } from './run-pgtap.js';
 
 function run(command: string, args: string[]): Promise<number> {
@@ -25,24 +28,62 @@ const typecheck = await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
 if (typecheck === 0) passed += 1;
 else failed += 1;
 
-console.log('== vitest');
-const report = path.join(ROOT_DIR, '.vitest-results.json');
-await rm(report, { force: true });
-const vitestCode = await run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
+// sql/ is the source: the migrations must produce what it defines (docs/architecture.md, "Migrations").
+// CI sets WFM_REQUIRE_COMMITTED_MIGRATIONS=1: there, an uncommitted current.sql fails too.
+console.log('== sql/ drift check');
 try {
-  const results = JSON.parse(await readFile(report, 'utf8')) as {
-    numPassedTests: number;
-    numFailedTests: number;
-    testResults: Array<{ status: string }>;
-  };
-  passed += results.numPassedTests;
-  failed += results.numFailedTests;
-  // A file that fails to load has no failed test but a failed status.
-  failed += results.testResults.filter((file) => file.status === 'failed').length && results.numFailedTests === 0 ? 1 : 0;
-} catch {
+  const started = Date.now();
+  const problem = await driftCheck(
+    { root: ROOT_DIR, rootUrl: TEST_ROOT_URL },
+    { requireCommitted: process.env.WFM_REQUIRE_COMMITTED_MIGRATIONS === '1' },
+  );
+  if (problem) {
+    console.error(problem);
+    failed += 1;
+  } else {
+    console.log(`sql/ and the migrations agree (${((Date.now() - started) / 1000).toFixed(1)} s).`);
+    passed += 1;
+  }
+} catch (error) {
+  console.error(`sql/ drift check: ${(error as Error).message}`);
   failed += 1;
 }
-if (vitestCode !== 0 && failed === 0) failed += 1;
+
+// The web application: its own type check (against the generated API types) and its build, which
+// the browser tests of test/web (run by vitest) load.
+console.log('== Web application build');
+const webBuild = await run('npm', ['run', '--silent', 'web:build']);
+if (webBuild === 0) passed += 1;
+else failed += 1;
+
+/** One vitest run over `dir`; its counts join the totals (a file that fails to load counts as a failure). */
+async function vitest(dir: string): Promise<void> {
+  const report = path.join(ROOT_DIR, '.vitest-results.json');
+  await rm(report, { force: true });
+  const code = await run(bin('vitest'), ['run', dir, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
+  let runFailed = 0;
+  try {
+    const results = JSON.parse(await readFile(report, 'utf8')) as {
+      numPassedTests: number;
+      numFailedTests: number;
+      testResults: Array<{ status: string }>;
+    };
+    passed += results.numPassedTests;
+    runFailed += results.numFailedTests;
+    // A file that fails to load has no failed test but a failed status.
+    runFailed += results.testResults.filter((file) => file.status === 'failed').length && results.numFailedTests === 0 ? 1 : 0;
+  } catch {
+    runFailed += 1;
+  }
+  if (code !== 0 && runFailed === 0) runFailed += 1;
+  failed += runFailed;
+}
+
+// The HTTP suite first, then the browser walks: Chromium does not compete with the timed API tests.
+console.log('== vitest (API)');
+await vitest('test/api/');
+console.log('== vitest (web application, in Chromium)');
+await vitest('test/web/');
 
 console.log('== pgTAP');
 try {

@@ -17,23 +17,54 @@ export interface PgTapSummary {
   ok: boolean;
 }
 
+const MISSING: PgTapSummary = { passed: 0, failed: 1, ok: false };
+
+/** Null when pg_prove runs, else what is missing and how to install it. */
+function pgProveProblem(): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = spawn('pg_prove', ['--version'], { stdio: 'ignore' });
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === 'ENOENT'
+          ? 'pg_prove is missing (not on PATH): install libtap-parser-sourcehandler-pgtap-perl and postgresql-15-pgtap (.ci/run does).'
+          : `pg_prove cannot start: ${error.message}`,
+      ),
+    );
+    child.on('close', () => resolve(null));
+  });
+}
+
 export async function runPgTap(files?: string[]): Promise<PgTapSummary> {
+  const problem = await pgProveProblem();
+  if (problem) {
+    console.error(`pgTAP: ${problem}`);
+    console.log('pgTAP: 0 passed, 1 failed');
+    return MISSING;
+  }
   await dropOrphanTestDatabases();
   const template = await ensureTemplate();
   const database = await cloneTemplate(template, 'wfm_pgtap');
   try {
     const client = new pg.Client({ connectionString: databaseUrl(database.name) });
+    client.on('error', () => {});
     await client.connect();
-    await client.query('create extension if not exists pgtap with schema public');
-    await client.query(await readFile(path.join(ROOT_DIR, 'test/db/setup/helpers.sql'), 'utf8'));
-    await client.end();
+    try {
+      await client.query('create extension if not exists pgtap with schema public');
+      await client.query(await readFile(path.join(ROOT_DIR, 'test/db/setup/helpers.sql'), 'utf8'));
+    } catch (error) {
+      console.error(`pgTAP: the test database could not be prepared (is the pgtap extension installed? postgresql-15-pgtap): ${(error as Error).message}`);
+      console.log('pgTAP: 0 passed, 1 failed');
+      return MISSING;
+    } finally {
+      await client.end();
+    }
 
     const dir = path.join(ROOT_DIR, 'test/db');
     const selected = files?.length
       ? files
       : (await readdir(dir)).filter((name) => name.endsWith('.sql')).sort().map((name) => path.join(dir, name));
     const url = new URL(databaseUrl(database.name));
-    const output = await new Promise<{ code: number; text: string }>((resolve, reject) => {
+    const output = await new Promise<{ code: number; text: string }>((resolve) => {
       const child = spawn('pg_prove', ['--verbose', '--failures', '--ext', '.sql', ...selected], {
         env: {
           ...process.env,
@@ -53,7 +84,10 @@ export async function runPgTap(files?: string[]): Promise<PgTapSummary> {
         text += chunk;
         process.stderr.write(chunk);
       });
-      child.on('error', reject);
+      child.on('error', (error) => {
+        console.error(`pgTAP: pg_prove cannot start: ${error.message}`);
+        resolve({ code: 1, text });
+      });
       child.on('close', (code) => resolve({ code: code ?? 1, text }));
     });
     // Assertion counts: "ok N" / "not ok N" lines of the verbose TAP stream.

@@ -4,6 +4,7 @@
  * (startWorker(config) accepts the server's Config).
  */
 import type { Logger } from 'pino';
+import { withOperatingSystemUser } from '../src/config.js';
 
 /** SMTP delivery of the e-mail outbox: SMTP_URL (smtp://user:pass@host:587 or smtps://…) and SMTP_FROM. */
 export interface SmtpSettings {
@@ -67,7 +68,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     throw new WorkerConfigError(`WORKER_CONCURRENCY must be a positive integer (got "${env.WORKER_CONCURRENCY}").`);
   }
   return {
-    databaseUrl,
+    databaseUrl: withOperatingSystemUser(databaseUrl, env),
     businessTimeZone: env.TZ_BUSINESS ?? 'Europe/Paris',
     publicUrl: env.PUBLIC_URL ?? `http://localhost:${env.PORT ?? 8000}`,
     smtp: smtpFromEnv(env),

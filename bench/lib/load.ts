@@ -10,6 +10,8 @@ export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   token?: string;
+  /** Further headers (the back-office session cookie and X-CSRFToken of /graphql). */
+  headers?: Record<string, string>;
   body?: unknown;
 }
 
@@ -55,7 +57,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         // Exhausted supply: a harmless request the run will not count (maxOverallRequests stops it).
         return { ...req, method: 'GET', path: '/api/health/', headers: {}, body: undefined };
       }
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = { ...spec.headers };
       if (spec.token) headers.authorization = `Bearer ${spec.token}`;
       let body: string | undefined;
       if (spec.body !== undefined) {

@@ -5,6 +5,8 @@
  */
 import type pg from 'pg';
 import { signAccessToken } from '../../src/auth/jwt.js';
+import { BackofficeSecrets } from '../../src/backoffice/secrets.js';
+import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from '../../src/backoffice/sessions.js';
 import { BENCH_PASSWORD } from './dataset.js';
 import type { RequestSpec } from './load.js';
 
@@ -119,8 +121,17 @@ export const SCENARIOS: Scenario[] = [
     target: 'graphql',
     goal: 'baseline',
     prepare: async (ctx) => {
-      const token = tokenFor(ctx, ctx.admin.account_id);
-      return { next: () => ({ method: 'POST', path: '/graphql', token, body: { query: '{ me }' } }) };
+      // /graphql takes no bearer token: a back-office session of the Admin (staff) past its
+      // second factor, opened in the database as the TOTP step opens it, with its CSRF token.
+      const session = BackofficeSecrets.newSessionToken();
+      await ctx.db.query("select app_private.backoffice_session_open($1, $2, 'full', 'totp')",
+        [BackofficeSecrets.tokenHash(session), ctx.admin.account_id]);
+      const csrf = new BackofficeSecrets(ctx.jwtSecret).csrfToken(session);
+      const headers = {
+        cookie: `${SESSION_COOKIE}=${encodeURIComponent(session)}; ${CSRF_COOKIE}=${encodeURIComponent(csrf)}`,
+        [CSRF_HEADER]: csrf,
+      };
+      return { next: () => ({ method: 'POST', path: '/graphql', headers, body: { query: '{ me }' } }) };
     },
   },
   { key: 'pgbench_me', label: 'pgbench: app_public.me() (same transaction)', target: 'pgbench', goal: 'baseline' },

@@ -8,7 +8,7 @@
 -- Texts ---------------------------------------------------------------------------------
 
 -- "« Congés payés » du 20/11/2026 au 24/11/2026"
-create function app_hidden.absence_subject(p_absence app_public.absences) returns text
+create or replace function app_hidden.absence_subject(p_absence app_public.absences) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select format('« %s » %s', t.name,
                 app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
@@ -19,7 +19,7 @@ $$;
 -- Guards shared by the transitions ------------------------------------------------------
 
 -- The absence, locked, as the caller may write it (outside: 404).
-create function app_hidden.absence_lock(p_id int) returns app_public.absences
+create or replace function app_hidden.absence_lock(p_id int) returns app_public.absences
 language plpgsql volatile as $$
 declare
   v app_public.absences;
@@ -35,7 +35,7 @@ end;
 $$;
 
 -- A decision sends the version it read; a stale one answers 409 before any other check.
-create function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
+create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
 returns void
 language plpgsql stable as $$
 begin
@@ -52,7 +52,7 @@ $$;
 
 -- The caller decides absences of this employee: the permission through a role, the
 -- perimeter, and never their own request.
-create function app_hidden.absence_check_decider(p_absence app_public.absences) returns void
+create or replace function app_hidden.absence_check_decider(p_absence app_public.absences) returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('absences.decide_absence') then
@@ -69,7 +69,7 @@ $$;
 
 -- Manager-side corrections and previews of a row: never one's own absence, and only
 -- inside the manager workspace's perimeter.
-create function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
+create or replace function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
 language plpgsql stable as $$
 begin
   if p_absence.employee_id = app_hidden.current_employee_id() then
@@ -89,7 +89,7 @@ $$;
 
 -- May the caller file for this employee? For oneself always; for another, inside the
 -- decision perimeter (a declaration). Returns the error under `employee`, or null.
-create function app_hidden.absence_filer_error(p_employee int) returns text
+create or replace function app_hidden.absence_filer_error(p_employee int) returns text
 language sql stable as $$
   select case
     when p_employee is null or p_employee = app_hidden.current_employee_id() then null
@@ -105,13 +105,13 @@ $$;
 -- splitting) take this lock first: parallel requests for one employee then see each other
 -- and answer with the rule's message instead of racing (the exclusion constraint and the
 -- counter row locks stay as the last guards).
-create function app_hidden.absence_lock_employee(p_employee int) returns void
+create or replace function app_hidden.absence_lock_employee(p_employee int) returns void
 language sql volatile as $$
   select pg_advisory_xact_lock(hashtext('absences:employee:' || p_employee));
 $$;
 
 -- The event-versus-absence alert: the author, and the employee when different.
-create function app_private.absence_alert_events(p_absence app_public.absences, p_events jsonb) returns void
+create or replace function app_private.absence_alert_events(p_absence app_public.absences, p_events jsonb) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   e jsonb;
@@ -134,7 +134,7 @@ end;
 $$;
 
 -- Notifies the employee concerned (when they have an account).
-create function app_private.absence_notify_employee(p_absence app_public.absences, p_title text, p_body text,
+create or replace function app_private.absence_notify_employee(p_absence app_public.absences, p_title text, p_body text,
                                                     p_level text)
 returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -150,7 +150,7 @@ $$;
 -- Grants a cancellation (decision or "Supprimer l'absence"): the row stays, with status
 -- cancelled; its documents are deleted; its counters are recredited; the planning no
 -- longer draws it.
-create function app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean)
+create or replace function app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean)
 returns app_public.absences
 language plpgsql volatile as $$
 declare
@@ -175,7 +175,7 @@ $$;
 
 -- The retroactive window of a decider (1 December of the previous year), applied when a
 -- decider grants a cancellation or cancels a granted absence.
-create function app_hidden.absence_check_decider_window(p_absence app_public.absences) returns void
+create or replace function app_hidden.absence_check_decider_window(p_absence app_public.absences) returns void
 language plpgsql stable as $$
 declare
   v_limit date := make_date(extract(year from app_hidden.today())::int - 1, 12, 1);
@@ -191,7 +191,7 @@ $$;
 -- Routes --------------------------------------------------------------------------------
 
 -- GET /api/absences/?status=&employee=&from=&to=
-create function app_public.absences_list(p_status text default null, p_employee int default null,
+create or replace function app_public.absences_list(p_status text default null, p_employee int default null,
                                          p_from date default null, p_to date default null,
                                          p_page int default 1, p_page_size int default 50,
                                          p_public_url text default null)
@@ -236,7 +236,7 @@ $$;
 
 -- GET /api/absences/<id>/: the record, its documents, and for the employee and the queue
 -- perimeter the planned day of the first day.
-create function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -257,7 +257,7 @@ $$;
 -- POST /api/absences/: an employee's request for themselves is born pending (deciders
 -- notified); a manager's declaration for an employee of the decision perimeter is born
 -- validated (nobody notified, no decision date). The author decides the state, not the role.
-create function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account int := app_hidden.current_account_id();
@@ -319,7 +319,7 @@ end;
 $$;
 
 -- The preview answer of CONTRACT section 4.
-create function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
+create or replace function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
 language sql immutable as $$
   select jsonb_build_object(
     'quantity', app_hidden.fmt_quantity((p_eval ->> 'quantity')::numeric),
@@ -331,7 +331,7 @@ $$;
 
 -- POST /api/absences/preview/: what a creation would do, without writing anything. Always
 -- answers (errors are part of the answer). Without `employee`, the caller's own record.
-create function app_public.absence_preview(p_body jsonb) returns jsonb
+create or replace function app_public.absence_preview(p_body jsonb) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
@@ -362,7 +362,7 @@ $$;
 -- POST /api/absences/<id>/preview/: what a correction would do (manager side). The row
 -- excludes itself from overlap, caps and splitting; effects are the difference with what
 -- it holds now.
-create function app_public.absence_preview_row(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.absence_preview_row(p_id int, p_body jsonb) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -391,7 +391,7 @@ $$;
 -- PATCH /api/absences/<id>/ (manager side): corrections of the period, the type, the hours
 -- or the comment rerun every declaration rule and compensate the counters; documents may
 -- be added (add_documents) and removed (remove_document_ids, which must belong to it).
-create function app_public.absence_update(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_update(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -426,10 +426,14 @@ begin
     perform app_hidden.invalid('status',
       'Une demande d''annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
   end if;
-  if (v_period_changed or v_comment_changed)
+  -- Correcting, and removing a document (a medical certificate may be the proof of the
+  -- absence), need the right to correct: depositing is open to the queue perimeter.
+  if (v_period_changed or v_comment_changed or coalesce(cardinality(v_remove), 0) > 0)
      and not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', v.employee_id) then
     perform app_hidden.forbidden(
-      'Votre rôle ne permet pas de corriger une absence ; vous pouvez seulement y déposer des justificatifs.', 'WF201');
+      case when v_period_changed or v_comment_changed
+           then 'Votre rôle ne permet pas de corriger une absence ; vous pouvez seulement y déposer des justificatifs.'
+           else 'Votre rôle ne permet pas de retirer un justificatif ; vous pouvez seulement en déposer.' end, 'WF201');
   end if;
 
   select x into v_bad from unnest(v_remove) x
@@ -483,7 +487,7 @@ $$;
 -- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
 -- and the manager perimeter deposit documents on an absence that is not refused or
 -- cancelled (e.g. after a missing-document reminder).
-create function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -512,7 +516,7 @@ $$;
 --          state answers 400 under status (a granted absence is cancelled on request);
 --   decider of the perimeter: "Supprimer l'absence" on a granted absence cancels it (the
 --          row stays, cancelled; documents deleted; counters recredited; employee told).
-create function app_public.absence_delete(p_id int) returns jsonb
+create or replace function app_public.absence_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -555,7 +559,7 @@ $$;
 --   pending → validated, with an optional correction (end date, requalification, hours)
 --             that reruns every declaration rule; a correction needs a reason;
 --   cancellation_requested → cancelled (the cancellation is granted; it is not corrected).
-create function app_public.absence_validate(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_validate(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -643,7 +647,7 @@ $$;
 -- POST /api/absences/<id>/refuse/ {version, reason}
 --   pending → refused (the reservation is released; the request stays on file);
 --   cancellation_requested → validated (the cancellation is refused; counters unchanged).
-create function app_public.absence_refuse(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+create or replace function app_public.absence_refuse(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -689,7 +693,7 @@ $$;
 -- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
 -- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
 -- and counted until a decider grants it; the deciders are notified.
-create function app_public.absence_request_cancellation(p_id int, p_body jsonb, p_public_url text default null)
+create or replace function app_public.absence_request_cancellation(p_id int, p_body jsonb, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

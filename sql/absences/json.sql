@@ -2,7 +2,7 @@
 -- any number of records (lists are not N+1): types, employees, documents and the counter
 -- positions are joined, not fetched per row.
 
-create function app_hidden.absence_status_label(p_status text) returns text
+create or replace function app_hidden.absence_status_label(p_status text) returns text
 language sql immutable as $$
   select case p_status
     when 'pending' then 'En attente'
@@ -19,7 +19,7 @@ $$;
 -- plpgsql, not sql: its plan is kept by the connection instead of being made at each call.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_hidden.absences_json(p_ids int[], p_public_url text, p_in_list boolean default false) returns jsonb
+create or replace function app_hidden.absences_json(p_ids int[], p_public_url text, p_in_list boolean default false) returns jsonb
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 begin
@@ -100,13 +100,13 @@ begin
 end;
 $$;
 
-create function app_hidden.absence_json(p_id int, p_public_url text) returns jsonb
+create or replace function app_hidden.absence_json(p_id int, p_public_url text) returns jsonb
 language sql stable as $$
   select app_hidden.absences_json(array[p_id], p_public_url) -> 0;
 $$;
 
 -- The planned day of a date, for the decision panel: description, net minutes, slots.
-create function app_hidden.planned_day_json(p_employee int, p_date date) returns jsonb
+create or replace function app_hidden.planned_day_json(p_employee int, p_date date) returns jsonb
 language sql stable as $$
   select jsonb_build_object('date', p_date,
                             'description', app_hidden.slots_description(s.slots),

@@ -14,7 +14,7 @@
 -- app_private.reminders_sent (sql/jobs/tables.sql) records each reminder once.
 
 -- When the document of an absence is due (null: the reason expects none).
-create function app_hidden.absence_document_deadline(p_absence app_public.absences, p_type app_public.absence_types)
+create or replace function app_hidden.absence_document_deadline(p_absence app_public.absences, p_type app_public.absence_types)
 returns timestamptz
 language sql stable as $$
   select case
@@ -29,7 +29,7 @@ language sql stable as $$
   end;
 $$;
 
-create function app_private.send_missing_document_reminders(p_now timestamptz) returns int
+create or replace function app_private.send_missing_document_reminders(p_now timestamptz) returns int
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_today date := app_hidden.business_date(p_now);

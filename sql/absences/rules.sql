@@ -4,19 +4,25 @@
 -- validation with requalification and preview, so every path applies the same rules.
 
 -- What an absence would be: the fields the rules read.
-create type app_hidden.absence_draft as (
-  employee_id int,
-  type_id int,
-  date_start date,
-  date_end date,
-  start_half text,
-  end_half text,
-  start_time time,
-  end_time time
-);
+do $$
+begin
+  if to_regtype('app_hidden.absence_draft') is null then
+    create type app_hidden.absence_draft as (
+      employee_id int,
+      type_id int,
+      date_start date,
+      date_end date,
+      start_half text,
+      end_half text,
+      start_time time,
+      end_time time
+    );
+  end if;
+end;
+$$;
 
 -- Counting base of an employee: the base of the main workplace; none → ouvrables.
-create function app_hidden.employee_count_base(p_employee int) returns text
+create or replace function app_hidden.employee_count_base(p_employee int) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce((select es.count_base
                    from app_public.employees e
@@ -25,18 +31,18 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- A counted day: not a Sunday, not a public holiday, and not a Saturday on the ouvrés base.
-create function app_hidden.is_counted_day(p_day date, p_base text) returns boolean
+create or replace function app_hidden.is_counted_day(p_day date, p_base text) returns boolean
 language sql immutable parallel safe as $$
   select extract(isodow from p_day) <> 7
      and (p_base = 'ouvrables' or extract(isodow from p_day) <> 6)
-     and not app_hidden.is_public_holiday(p_day);
+     and app_hidden.is_public_holiday(p_day) is not true;
 $$;
 
 -- Counted days of a period per civil year; a half-day bound counts half (CONTRACT 7:
 -- start_half 'afternoon' = the morning of date_start is worked; end_half 'morning' = the
 -- afternoon of date_end is worked). A loop, not a query: its cost is known to the planner
 -- of the queries that call it (a generate_series of unknown bounds made them look huge).
-create function app_hidden.counted_days(p_base text, p_start date, p_end date, p_start_half text, p_end_half text)
+create or replace function app_hidden.counted_days(p_base text, p_start date, p_end date, p_start_half text, p_end_half text)
 returns table (year int, quantity numeric)
 language plpgsql immutable parallel safe rows 2 as $$
 declare
@@ -75,7 +81,7 @@ end;
 $$;
 
 -- The n-th counted day after p_from (p_from excluded).
-create function app_hidden.add_working_days(p_from date, p_n int, p_base text) returns date
+create or replace function app_hidden.add_working_days(p_from date, p_n int, p_base text) returns date
 language plpgsql immutable parallel safe as $$
 declare
   v_day date := p_from;
@@ -93,13 +99,13 @@ end;
 $$;
 
 -- Hours between two times of one day, as a decimal with two digits.
-create function app_hidden.hours_between(p_start time, p_end time) returns numeric
+create or replace function app_hidden.hours_between(p_start time, p_end time) returns numeric
 language sql immutable parallel safe as $$
   select round((extract(epoch from (p_end - p_start)) / 3600)::numeric, 2);
 $$;
 
 -- Time covered by an absence (same expression as app_public.absences.period).
-create function app_hidden.absence_period(p_start date, p_end date, p_start_half text, p_end_half text,
+create or replace function app_hidden.absence_period(p_start date, p_end date, p_start_half text, p_end_half text,
                                           p_start_time time, p_end_time time) returns tsrange
 language sql immutable parallel safe as $$
   select case when p_start_time is not null then
@@ -113,7 +119,7 @@ $$;
 
 -- Quantity of an absence per civil year: counted days on the employee's base, or hours
 -- (an hourly absence lies on one date).
-create function app_hidden.absence_shares(p_employee int, p_unit text, p_start date, p_end date,
+create or replace function app_hidden.absence_shares(p_employee int, p_unit text, p_start date, p_end date,
                                           p_start_half text, p_end_half text,
                                           p_start_time time, p_end_time time)
 returns table (year int, quantity numeric)
@@ -127,7 +133,7 @@ language sql stable as $$
 $$;
 
 -- Texts of messages and notification bodies.
-create function app_hidden.quantity_fr(p_quantity numeric, p_unit text) returns text
+create or replace function app_hidden.quantity_fr(p_quantity numeric, p_unit text) returns text
 language sql immutable as $$
   select app_hidden.fmt_quantity(p_quantity) || ' '
          || case when p_unit = 'hour' then case when p_quantity <= 1 then 'heure' else 'heures' end
@@ -135,13 +141,13 @@ language sql immutable as $$
 $$;
 
 -- 1.5 → "1 h 30"
-create function app_hidden.hours_fr(p_hours numeric) returns text
+create or replace function app_hidden.hours_fr(p_hours numeric) returns text
 language sql immutable as $$
   select floor(p_hours)::int || ' h ' || lpad(round((p_hours - floor(p_hours)) * 60)::int::text, 2, '0');
 $$;
 
 -- '1 month' → "1 mois", '72 hours' → "72 heures", '60 days' → "60 jours", '1 year' → "1 an".
-create function app_hidden.interval_fr(p_interval interval) returns text
+create or replace function app_hidden.interval_fr(p_interval interval) returns text
 language sql immutable as $$
   select case
     when extract(year from p_interval) >= 1 and extract(month from p_interval) = 0 and extract(day from p_interval) = 0 then
@@ -157,7 +163,7 @@ $$;
 
 -- "le 20/11/2026", "le 20/11/2026 (matin)", "le 20/11/2026 de 09:00 à 11:00",
 -- "du 20/11/2026 (après-midi) au 24/11/2026".
-create function app_hidden.absence_period_fr(p_start date, p_end date, p_start_half text, p_end_half text,
+create or replace function app_hidden.absence_period_fr(p_start date, p_end date, p_start_half text, p_end_half text,
                                              p_start_time time, p_end_time time) returns text
 language sql immutable as $$
   select case
@@ -173,7 +179,7 @@ language sql immutable as $$
 $$;
 
 -- "l'absence n° 12 (Congés payés, du 20/11/2026 au 24/11/2026)"
-create function app_hidden.absence_label(p_absence app_public.absences) returns text
+create or replace function app_hidden.absence_label(p_absence app_public.absences) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select format('l''absence n° %s (%s, %s)', p_absence.id, t.name,
                 app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
@@ -182,7 +188,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- The active statuses: drawn in the planning, counted, overlapping refused.
-create function app_hidden.absence_is_active(p_status text) returns boolean
+create or replace function app_hidden.absence_is_active(p_status text) returns boolean
 language sql immutable parallel safe as $$
   select p_status in ('pending', 'validated', 'cancellation_requested');
 $$;
@@ -192,7 +198,7 @@ $$;
 -- counter for its share). counter_id is null when the counter of that year is not open.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
+create or replace function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
 returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan as $$
@@ -216,7 +222,7 @@ $$;
 -- Net journal position of absences per counter and bucket (what they hold now).
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_private.absence_counter_nets(p_absence_ids int[])
+create or replace function app_private.absence_counter_nets(p_absence_ids int[])
 returns table (absence_id int, counter_id int, code text, year int, bucket text, quantity numeric)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan as $$
@@ -235,7 +241,7 @@ $$;
 
 -- The draft of a body (creation) or of a stored absence corrected by a body: a key present
 -- in the body wins (null included), an absent key keeps the stored value.
-create function app_hidden.absence_draft_of(p_body jsonb, p_base app_public.absences default null)
+create or replace function app_hidden.absence_draft_of(p_body jsonb, p_base app_public.absences default null)
 returns app_hidden.absence_draft
 language plpgsql stable as $$
 declare
@@ -262,7 +268,7 @@ $$;
 -- a day type has no hours, and a whole-day type is taken whole ("an adjustment must take
 -- it whole"). An unchanged absence keeps what it has (a half-day stored before the rule
 -- stays as it is).
-create function app_hidden.absence_draft_normalize(p_draft app_hidden.absence_draft, p_body jsonb,
+create or replace function app_hidden.absence_draft_normalize(p_draft app_hidden.absence_draft, p_body jsonb,
                                                    p_base app_public.absences)
 returns app_hidden.absence_draft
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -298,7 +304,7 @@ end;
 $$;
 
 -- Events of the employee that the period meets: [{id, title, start_at, end_at}].
-create function app_private.absence_event_conflicts(p_employee int, p_period tsrange) returns jsonb
+create or replace function app_private.absence_event_conflicts(p_employee int, p_period tsrange) returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'title', e.title, 'start_at', e.start_at, 'end_at', e.end_at)
                             order by e.start_at, e.id), '[]'::jsonb)
@@ -311,7 +317,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- "du 20/11/2026 14:00 au 20/11/2026 16:00" for an event.
-create function app_hidden.event_period_fr(p_start timestamptz, p_end timestamptz) returns text
+create or replace function app_hidden.event_period_fr(p_start timestamptz, p_end timestamptz) returns text
 language sql stable as $$
   select format('du %s %s au %s %s',
                 app_hidden.fr_date(app_hidden.business_date(p_start)),
@@ -333,7 +339,7 @@ $$;
  *   p_notice_from: submission time of an employee's own request (notice periods), or null.
  *   p_today      : the business date.
  */
-create function app_private.absence_evaluate(p_draft app_hidden.absence_draft, p_exclude_id int, p_retro text,
+create or replace function app_private.absence_evaluate(p_draft app_hidden.absence_draft, p_exclude_id int, p_retro text,
                                              p_notice_from timestamptz, p_today date)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$

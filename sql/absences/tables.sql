@@ -1,6 +1,6 @@
 -- Absences and their documents.
 
-create table app_public.absences (
+create table if not exists app_public.absences (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   type_id int not null references app_public.absence_types on delete restrict,
@@ -55,15 +55,15 @@ create table app_public.absences (
   constraint absences_no_overlap exclude using gist (employee_id with =, period with &&)
     where (status in ('pending', 'validated', 'cancellation_requested'))
 );
-create index absences_employee_dates_idx on app_public.absences (employee_id, date_start, date_end);
+create index if not exists absences_employee_dates_idx on app_public.absences (employee_id, date_start, date_end);
 -- Queues (GET /api/absences/?status=): the whole association's in date order, a perimeter's
 -- by employee; both cover what the list and its row-level security read (index-only scans).
-create index absences_status_idx on app_public.absences (status, date_start, id) include (employee_id);
-create index absences_status_employee_idx on app_public.absences (status, employee_id, date_start) include (id);
-create index absences_type_idx on app_public.absences (type_id);
-create index absences_author_idx on app_public.absences (author_account_id);
+create index if not exists absences_status_idx on app_public.absences (status, date_start, id) include (employee_id);
+create index if not exists absences_status_employee_idx on app_public.absences (status, employee_id, date_start) include (id);
+create index if not exists absences_type_idx on app_public.absences (type_id);
+create index if not exists absences_author_idx on app_public.absences (author_account_id);
 
-create table app_public.absence_documents (
+create table if not exists app_public.absence_documents (
   id int generated always as identity primary key,
   absence_id int not null references app_public.absences on delete cascade,
   filename text not null check (length(filename) between 1 and 255),
@@ -76,10 +76,10 @@ create table app_public.absence_documents (
   uploaded_by int references app_public.accounts on delete set null,
   uploaded_by_name text not null
 );
-create index absence_documents_absence_idx on app_public.absence_documents (absence_id);
+create index if not exists absence_documents_absence_idx on app_public.absence_documents (absence_id);
 
 -- One honorability certificate (attestation d'honorabilité) per employee.
-create table app_public.honorability_certificates (
+create table if not exists app_public.honorability_certificates (
   employee_id int primary key references app_public.employees on delete cascade,
   filename text not null check (length(filename) between 1 and 255),
   content_type text not null check (content_type in ('application/pdf', 'image/jpeg', 'image/png')),
@@ -93,10 +93,10 @@ create table app_public.honorability_certificates (
 
 -- Files whose rows were deleted: removed from the storage directory after commit by the
 -- worker (a rolled-back deletion never loses a file).
-create table app_private.storage_garbage (
+create table if not exists app_private.storage_garbage (
   storage_key text primary key,
   queued_at timestamptz not null default app_hidden.now()
 );
 
-create trigger _100_timestamps before insert or update on app_public.absences
+create or replace trigger _100_timestamps before insert or update on app_public.absences
   for each row execute function app_hidden.tg_timestamps();

@@ -5,7 +5,7 @@
 -- the version by exactly one; a refused or cancelled absence is read-only; the employee
 -- and the author never change. The API functions never hit it: it refuses direct writes
 -- (back-office, scripts) that would bypass them.
-create function app_private.tg_absences_guard() returns trigger
+create or replace function app_private.tg_absences_guard() returns trigger
 language plpgsql as $$
 begin
   if old.status in ('refused', 'cancelled') then
@@ -32,12 +32,13 @@ begin
   return new;
 end;
 $$;
-create trigger _200_guard before update on app_public.absences
+drop trigger if exists _200_guard on app_public.absences;
+create or replace trigger _200_guard before update on app_public.absences
   for each row execute function app_private.tg_absences_guard();
 
 -- A request is erased only while pending (a withdrawal): a refused request is never
 -- erased, a granted one is cancelled, not deleted. Deleting the employee record cascades.
-create function app_private.tg_absences_guard_delete() returns trigger
+create or replace function app_private.tg_absences_guard_delete() returns trigger
 language plpgsql as $$
 begin
   if old.status <> 'pending' and pg_trigger_depth() = 1 then
@@ -47,15 +48,46 @@ begin
   return old;
 end;
 $$;
-create trigger _200_guard_delete before delete on app_public.absences
+drop trigger if exists _200_guard_delete on app_public.absences;
+create or replace trigger _200_guard_delete before delete on app_public.absences
   for each row execute function app_private.tg_absences_guard_delete();
 
-create trigger _500_audit after insert or update on app_public.absences
+drop trigger if exists _500_audit on app_public.absences;
+create or replace trigger _500_audit after insert or update on app_public.absences
   for each row execute function app_private.tg_audit('absence');
-create trigger _500_audit_delete before delete on app_public.absences
+drop trigger if exists _500_audit_delete on app_public.absences;
+create or replace trigger _500_audit_delete before delete on app_public.absences
   for each row execute function app_private.tg_audit('absence');
 
-create trigger _900_storage_garbage after delete on app_public.absence_documents
+drop trigger if exists _900_storage_garbage on app_public.absence_documents;
+create or replace trigger _900_storage_garbage after delete on app_public.absence_documents
   for each row execute function app_private.tg_storage_garbage();
-create trigger _900_storage_garbage after delete or update of storage_key on app_public.honorability_certificates
+drop trigger if exists _900_storage_garbage on app_public.honorability_certificates;
+create or replace trigger _900_storage_garbage after delete or update of storage_key on app_public.honorability_certificates
   for each row execute function app_private.tg_storage_garbage();
+
+-- Deposits and removals of absence documents, named (issue 11): one line per document under
+-- the model absence_document, target the absence, with the document's name, type, size and
+-- depositor (not its storage key).
+insert into app_private.audit_models (model, label) values ('absence_document', 'Justificatif d''absence')
+on conflict (model) do nothing;
+
+create or replace function app_private.tg_audit_absence_document() returns trigger
+language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_row app_public.absence_documents := case when tg_op = 'DELETE' then old else new end;
+  v_doc jsonb := jsonb_build_object('id', v_row.id, 'absence_id', v_row.absence_id, 'filename', v_row.filename,
+                                    'content_type', v_row.content_type, 'size_bytes', v_row.size_bytes,
+                                    'uploaded_at', v_row.uploaded_at, 'uploaded_by', v_row.uploaded_by_name);
+begin
+  if tg_op = 'INSERT' then
+    perform app_private.write_audit('Creation', 'absence_document', v_row.absence_id, null, v_doc);
+  else
+    perform app_private.write_audit('Suppression', 'absence_document', v_row.absence_id, v_doc, null);
+  end if;
+  return null;
+end;
+$$;
+drop trigger if exists _500_audit on app_public.absence_documents;
+create or replace trigger _500_audit after insert or delete on app_public.absence_documents
+  for each row execute function app_private.tg_audit_absence_document();

@@ -1,4 +1,4 @@
-create function app_hidden.absence_type_json(p_type_id int) returns jsonb
+create or replace function app_hidden.absence_type_json(p_type_id int) returns jsonb
 language sql stable as $$
   select jsonb_build_object(
     'id', t.id,
@@ -30,7 +30,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/absence-types/: active types only, with their counters and contract types.
-create function app_public.absence_types_list(p_page int default 1, p_page_size int default 50) returns jsonb
+create or replace function app_public.absence_types_list(p_page int default 1, p_page_size int default 50) returns jsonb
 language sql stable as $$
   with types as (
     select t.*, c.parent_id, c.name as category_name, p.name as parent_name

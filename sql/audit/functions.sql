@@ -14,7 +14,7 @@
 -- model keeps the verb off the other tables written by the same transition (the day
 -- modification written by a validation stays Creation/Modification).
 
-create function app_private.set_audit_verb(p_verb text, p_model text default null) returns void
+create or replace function app_private.set_audit_verb(p_verb text, p_model text default null) returns void
 language plpgsql volatile as $$
 begin
   if nullif(p_verb, '') is not null
@@ -28,7 +28,7 @@ $$;
 
 -- The verb of an update of p_model: the one named by set_audit_verb (for that model, or for
 -- any model when none was named), else Modification.
-create function app_private.audit_update_verb(p_model text) returns text
+create or replace function app_private.audit_update_verb(p_model text) returns text
 language sql stable as $$
   select case
            when nullif(current_setting('app.audit_verb', true), '') is not null
@@ -38,7 +38,7 @@ language sql stable as $$
          end;
 $$;
 
-create function app_private.write_audit(p_verb text, p_model text, p_target_id bigint, p_before jsonb, p_after jsonb)
+create or replace function app_private.write_audit(p_verb text, p_model text, p_target_id bigint, p_before jsonb, p_after jsonb)
 returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -58,7 +58,7 @@ begin
 end;
 $$;
 
-create function app_private.tg_audit() returns trigger
+create or replace function app_private.tg_audit() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_model text := tg_argv[0];
@@ -96,7 +96,7 @@ end;
 $$;
 
 -- The log is append-only: lines are never changed, and only the retention purge deletes them.
-create function app_private.tg_audit_log_append_only() returns trigger
+create or replace function app_private.tg_audit_log_append_only() returns trigger
 language plpgsql as $$
 begin
   if tg_op = 'DELETE' and current_setting('app.audit_purge', true) = 'on' then
@@ -106,21 +106,21 @@ begin
     message = 'Le journal d''audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
 end;
 $$;
-create trigger _200_append_only before update or delete on app_private.audit_log
+create or replace trigger _200_append_only before update or delete on app_private.audit_log
   for each row execute function app_private.tg_audit_log_append_only();
-create function app_private.tg_audit_log_no_truncate() returns trigger
+create or replace function app_private.tg_audit_log_no_truncate() returns trigger
 language plpgsql as $$
 begin
   raise exception using errcode = 'WF901',
     message = 'Le journal d''audit est en ajout seul : il ne se vide pas.';
 end;
 $$;
-create trigger _200_no_truncate before truncate on app_private.audit_log
+create or replace trigger _200_no_truncate before truncate on app_private.audit_log
   for each statement execute function app_private.tg_audit_log_no_truncate();
 
 -- Retention: deletes the lines older than audit_retention_days before p_now. Idempotent
 -- (a second run finds nothing more to delete); returns the number of lines deleted.
-create function app_private.purge_audit_log(p_now timestamptz) returns int
+create or replace function app_private.purge_audit_log(p_now timestamptz) returns int
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_days int := (app_hidden.setting('audit_retention_days') #>> '{}')::int;
@@ -143,7 +143,7 @@ $$;
 
 -- Back-office access (SPEC, Authentication rule 3): staff status, superuser, or an active
 -- RH n1 / RH n2 role attribution, on an active account.
-create function app_hidden.account_has_backoffice_access(p_account int, p_at timestamptz default null)
+create or replace function app_hidden.account_has_backoffice_access(p_account int, p_at timestamptz default null)
 returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select exists (
@@ -160,7 +160,7 @@ $$;
 -- Who reads the audit log: holders of audit.view_actionlog (explicit permission, or
 -- superuser) WITH back-office access. The permission is explicit and carries no
 -- establishment restriction, so a reader reads the lines of the whole association.
-create function app_hidden.current_account_reads_audit_log() returns boolean
+create or replace function app_hidden.current_account_reads_audit_log() returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select app_hidden.current_account_id() is not null
      and app_hidden.account_has_permission(app_hidden.current_account_id(), 'audit.view_actionlog')
@@ -168,7 +168,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- One line as the API shows it (CONTRACT section 4).
-create function app_hidden.audit_line_json(p_line app_private.audit_log) returns jsonb
+create or replace function app_hidden.audit_line_json(p_line app_private.audit_log) returns jsonb
 language sql immutable as $$
   select jsonb_build_object(
     'id', p_line.id,
@@ -184,44 +184,8 @@ language sql immutable as $$
     'after', p_line.after);
 $$;
 
--- GET /api/audit-log/?model=&target_id=: newest first, one query for the page.
-create function app_public.audit_log_list(p_model text default null, p_target_id bigint default null,
-                                          p_page int default 1, p_page_size int default 50)
-returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_models text;
-begin
-  if not app_hidden.current_account_reads_audit_log() then
-    perform app_hidden.forbidden(
-      'La consultation du journal d''audit est réservée aux comptes ayant la permission audit.view_actionlog et l''accès au back-office.',
-      'WF601');
-  end if;
-  if p_model is not null and not exists (select 1 from app_private.audit_models m where m.model = p_model) then
-    select string_agg(m.model, ', ' order by m.model) into v_models from app_private.audit_models m;
-    perform app_hidden.invalid('model', format('Modèle inconnu « %s ». Valeurs possibles : %s.', p_model, v_models), 'WV601');
-  end if;
-  if p_target_id is not null and p_target_id < 1 then
-    perform app_hidden.invalid('target_id', 'L''identifiant de la cible est un entier strictement positif.', 'WV601');
-  end if;
-  -- RLS (policy read_with_permission) filters again: a reader without the right sees nothing.
-  return (
-    with lines as (
-      select l.* from app_private.audit_log l
-      where (p_model is null or l.model = p_model)
-        and (p_target_id is null or l.target_id = p_target_id)
-    )
-    select jsonb_build_object(
-      'count', (select count(*) from lines),
-      'results', coalesce((
-        select jsonb_agg(app_hidden.audit_line_json(p) order by p.at desc, p.id desc)
-        from (select * from lines order by at desc, id desc
-              limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
-end;
-$$;
-
 -- For a DBA: who did what, with the fields that changed, no join needed.
-create view app_private.audit_log_readable as
+create or replace view app_private.audit_log_readable as
 select l.id,
        l.at,
        (l.at at time zone 'Europe/Paris') as at_paris,

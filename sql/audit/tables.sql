@@ -5,7 +5,7 @@
 -- Models that may be audited. A table's trigger names its model (tg_audit('<model>')); the
 -- foreign key refuses a misspelt model at the first write, and GET /api/audit-log/?model=
 -- accepts only these names. A concern that audits a new table adds its model here.
-create table app_private.audit_models (
+create table if not exists app_private.audit_models (
   model text primary key check (model ~ '^[a-z][a-z0-9_]{1,62}$'),
   label text not null check (btrim(label) <> '')
 );
@@ -29,9 +29,10 @@ insert into app_private.audit_models (model, label) values
   ('event', 'Événement'),
   ('event_participant', 'Participant à un événement'),
   ('on_call_period', 'Période d''astreinte'),
-  ('on_call_period_establishment', 'Établissement d''une astreinte');
+  ('on_call_period_establishment', 'Établissement d''une astreinte')
+on conflict do nothing;
 
-create table app_private.audit_log (
+create table if not exists app_private.audit_log (
   id bigint generated always as identity primary key,
   at timestamptz not null default app_hidden.now(),
   -- The acting account (app.account_id) and its identity frozen at that time. Null when
@@ -58,9 +59,9 @@ create table app_private.audit_log (
     or (verb not in ('Creation', 'Impersonation', 'Suppression') and before is not null and after is not null))
 );
 -- GET /api/audit-log/?model=&target_id= (newest first), and the weekly purge by age.
-create index audit_log_target_idx on app_private.audit_log (model, target_id, at desc, id desc);
-create index audit_log_at_idx on app_private.audit_log (at);
-create index audit_log_actor_idx on app_private.audit_log (actor_account_id, at);
+create index if not exists audit_log_target_idx on app_private.audit_log (model, target_id, at desc, id desc);
+create index if not exists audit_log_at_idx on app_private.audit_log (at);
+create index if not exists audit_log_actor_idx on app_private.audit_log (actor_account_id, at);
 
 comment on table app_private.audit_log is
   'Audit lines written by triggers (app_private.tg_audit), append-only; purged after audit_retention_days by the purge_audit_log job.';

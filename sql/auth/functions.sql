@@ -2,7 +2,7 @@
 -- database only stores and hands back hashes, and never sees a clear password.
 
 -- Display name of an account: the employee's name, else the username.
-create function app_hidden.account_display_name(p_account int) returns text
+create or replace function app_hidden.account_display_name(p_account int) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce(e.first_name || ' ' || e.last_name, a.username)
   from app_public.accounts a
@@ -13,7 +13,7 @@ $$;
 -- Start of every authenticated request (called by the authenticator before switching to
 -- the visitor role): reloads the account, refuses an inactive one (null), and records the
 -- acting account for the transaction.
-create function app_private.begin_request(p_account_id int, p_impersonator_id int default null) returns jsonb
+create or replace function app_private.begin_request(p_account_id int, p_impersonator_id int default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account app_public.accounts;
@@ -41,7 +41,7 @@ $$;
 -- The same, for a prelude sent in one round trip with the call and the commit behind it
 -- (src/db/transaction.ts runRequestCall): an inactive or unknown account is an error, which
 -- aborts the transaction, so that the call behind it does nothing and the commit rolls back.
-create function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null) returns jsonb
+create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account jsonb := app_private.begin_request(p_account_id, p_impersonator_id);
@@ -54,7 +54,7 @@ end;
 $$;
 
 -- Login: the stored hash of an active account (case-insensitive username).
-create function app_private.login_lookup(p_username text)
+create or replace function app_private.login_lookup(p_username text)
 returns table (account_id int, password_hash text, is_active boolean)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.id, s.password_hash, a.is_active
@@ -63,13 +63,13 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   where lower(a.username) = lower(p_username);
 $$;
 
-create function app_private.record_login(p_account_id int) returns void
+create or replace function app_private.record_login(p_account_id int) returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   update app_public.accounts set last_login_at = app_hidden.now() where id = p_account_id;
 $$;
 
 -- Creates a single-use token and returns it (the clear token leaves only by e-mail).
-create function app_private.create_password_token(p_account_id int, p_purpose text, p_lifetime_minutes int)
+create or replace function app_private.create_password_token(p_account_id int, p_purpose text, p_lifetime_minutes int)
 returns text
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -82,14 +82,14 @@ begin
 end;
 $$;
 
-create function app_private.password_link(p_token text) returns text
+create or replace function app_private.password_link(p_token text) returns text
 language sql stable as $$
   select rtrim(coalesce(nullif(current_setting('app.public_url', true), ''), 'http://localhost:8000'), '/')
          || '/password-reset/confirm/?token=' || p_token;
 $$;
 
 -- E-mail address of an account: the professional e-mail of its employee record.
-create function app_private.account_email(p_account_id int) returns text
+create or replace function app_private.account_email(p_account_id int) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select e.professional_email
   from app_public.accounts a join app_public.employees e on e.id = a.employee_id
@@ -98,7 +98,7 @@ $$;
 
 -- Set-password invitation for an account created without a usable password, when an
 -- e-mail exists (otherwise the person uses password reset later).
-create function app_private.queue_invitation(p_account_id int) returns boolean
+create or replace function app_private.queue_invitation(p_account_id int) returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_email text := app_private.account_email(p_account_id);
@@ -123,7 +123,7 @@ $$;
 
 -- Password reset request: the same outcome whether or not the account exists; an e-mail
 -- is queued only for an active account with an e-mail. p_login is a username or an e-mail.
-create function app_private.password_reset_request(p_login text) returns void
+create or replace function app_private.password_reset_request(p_login text) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account_id int;
@@ -157,7 +157,7 @@ end;
 $$;
 
 -- Is this token usable? Returns the username (for the password policy) or raises 400.
-create function app_private.password_token_check(p_token text) returns text
+create or replace function app_private.password_token_check(p_token text) returns text
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_username text;
@@ -175,7 +175,7 @@ end;
 $$;
 
 -- Consumes the token and sets the new hash. All other open tokens of the account die too.
-create function app_private.password_reset_confirm(p_token text, p_password_hash text) returns void
+create or replace function app_private.password_reset_confirm(p_token text, p_password_hash text) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account_id int;
@@ -199,7 +199,7 @@ end;
 $$;
 
 -- GET /api/auth/me/
-create function app_public.me() returns jsonb
+create or replace function app_public.me() returns jsonb
 language sql stable as $$
   select jsonb_build_object(
            'id', a.id,
@@ -224,17 +224,18 @@ $$;
 -- HR (change_account_activation) opens or closes any account of its perimeter; DA and
 -- managers (change_interim_account_activation) only accounts holding Intérimaire; nobody
 -- changes their own account.
-create function app_public.account_activation_set(p_employee_id int, p_is_active boolean) returns jsonb
+create or replace function app_public.account_activation_set(p_employee_id int, p_is_active boolean) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account app_public.accounts;
   v_is_interim boolean;
 begin
-  -- Without either right, the answer is 403 whatever the target (never a 404 that would
-  -- depend on what the caller may read of the directory).
+  -- Without either right: 403 on a record of the caller's reach (own, or in the perimeter of
+  -- a permission it holds), 404 on a colleague's or any other record (SPEC Errors).
   if not (app_hidden.current_account_has('employee.change_account_activation')
           or app_hidden.current_account_has('employee.change_interim_account_activation')) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+    perform app_hidden.refuse_outside_or_forbid(p_employee_id,
+      'Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
   end if;
   if not exists (select 1 from app_public.employees e where e.id = p_employee_id) then
     perform app_hidden.not_found('Salarié introuvable.');
@@ -250,8 +251,9 @@ begin
     v_is_interim := exists (select 1 from app_public.role_attributions ra
                             where ra.account_id = v_account.id and ra.role_id = 8
                               and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date));
+    -- A right held, but not over this employee: outside the perimeter, not found.
     if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_interim_account_activation', p_employee_id) then
-      perform app_hidden.forbidden('Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+      perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
     end if;
     if not v_is_interim then
       perform app_hidden.forbidden('Vous ne pouvez ouvrir ou fermer que les comptes des intérimaires.', 'WF012');
@@ -263,12 +265,12 @@ end;
 $$;
 
 -- The account of an employee, whatever the caller may see of accounts (for activation).
-create function app_private.account_of_employee(p_employee_id int) returns app_public.accounts
+create or replace function app_private.account_of_employee(p_employee_id int) returns app_public.accounts
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.* from app_public.accounts a where a.employee_id = p_employee_id;
 $$;
 
-create function app_private.set_account_active(p_account_id int, p_is_active boolean) returns void
+create or replace function app_private.set_account_active(p_account_id int, p_is_active boolean) returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   update app_public.accounts set is_active = p_is_active where id = p_account_id;
 $$;

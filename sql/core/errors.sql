@@ -3,7 +3,7 @@
 -- DETAIL to the field key of the CONTRACT envelope.
 
 -- 400 under one field (null field: non_field_errors).
-create function app_hidden.invalid(p_field text, p_message text, p_code text default 'WV001')
+create or replace function app_hidden.invalid(p_field text, p_message text, p_code text default 'WV001')
 returns void language plpgsql as $$
 begin
   raise exception using errcode = p_code, message = p_message, detail = coalesce(p_field, 'non_field_errors');
@@ -11,7 +11,7 @@ end;
 $$;
 
 -- 400 with several fields at once: p_errors is {"field": ["message", ...], ...}.
-create function app_hidden.invalid_fields(p_errors jsonb, p_code text default 'WV002')
+create or replace function app_hidden.invalid_fields(p_errors jsonb, p_code text default 'WV002')
 returns void language plpgsql as $$
 begin
   raise exception using errcode = p_code,
@@ -20,21 +20,21 @@ begin
 end;
 $$;
 
-create function app_hidden.forbidden(p_message text, p_code text default 'WF001')
+create or replace function app_hidden.forbidden(p_message text, p_code text default 'WF001')
 returns void language plpgsql as $$
 begin
   raise exception using errcode = p_code, message = p_message;
 end;
 $$;
 
-create function app_hidden.not_found(p_message text default 'Ressource introuvable.', p_code text default 'WN001')
+create or replace function app_hidden.not_found(p_message text default 'Ressource introuvable.', p_code text default 'WN001')
 returns void language plpgsql as $$
 begin
   raise exception using errcode = p_code, message = p_message;
 end;
 $$;
 
-create function app_hidden.conflict(p_message text, p_code text default 'WC001')
+create or replace function app_hidden.conflict(p_message text, p_code text default 'WC001')
 returns void language plpgsql as $$
 begin
   raise exception using errcode = p_code, message = p_message;
@@ -42,7 +42,7 @@ end;
 $$;
 
 -- Collects field errors in a jsonb accumulator: errors := app_hidden.add_error(errors, 'date', 'msg').
-create function app_hidden.add_error(p_errors jsonb, p_field text, p_message text)
+create or replace function app_hidden.add_error(p_errors jsonb, p_field text, p_message text)
 returns jsonb language sql immutable as $$
   select coalesce(p_errors, '{}'::jsonb)
       || jsonb_build_object(coalesce(p_field, 'non_field_errors'),
@@ -50,7 +50,7 @@ returns jsonb language sql immutable as $$
 $$;
 
 -- Raises the accumulated errors, if any.
-create function app_hidden.raise_errors(p_errors jsonb)
+create or replace function app_hidden.raise_errors(p_errors jsonb)
 returns void language plpgsql as $$
 begin
   if p_errors is not null and p_errors <> '{}'::jsonb then
@@ -60,15 +60,15 @@ end;
 $$;
 
 -- Formats used in messages and notification bodies.
-create function app_hidden.fr_date(p_date date) returns text
+create or replace function app_hidden.fr_date(p_date date) returns text
 language sql immutable as $$ select to_char(p_date, 'DD/MM/YYYY') $$;
 
-create function app_hidden.fmt_quantity(p_value numeric) returns text
+create or replace function app_hidden.fmt_quantity(p_value numeric) returns text
 language sql immutable as $$ select to_char(p_value, 'FM999999990.00') $$;
 
 -- Paging of list functions (the HTTP layer validates its query string; GraphQL and other
 -- SQL callers reach the functions directly): page from 1, page size from 1 to 200.
-create function app_hidden.page_limit(p_page_size int) returns int
+create or replace function app_hidden.page_limit(p_page_size int) returns int
 language plpgsql immutable as $$
 begin
   if p_page_size is null or p_page_size < 1 then
@@ -78,7 +78,7 @@ begin
 end;
 $$;
 
-create function app_hidden.page_offset(p_page int, p_page_size int) returns int
+create or replace function app_hidden.page_offset(p_page int, p_page_size int) returns int
 language plpgsql immutable as $$
 begin
   if p_page is null or p_page < 1 then

@@ -1,6 +1,6 @@
 -- Generic trigger functions. Trigger names carry their order:
 -- _100_timestamps, _200_guard, _500_audit, _900_enqueue.
-create function app_hidden.tg_timestamps() returns trigger
+create or replace function app_hidden.tg_timestamps() returns trigger
 language plpgsql as $$
 begin
   if tg_op = 'UPDATE' then

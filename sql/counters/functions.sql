@@ -13,14 +13,14 @@
 -- serialise without deadlock) and checking that no counter it debits more goes below zero.
 
 -- Remaining of a counter (acquired - taken - planned), from the journal.
-create function app_private.counter_remaining(p_counter_id int) returns numeric
+create or replace function app_private.counter_remaining(p_counter_id int) returns numeric
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce(sum(case when m.bucket = 'acquired' then m.quantity else -m.quantity end), 0)::numeric(8,2)
   from app_private.counter_movements m where m.counter_id = p_counter_id;
 $$;
 
 -- What an absence must hold now: one line per (counter, bucket).
-create function app_private.absence_counter_target(p_absence app_public.absences, p_today date)
+create or replace function app_private.absence_counter_target(p_absence app_public.absences, p_today date)
 returns table (counter_id int, code text, year int, bucket text, quantity numeric, counter_unit text, type_unit text)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select p.counter_id, p.code, p.year,
@@ -33,7 +33,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   where p_absence.id is not null and app_hidden.absence_is_active(p_absence.status);
 $$;
 
-create function app_private.counter_movement(p_counter_id int, p_bucket text, p_quantity numeric, p_kind text,
+create or replace function app_private.counter_movement(p_counter_id int, p_bucket text, p_quantity numeric, p_kind text,
                                              p_absence_id int, p_transition text)
 returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -54,7 +54,7 @@ $$;
  * counter is missing, its unit does not match, or a debit exceeds its remaining.
  * Returns the effects: [{"counter", "year", "column", "direction", "quantity"}].
  */
-create function app_private.absence_sync_counters(p_absence_id int, p_transition text, p_today date default null)
+create or replace function app_private.absence_sync_counters(p_absence_id int, p_transition text, p_today date default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -162,7 +162,7 @@ $$;
 -- Effects of a draft compared with what an absence holds (preview): the same shape as the
 -- effects of absence_sync_counters, without writing anything. p_plan is the "plan" of
 -- app_private.absence_evaluate, p_bucket the column the draft would use.
-create function app_private.absence_counter_effects(p_plan jsonb, p_bucket text, p_absence_id int)
+create or replace function app_private.absence_counter_effects(p_plan jsonb, p_bucket text, p_absence_id int)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   with t as (
@@ -189,7 +189,7 @@ $$;
 -- What granting a cancellation would recredit (cancellation_counter_effects), per absence.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_private.absence_cancellation_effects(p_absence_ids int[])
+create or replace function app_private.absence_cancellation_effects(p_absence_ids int[])
 returns table (absence_id int, effects jsonb)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan as $$
@@ -209,7 +209,7 @@ $$;
 -- Daily job: granted absences that started move from Planifiés to Pris. Idempotent (an
 -- absence already moved holds nothing in Planifiés). Returns the number of absences moved;
 -- an absence whose counter was closed meanwhile is left as it is (a warning is logged).
-create function app_private.consume_started_absences(p_today date) returns int
+create or replace function app_private.consume_started_absences(p_today date) returns int
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -239,7 +239,7 @@ $$;
 -- Balances of an employee's counters for a year, summed over the journal.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_private.counter_balances_of(p_employee int, p_year int)
+create or replace function app_private.counter_balances_of(p_employee int, p_year int)
 returns table (id int, code text, name text, unit text, year int, is_active boolean,
                acquired numeric, taken numeric, planned numeric)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -262,7 +262,7 @@ $$;
 
 -- GET /api/counters/?employee=&year=: the employee reads their own; holders of
 -- absences.view_absence_queue read their perimeter; anybody else gets 404.
-create function app_public.counters_read(p_employee int default null, p_year int default null) returns jsonb
+create or replace function app_public.counters_read(p_employee int default null, p_year int default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_employee int := coalesce(p_employee, app_hidden.current_employee_id());
@@ -270,8 +270,9 @@ declare
 begin
   if v_employee is null
      or not exists (select 1 from app_public.employees e where e.id = v_employee)
-     or not (v_employee = app_hidden.current_employee_id()
-             or v_employee in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue'))) then
+     or not (app_hidden.is_current_employee(v_employee)
+             or exists (select 1 from app_hidden.perimeter_employee_ids('absences.view_absence_queue') x(id)
+                        where x.id = v_employee)) then
     perform app_hidden.not_found('Salarié introuvable.');
   end if;
   if v_year not between 2000 and 2100 then

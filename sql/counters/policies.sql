@@ -6,6 +6,7 @@
 -- Counters are written by migrations, imports and the back-office (owner); their journal
 -- only through app_private functions.
 alter table app_public.counters enable row level security;
+drop policy if exists select_own_or_perimeter on app_public.counters;
 create policy select_own_or_perimeter on app_public.counters for select to wfm_visitor, wfm_api
   using (employee_id = (select app_hidden.current_employee_id())
          or employee_id in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue'))

@@ -2,7 +2,7 @@
 -- Balances are sums over the journal; the journal is append-only. Every movement locks its
 -- counter row first (app_private.counter_lock), so parallel movements serialise.
 
-create table app_public.counters (
+create table if not exists app_public.counters (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   code text not null references app_public.counter_kinds on delete restrict,
@@ -12,9 +12,9 @@ create table app_public.counters (
   updated_at timestamptz not null default app_hidden.now(),
   unique (employee_id, code, year)
 );
-create index counters_code_idx on app_public.counters (code, year);
+create index if not exists counters_code_idx on app_public.counters (code, year);
 
-create table app_private.counter_movements (
+create table if not exists app_private.counter_movements (
   id bigint generated always as identity primary key,
   counter_id int not null references app_public.counters on delete cascade,
   -- Which column of the balance moves: Acquis, Pris or Planifiés.
@@ -31,19 +31,19 @@ create table app_private.counter_movements (
   comment text,
   created_at timestamptz not null default app_hidden.now()
 );
-create index counter_movements_counter_idx on app_private.counter_movements (counter_id);
-create index counter_movements_absence_idx on app_private.counter_movements (absence_id) where absence_id is not null;
+create index if not exists counter_movements_counter_idx on app_private.counter_movements (counter_id);
+create index if not exists counter_movements_absence_idx on app_private.counter_movements (absence_id) where absence_id is not null;
 
-create function app_private.tg_counter_movements_append_only() returns trigger
+create or replace function app_private.tg_counter_movements_append_only() returns trigger
 language plpgsql as $$
 begin
   raise exception using errcode = 'WF900', message = 'Le journal des compteurs est en ajout seul : écrivez un mouvement de compensation.';
 end;
 $$;
-create trigger _200_append_only before update or delete on app_private.counter_movements
+create or replace trigger _200_append_only before update or delete on app_private.counter_movements
   for each row execute function app_private.tg_counter_movements_append_only();
 
-create view app_private.counter_balances as
+create or replace view app_private.counter_balances as
 select c.id as counter_id, c.employee_id, c.code, c.year, c.is_active,
        coalesce(sum(m.quantity) filter (where m.bucket = 'acquired'), 0)::numeric(8,2) as acquired,
        coalesce(sum(m.quantity) filter (where m.bucket = 'taken'), 0)::numeric(8,2) as taken,
@@ -55,5 +55,5 @@ from app_public.counters c
 left join app_private.counter_movements m on m.counter_id = c.id
 group by c.id;
 
-create trigger _100_timestamps before insert or update on app_public.counters
+create or replace trigger _100_timestamps before insert or update on app_public.counters
   for each row execute function app_hidden.tg_timestamps();

@@ -4,7 +4,7 @@
 
 -- Does an active association to an active reason keep this counter code alive, leaving
 -- aside one association or one reason (the one being deactivated or deleted)?
-create function app_private.counter_code_has_reason(p_code text, p_except_association int default null,
+create or replace function app_private.counter_code_has_reason(p_code text, p_except_association int default null,
                                                     p_except_type int default null)
 returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -16,7 +16,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
       and t.id is distinct from p_except_type);
 $$;
 
-create function app_private.tg_counters_need_reason() returns trigger
+create or replace function app_private.tg_counters_need_reason() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.is_active
@@ -30,11 +30,11 @@ begin
   return new;
 end;
 $$;
-create trigger _200_guard before insert or update of is_active, code on app_public.counters
+create or replace trigger _200_guard before insert or update of is_active, code on app_public.counters
   for each row execute function app_private.tg_counters_need_reason();
 
 -- Refuses when no other active association keeps an active counter of the code alive.
-create function app_private.counter_orphan_check(p_code text, p_except_association int, p_except_type int,
+create or replace function app_private.counter_orphan_check(p_code text, p_except_association int, p_except_type int,
                                                  p_what text)
 returns void
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -54,7 +54,7 @@ begin
 end;
 $$;
 
-create function app_private.tg_counter_associations_orphan() returns trigger
+create or replace function app_private.tg_counter_associations_orphan() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if old.is_active
@@ -67,10 +67,10 @@ begin
   return case when tg_op = 'DELETE' then old else new end;
 end;
 $$;
-create trigger _200_guard before update or delete on app_public.counter_associations
+create or replace trigger _200_guard before update or delete on app_public.counter_associations
   for each row execute function app_private.tg_counter_associations_orphan();
 
-create function app_private.tg_absence_types_orphan() returns trigger
+create or replace function app_private.tg_absence_types_orphan() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_code text;
@@ -86,5 +86,5 @@ begin
   return case when tg_op = 'DELETE' then old else new end;
 end;
 $$;
-create trigger _210_counter_guard before update of is_active or delete on app_public.absence_types
+create or replace trigger _210_counter_guard before update of is_active or delete on app_public.absence_types
   for each row execute function app_private.tg_absence_types_orphan();

@@ -10,15 +10,17 @@
 -- May the caller read the content of this employee's documents? The employee concerned,
 -- or a holder of absences.view_absencedocument_file whose perimeter covers the record
 -- (main or secondary workplace, team assignment, on-call extension).
-create function app_hidden.can_read_document_file(p_employee int) returns boolean
+-- Never NULL (app_private.never_null_guards): false for a caller without an employee record
+-- outside the right, or for a NULL record.
+create or replace function app_hidden.can_read_document_file(p_employee int) returns boolean
 language sql stable as $$
-  select p_employee = app_hidden.current_employee_id()
+  select app_hidden.is_current_employee(p_employee)
       or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absencedocument_file', p_employee);
 $$;
 
 -- Employees whose absences the caller reads through /api/absences/ (SPEC, Permissions
 -- rule 3): their own, and for the manager workspace the queue perimeter.
-create function app_hidden.absence_api_reader_ids() returns setof int
+create or replace function app_hidden.absence_api_reader_ids() returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$
 begin
   return query
@@ -30,7 +32,7 @@ $$;
 
 -- Errors of uploaded-file metadata under p_field ({} when fine). The HTTP layer already
 -- checked the bytes; this guards every other caller of the API functions.
-create function app_hidden.document_metadata_errors(p_files jsonb, p_field text) returns jsonb
+create or replace function app_hidden.document_metadata_errors(p_files jsonb, p_field text) returns jsonb
 language plpgsql immutable as $$
 declare
   v_errors jsonb := '{}'::jsonb;
@@ -61,7 +63,7 @@ end;
 $$;
 
 -- Adds documents to an absence (as the caller: the insert policy applies).
-create function app_hidden.absence_documents_insert(p_absence_id int, p_files jsonb) returns int
+create or replace function app_hidden.absence_documents_insert(p_absence_id int, p_files jsonb) returns int
 language plpgsql volatile as $$
 declare
   v_count int;
@@ -79,7 +81,7 @@ $$;
 
 -- Files removed after commit: takes (and forgets) up to p_limit queued keys. The caller
 -- removes the files before committing; if it fails, the keys stay queued.
-create function app_private.storage_garbage_take(p_limit int default 500) returns setof text
+create or replace function app_private.storage_garbage_take(p_limit int default 500) returns setof text
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   delete from app_private.storage_garbage g
   where g.storage_key in (select x.storage_key from app_private.storage_garbage x
@@ -87,7 +89,7 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
   returning g.storage_key;
 $$;
 
-create function app_private.tg_storage_garbage() returns trigger
+create or replace function app_private.tg_storage_garbage() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if tg_op = 'DELETE' or old.storage_key is distinct from new.storage_key then
@@ -100,7 +102,7 @@ $$;
 -- GET /api/absence-documents/<id>/file/: the metadata the handler needs to stream the file.
 -- 404 when the document is outside the caller's reading (or absent), 403 when the caller
 -- reads the absence but not the content.
-create function app_public.absence_document_file(p_id int) returns jsonb
+create or replace function app_public.absence_document_file(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v record;
@@ -122,7 +124,7 @@ $$;
 
 -- Honorability certificates ------------------------------------------------------------
 
-create function app_hidden.honorability_json(p_employee int, p_public_url text) returns jsonb
+create or replace function app_hidden.honorability_json(p_employee int, p_public_url text) returns jsonb
 language sql stable as $$
   select jsonb_build_object('employee', h.employee_id, 'filename', h.filename, 'content_type', h.content_type,
                             'size_bytes', h.size_bytes, 'uploaded_at', h.uploaded_at, 'uploaded_by', h.uploaded_by_name)
@@ -136,14 +138,14 @@ $$;
 
 -- Who deposits a certificate: the employee, the manager perimeter (queue readers, without
 -- the right to read the content) and HR (employee.change_employee_record).
-create function app_hidden.can_deposit_honorability(p_employee int) returns boolean
+create or replace function app_hidden.can_deposit_honorability(p_employee int) returns boolean
 language sql stable as $$
-  select p_employee = app_hidden.current_employee_id()
+  select app_hidden.is_current_employee(p_employee)
       or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', p_employee)
       or app_hidden.may(app_hidden.current_account_id(), 'employee.change_employee_record', p_employee);
 $$;
 
-create function app_hidden.honorability_target(p_employee int) returns void
+create or replace function app_hidden.honorability_target(p_employee int) returns void
 language plpgsql stable as $$
 begin
   -- The record must be readable (directory, own, payroll perimeter): otherwise 404.
@@ -153,8 +155,26 @@ begin
 end;
 $$;
 
+-- A refusal about an employee's record (SPEC Errors: "404: row outside perimeter or a
+-- colleague's row"): 404 unless the record is the caller's own or lies in the perimeter of a
+-- permission the caller holds (whatever that permission is), and only then 403 with the
+-- message. So a refusal never tells a caller that a record it cannot reach exists, or holds a
+-- certificate.
+create or replace function app_hidden.refuse_outside_or_forbid(p_employee int, p_message text, p_code text)
+returns void
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if app_hidden.is_current_employee(p_employee)
+     or exists (select 1 from app_public.permissions p
+                where app_hidden.may(app_hidden.current_account_id(), p.code, p_employee)) then
+    perform app_hidden.forbidden(p_message, p_code);
+  end if;
+  perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
+end;
+$$;
+
 -- GET /api/employees/<id>/honorability-certificate/
-create function app_public.honorability_certificate_get(p_employee int, p_public_url text default null) returns jsonb
+create or replace function app_public.honorability_certificate_get(p_employee int, p_public_url text default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v jsonb;
@@ -169,7 +189,7 @@ end;
 $$;
 
 -- PUT /api/employees/<id>/honorability-certificate/ (multipart, one file under `file`).
-create function app_public.honorability_certificate_put(p_employee int, p_body jsonb, p_public_url text default null)
+create or replace function app_public.honorability_certificate_put(p_employee int, p_body jsonb, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -178,7 +198,8 @@ declare
 begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de déposer l''attestation d''honorabilité de ce salarié.', 'WF402');
+    perform app_hidden.refuse_outside_or_forbid(p_employee,
+      'Vous n''avez pas le droit de déposer l''attestation d''honorabilité de ce salarié.', 'WF402');
   end if;
   v_errors := app_hidden.document_metadata_errors(f, 'file');
   if v_errors = '{}'::jsonb and (f is null or jsonb_typeof(f) <> 'array' or jsonb_array_length(f) <> 1) then
@@ -200,15 +221,16 @@ end;
 $$;
 
 -- DELETE /api/employees/<id>/honorability-certificate/
-create function app_public.honorability_certificate_delete(p_employee int) returns jsonb
+create or replace function app_public.honorability_certificate_delete(p_employee int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   perform app_hidden.honorability_target(p_employee);
+  if not app_hidden.can_deposit_honorability(p_employee) then
+    perform app_hidden.refuse_outside_or_forbid(p_employee,
+      'Vous n''avez pas le droit de retirer l''attestation d''honorabilité de ce salarié.', 'WF402');
+  end if;
   if not exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_employee) then
     perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
-  end if;
-  if not app_hidden.can_deposit_honorability(p_employee) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de retirer l''attestation d''honorabilité de ce salarié.', 'WF402');
   end if;
   delete from app_public.honorability_certificates h where h.employee_id = p_employee;
   return null;
@@ -216,18 +238,21 @@ end;
 $$;
 
 -- GET /api/employees/<id>/honorability-certificate/file/
-create function app_public.honorability_certificate_file(p_employee int) returns jsonb
+create or replace function app_public.honorability_certificate_file(p_employee int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.honorability_certificates;
 begin
   perform app_hidden.honorability_target(p_employee);
+  -- A reader without the right: 404 outside its perimeter, 403 inside, in both cases before
+  -- saying whether a certificate exists.
+  if not app_hidden.can_read_document_file(p_employee) then
+    perform app_hidden.refuse_outside_or_forbid(p_employee,
+      'Vous n''avez pas le droit de lire le contenu de cette attestation.', 'WF401');
+  end if;
   select * into v from app_public.honorability_certificates h where h.employee_id = p_employee;
   if not found then
     perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
-  end if;
-  if not app_hidden.can_read_document_file(p_employee) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire le contenu de cette attestation.', 'WF401');
   end if;
   return jsonb_build_object('filename', v.filename, 'content_type', v.content_type, 'size_bytes', v.size_bytes,
                             'storage_key', v.storage_key);

@@ -5,7 +5,7 @@
 -- staff account through GraphQL, a crafted JSON body) can point a row at another person's
 -- file or at a file that was never checked. The owner (migrations, imports, a DBA) is not
 -- concerned: only the API role writes through the API.
-create function app_private.tg_file_uploaded_by_request() returns trigger
+create or replace function app_private.tg_file_uploaded_by_request() returns trigger
 language plpgsql as $$
 declare
   v_uploaded jsonb := coalesce(nullif(current_setting('app.uploaded_files', true), ''), '[]')::jsonb;
@@ -28,9 +28,9 @@ begin
 end;
 $$;
 
-create trigger _200_uploaded_by_request before insert or update of storage_key on app_public.absence_documents
+create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.absence_documents
   for each row execute function app_private.tg_file_uploaded_by_request('add_documents');
-create trigger _200_uploaded_by_request before insert or update of storage_key on app_public.honorability_certificates
+create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.honorability_certificates
   for each row execute function app_private.tg_file_uploaded_by_request('file');
-create trigger _200_uploaded_by_request before insert or update of storage_key on app_public.employee_attachments
+create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.employee_attachments
   for each row execute function app_private.tg_file_uploaded_by_request('file');

@@ -3,7 +3,7 @@
 -- (employee.change_*) writes. An unreadable record, or a record outside the permission's
 -- perimeter, answers 404; a caller without the permission at all, 403.
 
-create function app_hidden.employee_annex_access(p_employee int, p_view_permission text, p_change_permission text,
+create or replace function app_hidden.employee_annex_access(p_employee int, p_view_permission text, p_change_permission text,
                                                  p_write boolean)
 returns void
 language plpgsql stable as $$
@@ -36,7 +36,7 @@ $$;
 
 -- Emergency contacts -----------------------------------------------------------------------
 
-create function app_hidden.emergency_contact_json(c app_public.employee_emergency_contacts) returns jsonb
+create or replace function app_hidden.emergency_contact_json(c app_public.employee_emergency_contacts) returns jsonb
 language sql immutable as $$
   select jsonb_build_object('id', c.id, 'employee', c.employee_id, 'name', c.name, 'relationship', c.relationship,
                             'phone', c.phone, 'alternate_phone', c.alternate_phone, 'email', c.email,
@@ -44,7 +44,7 @@ language sql immutable as $$
 $$;
 
 -- Problems of one contact object, as (field, message) pairs.
-create function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
+create or replace function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
 language plpgsql immutable as $$
 declare
   v_phone_pattern constant text := '^\+?[0-9][0-9 .\-]{4,22}[0-9]$';
@@ -93,7 +93,7 @@ end;
 $$;
 
 -- GET /api/employees/<pk>/emergency-contacts/
-create function app_public.emergency_contacts_list(p_employee int, p_page int default 1, p_page_size int default 50)
+create or replace function app_public.emergency_contacts_list(p_employee int, p_page int default 1, p_page_size int default 50)
 returns jsonb
 language plpgsql stable as $$
 begin
@@ -112,7 +112,7 @@ $$;
 -- PUT /api/employees/<pk>/emergency-contacts/ {"contacts": [...]}: the list replaces the
 -- employee's contacts, in that order (an item with id updates that contact, one without id
 -- creates a contact, a contact left out is deleted); at most 10.
-create function app_public.emergency_contacts_replace(p_employee int, p_body jsonb) returns jsonb
+create or replace function app_public.emergency_contacts_replace(p_employee int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_items jsonb;
@@ -180,7 +180,7 @@ end;
 $$;
 
 -- POST /api/employees/<pk>/emergency-contacts/: adds one contact at the end of the list.
-create function app_public.emergency_contact_create(p_employee int, p_body jsonb) returns jsonb
+create or replace function app_public.emergency_contact_create(p_employee int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_errors jsonb := '{}';
@@ -211,7 +211,7 @@ $$;
 
 -- Attachments ------------------------------------------------------------------------------
 
-create function app_hidden.employee_attachment_json(a app_public.employee_attachments, p_public_url text) returns jsonb
+create or replace function app_hidden.employee_attachment_json(a app_public.employee_attachments, p_public_url text) returns jsonb
 language sql immutable as $$
   select jsonb_build_object(
     'id', a.id, 'employee', a.employee_id, 'title', a.title, 'filename', a.filename,
@@ -221,7 +221,7 @@ language sql immutable as $$
 $$;
 
 -- GET /api/employees/<pk>/attachments/
-create function app_public.employee_attachments_list(p_employee int, p_public_url text default null,
+create or replace function app_public.employee_attachments_list(p_employee int, p_public_url text default null,
                                                      p_page int default 1, p_page_size int default 50)
 returns jsonb
 language plpgsql stable as $$
@@ -239,7 +239,7 @@ end;
 $$;
 
 -- POST /api/employees/<pk>/attachments/ (multipart: one file under "file", optional title).
-create function app_public.employee_attachment_create(p_employee int, p_body jsonb, p_public_url text default null)
+create or replace function app_public.employee_attachment_create(p_employee int, p_body jsonb, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -272,7 +272,7 @@ end;
 $$;
 
 -- PUT/PATCH /api/employees/<pk>/attachments/<id>/ {"title"}
-create function app_public.employee_attachment_update(p_employee int, p_id int, p_body jsonb, p_public_url text default null)
+create or replace function app_public.employee_attachment_update(p_employee int, p_id int, p_body jsonb, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -302,7 +302,7 @@ end;
 $$;
 
 -- DELETE /api/employees/<pk>/attachments/<id>/ (the file is removed after commit).
-create function app_public.employee_attachment_delete(p_employee int, p_id int) returns jsonb
+create or replace function app_public.employee_attachment_delete(p_employee int, p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_employee_attachment',
@@ -316,7 +316,7 @@ end;
 $$;
 
 -- GET /api/employees/<pk>/attachments/<id>/file/: what the download handler needs.
-create function app_public.employee_attachment_file(p_employee int, p_id int) returns jsonb
+create or replace function app_public.employee_attachment_file(p_employee int, p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_row app_public.employee_attachments;

@@ -13,7 +13,7 @@
 
 -- JSON of employees, set-based (one statement whatever the number of ids), with the
 -- caller's rights.
-create function app_hidden.employees_json(p_ids int[]) returns table (id int, doc jsonb)
+create or replace function app_hidden.employees_json(p_ids int[]) returns table (id int, doc jsonb)
 language sql stable as $$
   with emp as (
     select e.* from app_public.employees e where e.id = any (p_ids)
@@ -81,7 +81,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/employees/
-create function app_public.employees_list(p_scope text default null, p_search text default null,
+create or replace function app_public.employees_list(p_scope text default null, p_search text default null,
                                           p_establishment int default null, p_team int default null,
                                           p_page int default 1, p_page_size int default 50)
 returns jsonb
@@ -126,7 +126,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/employees/<id>/
-create function app_public.employee_get(p_id int) returns jsonb
+create or replace function app_public.employee_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -139,8 +139,33 @@ begin
 end;
 $$;
 
+-- The contact address of an employee's account changed: the old address is told by e-mail
+-- (outbox) and the account in the application, so a takeover does not go unnoticed. (The
+-- employee audit line carries the addresses before and after.)
+create or replace function app_private.tell_email_changed(p_employee int, p_old text, p_new text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_private.employee_account_id(p_employee);
+  v_by text := coalesce(app_hidden.account_display_name(app_hidden.current_account_id()), 'Inconnu');
+  v_body text;
+begin
+  if v_account is null then
+    return;
+  end if;
+  v_body := format('L''adresse e-mail de votre compte a été modifiée par %s le %s : %s. '
+                   'Si vous n''êtes pas à l''origine de ce changement, prévenez immédiatement votre service RH.',
+                   v_by, app_hidden.fr_date(app_hidden.today()), coalesce(p_new, 'aucune adresse'));
+  perform app_private.notify(v_account, 'Adresse e-mail modifiée', v_body, 'warning', 'employee', p_employee);
+  if p_old is not null then
+    insert into app_private.email_outbox (kind, to_address, subject, body_text, account_id)
+    values ('email_changed', p_old, 'Adresse e-mail de votre compte modifiée',
+            E'Bonjour,\n\n' || v_body || E'\n\nCe message est envoyé à votre ancienne adresse.', v_account);
+  end if;
+end;
+$$;
+
 -- Is a username free (case-insensitive), whatever accounts the caller may read?
-create function app_private.username_taken(p_username text) returns boolean
+create or replace function app_private.username_taken(p_username text) returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select exists (select 1 from app_public.accounts a where lower(a.username) = lower(p_username));
 $$;
@@ -148,7 +173,7 @@ $$;
 -- Opens the account of a new employee record: no usable password (null hash), the username
 -- given or derived from the name (first.last, then first.last2, ...), Salarié granted by the
 -- accounts trigger, and the set-password invitation queued when a professional e-mail exists.
-create function app_private.open_employee_account(p_employee_id int, p_username text) returns jsonb
+create or replace function app_private.open_employee_account(p_employee_id int, p_username text) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_employee app_public.employees;
@@ -182,7 +207,7 @@ $$;
 
 -- Validation and write of the record, shared by creation (p_id null) and update. Runs as
 -- the API function's role (wfm_api): every write goes through the policies.
-create function app_hidden.employee_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.employee_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_creating boolean := p_id is null;
@@ -237,10 +262,16 @@ begin
     end if;
   end if;
   if not app_hidden.current_account_has('employee.change_employee_record') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+    if v_creating then
+      perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+    end if;
+    -- A record outside every perimeter of the caller: not found before forbidden (SPEC Errors).
+    perform app_hidden.refuse_outside_or_forbid(p_id,
+      'Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
   end if;
   if not v_creating and not app_hidden.may(v_me, 'employee.change_employee_record', p_id) then
-    perform app_hidden.forbidden('Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas modifier sa fiche.', 'WF502');
+    -- Outside the perimeter: not found (SPEC Errors), as for every row outside it.
+    perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
   end if;
 
   -- Scalar fields.
@@ -262,6 +293,13 @@ begin
   if p_body ? 'professional_email' and v_email is not null
      and (v_email !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(v_email) > 254) then
     v_errors := app_hidden.add_error(v_errors, 'professional_email', 'Adresse e-mail invalide (exemple : prenom.nom@etablissement.fr).');
+  elsif not v_creating and v_email is distinct from v_old.professional_email
+        and not app_hidden.account_rights_covered(app_private.employee_account_id(p_id)) then
+    -- The address receives the password-reset links of the account: changing it hands the
+    -- account over (issue 11).
+    v_errors := app_hidden.add_error(v_errors, 'professional_email',
+      'Ce compte détient des droits que vous ne couvrez pas : seul un responsable qui les couvre peut changer '
+      'son adresse e-mail (elle reçoit les liens de réinitialisation du mot de passe).');
   end if;
 
   v_birth_date := case when p_body ? 'birth_date' then app_hidden.in_date(p_body, 'birth_date') else v_old.birth_date end;
@@ -471,6 +509,9 @@ begin
     where e.id = p_id
       and (e.first_name, e.last_name, e.professional_email, e.birth_date, e.is_polyvalent, e.main_establishment_id)
           is distinct from (v_first_name, v_last_name, v_email, v_birth_date, v_polyvalent, v_main);
+    if v_email is distinct from v_old.professional_email then
+      perform app_private.tell_email_changed(p_id, v_old.professional_email, v_email);
+    end if;
   end if;
 
   if p_body ? 'social_security_number' then
@@ -549,7 +590,7 @@ $$;
 
 -- POST /api/employees/: the record, its contracts and assignments, and its account (no
 -- usable password; invitation queued when a professional e-mail exists).
-create function app_public.employee_create(p_body jsonb) returns jsonb
+create or replace function app_public.employee_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -565,7 +606,7 @@ end;
 $$;
 
 -- PATCH /api/employees/<id>/: only the keys sent.
-create function app_public.employee_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.employee_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_doc jsonb;
@@ -578,7 +619,7 @@ $$;
 
 -- PUT /api/employees/<id>/: first_name and last_name required; other keys as PATCH (lists
 -- absent stay as they are).
-create function app_public.employee_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.employee_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_doc jsonb;

@@ -1,6 +1,6 @@
 -- Annexes of the employee record: emergency contacts and attachments (HR documents).
 
-create table app_public.employee_emergency_contacts (
+create table if not exists app_public.employee_emergency_contacts (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   name text not null check (btrim(name) <> '' and length(name) <= 150),
@@ -12,9 +12,9 @@ create table app_public.employee_emergency_contacts (
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
-create index employee_emergency_contacts_employee_idx on app_public.employee_emergency_contacts (employee_id, position);
+create index if not exists employee_emergency_contacts_employee_idx on app_public.employee_emergency_contacts (employee_id, position);
 
-create table app_public.employee_attachments (
+create table if not exists app_public.employee_attachments (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   title text not null check (btrim(title) <> '' and length(title) <= 200),
@@ -29,54 +29,54 @@ create table app_public.employee_attachments (
   uploaded_by_name text not null,
   updated_at timestamptz not null default app_hidden.now()
 );
-create index employee_attachments_employee_idx on app_public.employee_attachments (employee_id, uploaded_at desc);
+create index if not exists employee_attachments_employee_idx on app_public.employee_attachments (employee_id, uploaded_at desc);
 
-create trigger _100_timestamps before insert or update on app_public.employee_emergency_contacts
+create or replace trigger _100_timestamps before insert or update on app_public.employee_emergency_contacts
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.employee_attachments
+create or replace trigger _100_timestamps before insert or update on app_public.employee_attachments
   for each row execute function app_hidden.tg_timestamps();
 
 -- A deleted attachment's file is removed from the storage directory after commit (a
 -- rolled-back deletion never loses a file).
-create function app_private.tg_employee_attachments_garbage() returns trigger
+create or replace function app_private.tg_employee_attachments_garbage() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   insert into app_private.storage_garbage (storage_key) values (old.storage_key) on conflict do nothing;
   return old;
 end;
 $$;
-create trigger _900_storage_garbage after delete on app_public.employee_attachments
+create or replace trigger _900_storage_garbage after delete on app_public.employee_attachments
   for each row execute function app_private.tg_employee_attachments_garbage();
 
 -- Audit of every write of the employee record and its parts.
-create trigger _500_audit after insert or update on app_public.employees
+create or replace trigger _500_audit after insert or update on app_public.employees
   for each row execute function app_private.tg_audit('employee');
-create trigger _500_audit_delete before delete on app_public.employees
+create or replace trigger _500_audit_delete before delete on app_public.employees
   for each row execute function app_private.tg_audit('employee');
-create trigger _500_audit after insert or update on app_public.contracts
+create or replace trigger _500_audit after insert or update on app_public.contracts
   for each row execute function app_private.tg_audit('contract');
-create trigger _500_audit_delete before delete on app_public.contracts
+create or replace trigger _500_audit_delete before delete on app_public.contracts
   for each row execute function app_private.tg_audit('contract');
-create trigger _500_audit after insert or update on app_public.team_assignments
+create or replace trigger _500_audit after insert or update on app_public.team_assignments
   for each row execute function app_private.tg_audit('team_assignment');
-create trigger _500_audit_delete before delete on app_public.team_assignments
+create or replace trigger _500_audit_delete before delete on app_public.team_assignments
   for each row execute function app_private.tg_audit('team_assignment');
-create trigger _500_audit after insert or update on app_public.employee_secondary_establishments
+create or replace trigger _500_audit after insert or update on app_public.employee_secondary_establishments
   for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
-create trigger _500_audit_delete before delete on app_public.employee_secondary_establishments
+create or replace trigger _500_audit_delete before delete on app_public.employee_secondary_establishments
   for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
-create trigger _500_audit after insert or update on app_public.employee_emergency_contacts
+create or replace trigger _500_audit after insert or update on app_public.employee_emergency_contacts
   for each row execute function app_private.tg_audit('emergency_contact');
-create trigger _500_audit_delete before delete on app_public.employee_emergency_contacts
+create or replace trigger _500_audit_delete before delete on app_public.employee_emergency_contacts
   for each row execute function app_private.tg_audit('emergency_contact');
-create trigger _500_audit after insert or update on app_public.employee_attachments
+create or replace trigger _500_audit after insert or update on app_public.employee_attachments
   for each row execute function app_private.tg_audit('employee_attachment');
-create trigger _500_audit_delete before delete on app_public.employee_attachments
+create or replace trigger _500_audit_delete before delete on app_public.employee_attachments
   for each row execute function app_private.tg_audit('employee_attachment');
 
 -- The social security number is audited without its value: the audit log is read by
 -- accounts that may not read the number.
-create function app_private.tg_audit_ssn() returns trigger
+create or replace function app_private.tg_audit_ssn() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_masked jsonb := jsonb_build_object('social_security_number', '(masqué)');
@@ -97,7 +97,7 @@ begin
   end if;
 end;
 $$;
-create trigger _500_audit after insert or update on app_public.employee_social_security_numbers
+create or replace trigger _500_audit after insert or update on app_public.employee_social_security_numbers
   for each row execute function app_private.tg_audit_ssn();
-create trigger _500_audit_delete before delete on app_public.employee_social_security_numbers
+create or replace trigger _500_audit_delete before delete on app_public.employee_social_security_numbers
   for each row execute function app_private.tg_audit_ssn();

@@ -9,9 +9,10 @@
 -- validated or cancellation requested) overlapping the event answers a `warnings` list and,
 -- inside the same transaction, notifies through app_private.notify the author and the
 -- deciders of the participant's absences (the participant is not notified of their own
--- absence). An update notifies only the conflicts it creates.
+-- absence). An update notifies only the conflicts it creates. Warnings and alerts name only
+-- the absences the author reads; participants added are of the author's perimeter (404).
 
-create function app_hidden.events_json(p_ids int[]) returns table (id int, doc jsonb)
+create or replace function app_hidden.events_json(p_ids int[]) returns table (id int, doc jsonb)
 language sql stable as $$
   with participants as (
     select ep.event_id,
@@ -42,7 +43,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/events/?scope=&from=&to=&establishment=&employee=
-create function app_public.events_list(p_scope text default null, p_from date default null, p_to date default null,
+create or replace function app_public.events_list(p_scope text default null, p_from date default null, p_to date default null,
                                        p_establishment int default null, p_employee int default null,
                                        p_page int default 1, p_page_size int default 50)
 returns jsonb
@@ -81,7 +82,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/events/<id>/
-create function app_public.event_get(p_id int) returns jsonb
+create or replace function app_public.event_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -97,7 +98,7 @@ $$;
 -- GET /api/events/participant-options/?scope=&search=: the employees the caller may invite.
 -- Without a parameter, the employees of its events.change_event perimeter; scope=all, every
 -- employee it reads in the directory.
-create function app_public.event_participant_options(p_scope text default null, p_search text default null,
+create or replace function app_public.event_participant_options(p_scope text default null, p_search text default null,
                                                      p_page int default 1, p_page_size int default 50)
 returns jsonb
 language plpgsql stable as $$
@@ -131,7 +132,7 @@ end;
 $$;
 
 -- Absences of the event's participants that overlap it (whatever the caller may read).
-create function app_private.event_absence_conflicts(p_event_id int)
+create or replace function app_private.event_absence_conflicts(p_event_id int)
 returns table (employee_id int, absence_id int, status text, date_start date, date_end date)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.employee_id, a.id, a.status, a.date_start, a.date_end
@@ -145,7 +146,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   order by a.date_start, a.id;
 $$;
 
-create function app_hidden.event_conflict_text(p_employee int, p_status text, p_start date, p_end date) returns text
+create or replace function app_hidden.event_conflict_text(p_employee int, p_status text, p_start date, p_end date) returns text
 language sql stable as $$
   select format('%s a une absence %s %s qui chevauche cet événement.',
                 (select n.name from app_hidden.employee_names(array[p_employee]) n),
@@ -157,7 +158,7 @@ language sql stable as $$
 $$;
 
 -- Warnings of the event, and the alerts of the conflicts not in p_known (absence ids).
-create function app_private.event_conflicts_alert(p_event_id int, p_known int[]) returns jsonb
+create or replace function app_private.event_conflicts_alert(p_event_id int, p_known int[]) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_author int := app_hidden.current_account_id();
@@ -168,7 +169,9 @@ declare
   v_recipient int;
 begin
   select * into v_event from app_public.events ev where ev.id = p_event_id;
-  for v_conflict in select * from app_private.event_absence_conflicts(p_event_id) loop
+  -- Only the absences the author reads are named, in the warnings and in the alerts.
+  for v_conflict in select c.* from app_private.event_absence_conflicts(p_event_id) c
+                    where c.employee_id in (select app_hidden.absence_api_reader_ids()) loop
     v_text := app_hidden.event_conflict_text(v_conflict.employee_id, v_conflict.status,
                                              v_conflict.date_start, v_conflict.date_end);
     v_warnings := v_warnings || to_jsonb(v_text);
@@ -201,7 +204,7 @@ end;
 $$;
 
 -- Validation and write of an event (creation: p_id null). Returns the event id.
-create function app_hidden.event_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.event_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.events;
@@ -279,6 +282,17 @@ begin
     end if;
   end if;
   perform app_hidden.invalid_fields(v_errors, 'WV530') where v_errors <> '{}'::jsonb;
+  -- A participant added is oneself or an employee of the events.change_event perimeter: an
+  -- employee outside is not found (the conflict warnings would otherwise reveal absences).
+  -- Participants already on the event stay.
+  select string_agg(x.id::text, ', ' order by x.id) into v_missing
+  from unnest(v_participants) x(id)
+  where not app_hidden.is_current_employee(x.id)
+    and not exists (select 1 from app_public.event_participants ep where ep.event_id = p_id and ep.employee_id = x.id)
+    and not exists (select 1 from app_hidden.perimeter_employee_ids('events.change_event') pe(id) where pe.id = x.id);
+  if v_missing is not null then
+    perform app_hidden.not_found(format('Salarié introuvable dans votre périmètre : %s.', v_missing), 'WN530');
+  end if;
 
   if p_id is null then
     insert into app_public.events (title, description, establishment_id, start_at, end_at, created_by)
@@ -303,7 +317,7 @@ end;
 $$;
 
 -- POST /api/events/
-create function app_public.event_create(p_body jsonb) returns jsonb
+create or replace function app_public.event_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -316,7 +330,7 @@ end;
 $$;
 
 -- PATCH /api/events/<id>/: only the keys sent.
-create function app_public.event_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.event_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_known int[];
@@ -331,7 +345,7 @@ end;
 $$;
 
 -- PUT /api/events/<id>/: title, start_at and end_at required.
-create function app_public.event_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.event_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_known int[];
@@ -346,7 +360,7 @@ end;
 $$;
 
 -- DELETE /api/events/<id>/
-create function app_public.event_delete(p_id int) returns jsonb
+create or replace function app_public.event_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if not exists (select 1 from app_public.events ev where ev.id = p_id) then

@@ -1,6 +1,6 @@
 -- Events (meetings, trainings, outings) with participants; an absence overlapping an event
 -- of its employee raises a conflict alert.
-create table app_public.events (
+create table if not exists app_public.events (
   id int generated always as identity primary key,
   title text not null check (btrim(title) <> '' and length(title) <= 200),
   description text check (length(description) <= 5000),
@@ -12,15 +12,15 @@ create table app_public.events (
   updated_at timestamptz not null default app_hidden.now(),
   constraint events_interval check (end_at > start_at)
 );
-create index events_interval_idx on app_public.events (start_at, end_at);
-create index events_establishment_idx on app_public.events (establishment_id);
+create index if not exists events_interval_idx on app_public.events (start_at, end_at);
+create index if not exists events_establishment_idx on app_public.events (establishment_id);
 
-create table app_public.event_participants (
+create table if not exists app_public.event_participants (
   event_id int not null references app_public.events on delete cascade,
   employee_id int not null references app_public.employees on delete cascade,
   primary key (event_id, employee_id)
 );
-create index event_participants_employee_idx on app_public.event_participants (employee_id);
+create index if not exists event_participants_employee_idx on app_public.event_participants (employee_id);
 
-create trigger _100_timestamps before insert or update on app_public.events
+create or replace trigger _100_timestamps before insert or update on app_public.events
   for each row execute function app_hidden.tg_timestamps();

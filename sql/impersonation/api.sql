@@ -3,20 +3,26 @@
 -- the superuser. The start is audited (verb Impersonation, model account); every audit line
 -- written with such a token carries the impersonator (app_private.begin_request sets
 -- app.impersonator_id, app_private.write_audit records it).
+-- Off unless the server turns it on for the transaction (app.allow_impersonation = 'on', set
+-- by the REST route when ALLOW_IMPERSONATION is on): any other caller (GraphQL, a future
+-- route) is refused as by an unknown address, and nothing is written.
 
 -- The account to impersonate, whatever the caller may read of accounts.
-create function app_private.impersonation_target(p_account int)
+create or replace function app_private.impersonation_target(p_account int)
 returns table (id int, username text, employee_id int, is_active boolean, is_superuser boolean)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.id, a.username, a.employee_id, a.is_active, a.is_superuser from app_public.accounts a where a.id = p_account;
 $$;
 
-create function app_public.impersonation_start(p_account int) returns jsonb
+create or replace function app_public.impersonation_start(p_account int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_me int := app_hidden.current_account_id();
   v_target record;
 begin
+  if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
+    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+  end if;
   if nullif(current_setting('app.impersonator_id', true), '') is not null then
     perform app_hidden.forbidden('Vous empruntez déjà l''identité d''un compte : reprenez d''abord votre propre session.', 'WF571');
   end if;

@@ -8,7 +8,7 @@
 
 -- Is the scheduled instant of a cron job (UTC in graphile-worker) the intended local time
 -- of the job (and its day of the week, for a weekly job)?
-create function app_private.job_is_due(p_job text, p_scheduled_at timestamptz) returns boolean
+create or replace function app_private.job_is_due(p_job text, p_scheduled_at timestamptz) returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce((
     select date_trunc('minute', p_scheduled_at at time zone s.time_zone)::time = s.local_time
@@ -20,7 +20,7 @@ $$;
 -- Claims a run. p_scheduled_at null: a run by hand, always claimed. Otherwise the cron
 -- instant: null when it is not the job's local time, or when the job already ran for that
 -- local date. The run id is also left in app.job_run_id for the job's records.
-create function app_private.job_claim(p_job text, p_scheduled_at timestamptz default null) returns bigint
+create or replace function app_private.job_claim(p_job text, p_scheduled_at timestamptz default null) returns bigint
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_schedule app_private.job_schedules;
@@ -51,7 +51,7 @@ begin
 end;
 $$;
 
-create function app_private.job_finish(p_run_id bigint, p_result jsonb) returns void
+create or replace function app_private.job_finish(p_run_id bigint, p_result jsonb) returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   update app_private.job_runs set finished_at = clock_timestamp(), result = p_result where id = p_run_id;
 $$;

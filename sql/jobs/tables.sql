@@ -5,7 +5,7 @@
 -- When a job is meant to run, in local time. graphile-worker's cron runs in UTC: the
 -- crontab schedules both UTC instants that can be the local time (winter and summer), and
 -- app_private.job_is_due keeps the one whose local time is the intended one.
-create table app_private.job_schedules (
+create table if not exists app_private.job_schedules (
   job text primary key check (job ~ '^[a-z][a-z0-9_]{1,62}$'),
   local_time time not null check (local_time = date_trunc('minute', local_time)),
   -- ISO day of the week (7 = Sunday) for a weekly job; null for a daily job.
@@ -16,9 +16,10 @@ create table app_private.job_schedules (
 insert into app_private.job_schedules (job, local_time, isodow, description) values
   ('send_missing_document_reminders', '05:37', null, 'Relances des justificatifs manquants, chaque jour à 5 h 37'),
   ('purge_audit_log', '03:47', 7, 'Purge du journal d''audit au-delà de la rétention, le dimanche à 3 h 47'),
-  ('consume_started_absences', '00:07', null, 'Passage des absences commencées de Planifiés à Pris, chaque jour à 0 h 07');
+  ('consume_started_absences', '00:07', null, 'Passage des absences commencées de Planifiés à Pris, chaque jour à 0 h 07')
+on conflict do nothing;
 
-create table app_private.job_runs (
+create table if not exists app_private.job_runs (
   id bigint generated always as identity primary key,
   job text not null check (job ~ '^[a-z][a-z0-9_]{1,62}$'),
   -- A scheduled run: the local date of its scheduled instant (one run per job and date).
@@ -31,11 +32,11 @@ create table app_private.job_runs (
   result jsonb,
   unique (job, period)
 );
-create index job_runs_started_idx on app_private.job_runs (job, started_at desc);
+create index if not exists job_runs_started_idx on app_private.job_runs (job, started_at desc);
 
 -- Reminders already sent: one row per absence and kind of reminder; a second run of the
 -- job finds the row and sends nothing twice.
-create table app_private.reminders_sent (
+create table if not exists app_private.reminders_sent (
   absence_id int not null references app_public.absences on delete cascade,
   kind text not null check (kind ~ '^[a-z][a-z0-9_]{1,62}$'),
   deadline_at timestamptz,
@@ -43,4 +44,4 @@ create table app_private.reminders_sent (
   job_run_id bigint references app_private.job_runs on delete set null,
   primary key (absence_id, kind)
 );
-create index reminders_sent_job_run_idx on app_private.reminders_sent (job_run_id);
+create index if not exists reminders_sent_job_run_idx on app_private.reminders_sent (job_run_id);

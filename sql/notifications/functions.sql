@@ -3,19 +3,19 @@
 -- filings to their deciders, the API of GET /api/notifications/ and the e-mail outbox.
 
 -- The account of an employee record (recipient of "validée"/"refusée" notifications).
-create function app_private.employee_account_id(p_employee_id int) returns int
+create or replace function app_private.employee_account_id(p_employee_id int) returns int
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.id from app_public.accounts a where a.employee_id = p_employee_id;
 $$;
 
 -- Display name of an employee, for notification bodies.
-create function app_hidden.employee_name(p_employee_id int) returns text
+create or replace function app_hidden.employee_name(p_employee_id int) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select e.first_name || ' ' || e.last_name from app_public.employees e where e.id = p_employee_id;
 $$;
 
 -- Creates one in-app notification for an account, in the caller's transaction.
-create function app_private.notify(p_account_id int, p_title text, p_body text, p_level text default 'info',
+create or replace function app_private.notify(p_account_id int, p_title text, p_body text, p_level text default 'info',
                                    p_model text default null, p_target_id bigint default null)
 returns bigint
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -53,7 +53,7 @@ $$;
 -- explicit permission, which carries no establishment restriction) are unattached.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
+create or replace function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
                                                p_author_account_id int)
 returns table (account_id int, attached boolean)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -148,7 +148,7 @@ end;
 $$;
 
 -- The accounts to notify of a filing: the attached deciders, else the unattached ones.
-create function app_private.route_deciders(p_employee_id int, p_on date, p_decide_permission text,
+create or replace function app_private.route_deciders(p_employee_id int, p_on date, p_decide_permission text,
                                            p_author_account_id int)
 returns setof int
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -162,7 +162,7 @@ $$;
 
 -- Who hears of a filing nobody can decide: every Admin, else RH n1 and RH n2, else the
 -- superusers (the author is added by notify_filing). Active accounts, roles active today.
-create function app_private.orphan_filing_recipients() returns setof int
+create or replace function app_private.orphan_filing_recipients() returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_today date := app_hidden.today();
@@ -184,7 +184,7 @@ end;
 $$;
 
 -- The cause written in a "sans valideur" notification.
-create function app_private.orphan_filing_cause(p_employee_id int, p_on date, p_decide_permission text,
+create or replace function app_private.orphan_filing_cause(p_employee_id int, p_on date, p_decide_permission text,
                                                 p_author_account_id int)
 returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -206,7 +206,7 @@ $$;
 -- (p_title, p_body). Without: the author and the fallback recipients (every Admin, else
 -- RH n1 and n2, else the superusers) receive (p_orphan_title, p_orphan_body followed by the
 -- cause), and the caller learns false. Any failure aborts the caller's write.
-create function app_private.notify_filing(p_employee_id int, p_on date, p_decide_permission text,
+create or replace function app_private.notify_filing(p_employee_id int, p_on date, p_decide_permission text,
                                           p_author_account_id int, p_title text, p_body text,
                                           p_orphan_title text, p_orphan_body text,
                                           p_model text, p_target_id bigint)
@@ -239,7 +239,7 @@ $$;
 
 -- Notifies every decider whose queue shows the employee (same routing), e.g. a cancellation
 -- request. Returns the number of recipients.
-create function app_private.notify_deciders(p_employee_id int, p_on date, p_decide_permission text,
+create or replace function app_private.notify_deciders(p_employee_id int, p_on date, p_decide_permission text,
                                             p_author_account_id int, p_title text, p_body text,
                                             p_model text, p_target_id bigint)
 returns int
@@ -259,7 +259,7 @@ $$;
 -- ---------------------------------------------------------------------------------------
 -- API: GET /api/notifications/ and POST /api/notifications/<id>/read/
 
-create function app_hidden.notification_json(p_notification app_public.notifications) returns jsonb
+create or replace function app_hidden.notification_json(p_notification app_public.notifications) returns jsonb
 language sql immutable as $$
   select jsonb_build_object(
     'id', p_notification.id,
@@ -271,7 +271,7 @@ language sql immutable as $$
 $$;
 
 -- The caller's notifications, newest first; p_unread true = unread only, false = read only.
-create function app_public.notifications_list(p_unread boolean default null, p_page int default 1,
+create or replace function app_public.notifications_list(p_unread boolean default null, p_page int default 1,
                                               p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -290,7 +290,7 @@ $$;
 
 -- Marks one of the caller's notifications read (idempotent: the first reading time stays)
 -- and returns it. Another account's notification is not found.
-create function app_public.notification_mark_read(p_id bigint) returns jsonb
+create or replace function app_public.notification_mark_read(p_id bigint) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.notifications;
@@ -312,7 +312,7 @@ $$;
 -- Enqueues the drain job in the same transaction as the insert, so that mails leave
 -- promptly; skipped silently when graphile-worker's schema is not installed (its
 -- migrations run when the worker starts, and the worker drains the outbox at start).
-create function app_private.tg_email_outbox_enqueue() returns trigger
+create or replace function app_private.tg_email_outbox_enqueue() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if to_regnamespace('graphile_worker') is not null then
@@ -321,13 +321,13 @@ begin
   return null;
 end;
 $$;
-create trigger _900_enqueue after insert on app_private.email_outbox
+create or replace trigger _900_enqueue after insert on app_private.email_outbox
   for each statement execute function app_private.tg_email_outbox_enqueue();
 
 -- The next mail to deliver after p_after_id (id order), locked for this transaction so that
 -- two drains never send the same mail; null when none is left. Mails that exhausted
 -- email_max_attempts stay in the outbox, visible to staff, and are not retried.
-create function app_private.email_outbox_next(p_after_id bigint default 0)
+create or replace function app_private.email_outbox_next(p_after_id bigint default 0)
 returns table (id bigint, to_address text, subject text, body_text text, attempts int)
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   select o.id, o.to_address, o.subject, o.body_text, o.attempts
@@ -339,14 +339,14 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
   for update skip locked;
 $$;
 
-create function app_private.email_outbox_sent(p_id bigint) returns void
+create or replace function app_private.email_outbox_sent(p_id bigint) returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   update app_private.email_outbox
   set sent_at = app_hidden.now(), attempts = attempts + 1, last_attempt_at = app_hidden.now(), last_error = null
   where id = p_id and sent_at is null;
 $$;
 
-create function app_private.email_outbox_failed(p_id bigint, p_error text) returns void
+create or replace function app_private.email_outbox_failed(p_id bigint, p_error text) returns void
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
   update app_private.email_outbox
   set attempts = attempts + 1, last_attempt_at = app_hidden.now(), last_error = left(coalesce(p_error, 'erreur inconnue'), 2000)
@@ -354,7 +354,7 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
 $$;
 
 -- Number of mails waiting (for the worker's log when SMTP is not configured).
-create function app_private.email_outbox_pending_count() returns bigint
+create or replace function app_private.email_outbox_pending_count() returns bigint
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select count(*) from app_private.email_outbox o where o.sent_at is null;
 $$;
@@ -363,7 +363,7 @@ $$;
 -- single-use password links: only superusers see it, so that staff status alone never
 -- gives a way into another account.
 
-create function app_public.email_outbox_list(p_status text default null, p_page int default 1,
+create or replace function app_public.email_outbox_list(p_status text default null, p_page int default 1,
                                              p_page_size int default 50)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$

@@ -3,7 +3,7 @@
 -- A period touching the perimeter is readable; it is written only when all its
 -- establishments lie in the writer's perimeter (otherwise 403).
 
-create function app_hidden.on_call_periods_json(p_ids int[]) returns table (id int, doc jsonb)
+create or replace function app_hidden.on_call_periods_json(p_ids int[]) returns table (id int, doc jsonb)
 language sql stable as $$
   with establishments as (
     select ope.period_id, jsonb_agg(ope.establishment_id order by ope.establishment_id) as ids,
@@ -31,7 +31,7 @@ language sql stable as $$
   where op.id = any (p_ids);
 $$;
 
-create function app_hidden.require_on_call_access(p_write boolean) returns void
+create or replace function app_hidden.require_on_call_access(p_write boolean) returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('on_call.view_on_call_period')
@@ -46,7 +46,7 @@ $$;
 
 -- Periods shown by the screens: those with an establishment in the caller's perimeter, and
 -- the caller's own periods.
-create function app_hidden.on_call_screen_ids() returns setof int
+create or replace function app_hidden.on_call_screen_ids() returns setof int
 language sql stable as $$
   select app_hidden.on_call_period_ids_in_perimeter('on_call.view_on_call_period')
   union
@@ -56,7 +56,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/on-call-periods/?from=&to=&account=&establishment=
-create function app_public.on_call_periods_list(p_from date default null, p_to date default null,
+create or replace function app_public.on_call_periods_list(p_from date default null, p_to date default null,
                                                 p_account int default null, p_establishment int default null,
                                                 p_page int default 1, p_page_size int default 50)
 returns jsonb
@@ -86,7 +86,7 @@ end;
 $$;
 
 -- GET /api/on-call-periods/<id>/
-create function app_public.on_call_period_get(p_id int) returns jsonb
+create or replace function app_public.on_call_period_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -104,7 +104,7 @@ $$;
 
 -- Can this account be on call at that time: does it hold a manager role whose perimeter the
 -- period extends? ('unknown', 'inactive', 'no_role' or 'ok')
-create function app_private.on_call_eligibility(p_account int, p_at timestamptz) returns text
+create or replace function app_private.on_call_eligibility(p_account int, p_at timestamptz) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select case when a.id is null then 'unknown'
               when not a.is_active then 'inactive'
@@ -118,7 +118,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- Another period of the same account overlapping [start, end), whatever the caller reads.
-create function app_private.on_call_overlap(p_account int, p_start timestamptz, p_end timestamptz, p_except int)
+create or replace function app_private.on_call_overlap(p_account int, p_start timestamptz, p_end timestamptz, p_except int)
 returns table (id int, start_at timestamptz, end_at timestamptz)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select op.id, op.start_at, op.end_at from app_public.on_call_periods op
@@ -127,7 +127,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   order by op.start_at limit 1;
 $$;
 
-create function app_hidden.on_call_period_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.on_call_period_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.on_call_periods;
@@ -250,7 +250,7 @@ end;
 $$;
 
 -- POST /api/on-call-periods/
-create function app_public.on_call_period_create(p_body jsonb) returns jsonb
+create or replace function app_public.on_call_period_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -262,7 +262,7 @@ end;
 $$;
 
 -- PATCH /api/on-call-periods/<id>/: only the keys sent.
-create function app_public.on_call_period_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.on_call_period_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -274,7 +274,7 @@ end;
 $$;
 
 -- PUT /api/on-call-periods/<id>/: account, start_at, end_at and establishments required.
-create function app_public.on_call_period_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.on_call_period_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -286,7 +286,7 @@ end;
 $$;
 
 -- DELETE /api/on-call-periods/<id>/
-create function app_public.on_call_period_delete(p_id int) returns jsonb
+create or replace function app_public.on_call_period_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   perform app_hidden.require_on_call_access(false);

@@ -1,6 +1,6 @@
 -- Accounts, roles, permissions, role attributions and on-call periods.
 
-create table app_public.accounts (
+create table if not exists app_public.accounts (
   id int generated always as identity primary key,
   username text not null check (username ~ '^[A-Za-z0-9._@+\-]{2,150}$'),
   employee_id int unique references app_public.employees on delete set null,
@@ -11,18 +11,18 @@ create table app_public.accounts (
   updated_at timestamptz not null default app_hidden.now(),
   last_login_at timestamptz
 );
-create unique index accounts_username_key on app_public.accounts (lower(username));
+create unique index if not exists accounts_username_key on app_public.accounts (lower(username));
 -- The few superusers (routing of filings asks whether a decider is one): no scan of every account.
-create index accounts_superuser_idx on app_public.accounts (id) where is_superuser;
+create index if not exists accounts_superuser_idx on app_public.accounts (id) where is_superuser;
 
 -- Secrets never leave app_private. A null hash is an unusable password (invited account).
-create table app_private.account_secrets (
+create table if not exists app_private.account_secrets (
   account_id int primary key references app_public.accounts on delete cascade,
   password_hash text,
   password_changed_at timestamptz
 );
 
-create table app_public.roles (
+create table if not exists app_public.roles (
   id smallint primary key,
   name text not null unique,
   -- Display precedence of GET /api/auth/me/ (1 wins).
@@ -31,18 +31,18 @@ create table app_public.roles (
   opens_manager_workspace boolean not null
 );
 
-create table app_public.permissions (
+create table if not exists app_public.permissions (
   code text primary key check (code ~ '^[a-z_]+\.[a-z_]+$'),
   description text not null
 );
 
-create table app_public.role_permissions (
+create table if not exists app_public.role_permissions (
   role_id smallint not null references app_public.roles on delete cascade,
   permission_code text not null references app_public.permissions on delete cascade,
   primary key (role_id, permission_code)
 );
 
-create table app_public.role_attributions (
+create table if not exists app_public.role_attributions (
   id int generated always as identity primary key,
   account_id int not null references app_public.accounts on delete cascade,
   role_id smallint not null references app_public.roles on delete restrict,
@@ -52,20 +52,20 @@ create table app_public.role_attributions (
   created_at timestamptz not null default app_hidden.now(),
   constraint role_attributions_dates check (end_date is null or start_date is null or end_date >= start_date)
 );
-create index role_attributions_account_idx on app_public.role_attributions (account_id);
-create index role_attributions_role_idx on app_public.role_attributions (role_id);
+create index if not exists role_attributions_account_idx on app_public.role_attributions (account_id);
+create index if not exists role_attributions_role_idx on app_public.role_attributions (role_id);
 
 -- No row for an attribution: the role covers the whole association.
-create table app_public.role_attribution_establishments (
+create table if not exists app_public.role_attribution_establishments (
   attribution_id int not null references app_public.role_attributions on delete cascade,
   establishment_id int not null references app_public.establishments on delete cascade,
   primary key (attribution_id, establishment_id)
 );
-create index role_attribution_establishments_establishment_idx
+create index if not exists role_attribution_establishments_establishment_idx
   on app_public.role_attribution_establishments (establishment_id);
 
 -- Explicit permissions (e.g. audit.view_actionlog); they carry no establishment restriction.
-create table app_public.account_permissions (
+create table if not exists app_public.account_permissions (
   account_id int not null references app_public.accounts on delete cascade,
   permission_code text not null references app_public.permissions on delete cascade,
   primary key (account_id, permission_code)
@@ -73,7 +73,7 @@ create table app_public.account_permissions (
 
 -- An on-call period extends the perimeter of the account's manager roles over its
 -- establishments during [start_at, end_at).
-create table app_public.on_call_periods (
+create table if not exists app_public.on_call_periods (
   id int generated always as identity primary key,
   account_id int not null references app_public.accounts on delete cascade,
   start_at timestamptz not null,
@@ -83,19 +83,19 @@ create table app_public.on_call_periods (
   updated_at timestamptz not null default app_hidden.now(),
   constraint on_call_periods_interval check (end_at > start_at)
 );
-create index on_call_periods_account_idx on app_public.on_call_periods (account_id, start_at, end_at);
+create index if not exists on_call_periods_account_idx on app_public.on_call_periods (account_id, start_at, end_at);
 
-create table app_public.on_call_period_establishments (
+create table if not exists app_public.on_call_period_establishments (
   period_id int not null references app_public.on_call_periods on delete cascade,
   establishment_id int not null references app_public.establishments on delete cascade,
   primary key (period_id, establishment_id)
 );
-create index on_call_period_establishments_establishment_idx
+create index if not exists on_call_period_establishments_establishment_idx
   on app_public.on_call_period_establishments (establishment_id);
 
-create trigger _100_timestamps before insert or update on app_public.accounts
+create or replace trigger _100_timestamps before insert or update on app_public.accounts
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.on_call_periods
+create or replace trigger _100_timestamps before insert or update on app_public.on_call_periods
   for each row execute function app_hidden.tg_timestamps();
 
 -- Nine roles; the order is the display precedence of CONTRACT section 2.
@@ -108,7 +108,8 @@ insert into app_public.roles (id, name, precedence, opens_manager_workspace) val
   (6, 'Manager n2', 6, true),
   (7, 'Salarié', 7, false),
   (8, 'Intérimaire', 8, false),
-  (9, 'Service Paie', 9, true);
+  (9, 'Service Paie', 9, true)
+on conflict do nothing;
 
 insert into app_public.permissions (code, description) values
   ('absences.view_absence_queue', 'Lire les demandes d''absence et de modification du périmètre'),
@@ -121,7 +122,8 @@ insert into app_public.permissions (code, description) values
   ('employee.change_account_activation', 'Ouvrir ou fermer n''importe quel compte'),
   ('employee.change_interim_account_activation', 'Ouvrir ou fermer les comptes des intérimaires'),
   ('employee.view_payroll', 'Consulter les éléments de paie'),
-  ('audit.view_actionlog', 'Lire le journal d''audit');
+  ('audit.view_actionlog', 'Lire le journal d''audit')
+on conflict do nothing;
 
 -- The SPEC's permission table, as data.
 insert into app_public.role_permissions (role_id, permission_code)
@@ -138,7 +140,8 @@ join (values
   ('employee.change_account_activation', array['Admin', 'RH n1', 'RH n2']),
   ('employee.change_interim_account_activation', array['DA', 'Manager n1', 'Manager n2']),
   ('employee.view_payroll', array['Admin', 'RH n1', 'RH n2', 'Service Paie'])
-) as p(code, roles) on r.name = any (p.roles);
+) as p(code, roles) on r.name = any (p.roles)
+on conflict do nothing;
 
 -- Permissions the SPEC leaves to the project ("own permissions" of the employee record's
 -- annexes, teams, events, on-call screens). Encadrement = Admin, RH n1, RH n2, DA,
@@ -152,7 +155,8 @@ insert into app_public.permissions (code, description) values
   ('employee.change_team', 'Modifier les équipes du périmètre et leurs membres'),
   ('events.change_event', 'Créer, modifier et supprimer les événements du périmètre'),
   ('on_call.view_on_call_period', 'Consulter les astreintes du périmètre'),
-  ('on_call.change_on_call_period', 'Créer, modifier et supprimer les astreintes du périmètre');
+  ('on_call.change_on_call_period', 'Créer, modifier et supprimer les astreintes du périmètre')
+on conflict do nothing;
 
 insert into app_public.role_permissions (role_id, permission_code)
 select r.id, p.code
@@ -166,10 +170,11 @@ join (values
   ('events.change_event', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2']),
   ('on_call.view_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Service Paie']),
   ('on_call.change_on_call_period', array['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2'])
-) as p(code, roles) on r.name = any (p.roles);
+) as p(code, roles) on r.name = any (p.roles)
+on conflict do nothing;
 
 -- Opening an account on an employee record always grants Salarié (once).
-create function app_private.tg_accounts_grant_salarie() returns trigger
+create or replace function app_private.tg_accounts_grant_salarie() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.employee_id is not null
@@ -181,5 +186,5 @@ begin
   return new;
 end;
 $$;
-create trigger _800_grant_salarie after insert or update of employee_id on app_public.accounts
+create or replace trigger _800_grant_salarie after insert or update of employee_id on app_public.accounts
   for each row execute function app_private.tg_accounts_grant_salarie();

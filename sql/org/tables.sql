@@ -1,14 +1,14 @@
 -- The organisation: divisions, establishments, teams, posts, employees, contracts, templates.
 
-create table app_public.divisions (
+create table if not exists app_public.divisions (
   id int generated always as identity primary key,
   name text not null check (btrim(name) <> ''),
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
-create unique index divisions_name_key on app_public.divisions (lower(name));
+create unique index if not exists divisions_name_key on app_public.divisions (lower(name));
 
-create table app_public.establishments (
+create table if not exists app_public.establishments (
   id int generated always as identity primary key,
   name text not null check (btrim(name) <> ''),
   -- Base used to count leave days: ouvrables = Monday to Saturday, ouvres = Monday to Friday.
@@ -17,10 +17,10 @@ create table app_public.establishments (
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
-create unique index establishments_name_key on app_public.establishments (lower(name));
-create index establishments_division_idx on app_public.establishments (division_id);
+create unique index if not exists establishments_name_key on app_public.establishments (lower(name));
+create index if not exists establishments_division_idx on app_public.establishments (division_id);
 
-create table app_public.teams (
+create table if not exists app_public.teams (
   id int generated always as identity primary key,
   name text not null check (btrim(name) <> ''),
   created_at timestamptz not null default app_hidden.now(),
@@ -28,14 +28,14 @@ create table app_public.teams (
 );
 
 -- A team can span several establishments.
-create table app_public.team_establishments (
+create table if not exists app_public.team_establishments (
   team_id int not null references app_public.teams on delete cascade,
   establishment_id int not null references app_public.establishments on delete restrict,
   primary key (team_id, establishment_id)
 );
-create index team_establishments_establishment_idx on app_public.team_establishments (establishment_id);
+create index if not exists team_establishments_establishment_idx on app_public.team_establishments (establishment_id);
 
-create table app_public.posts (
+create table if not exists app_public.posts (
   id int generated always as identity primary key,
   code text not null check (code ~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$'),
   label text not null check (btrim(label) <> ''),
@@ -52,10 +52,10 @@ create table app_public.posts (
   constraint posts_break_pair check ((break_start_time is null) = (break_end_time is null)),
   constraint posts_start_differs check (start_time <> end_time)
 );
-create unique index posts_establishment_code_key on app_public.posts (establishment_id, lower(code));
-create index posts_code_idx on app_public.posts (lower(code));
+create unique index if not exists posts_establishment_code_key on app_public.posts (establishment_id, lower(code));
+create index if not exists posts_code_idx on app_public.posts (lower(code));
 
-create table app_public.employees (
+create table if not exists app_public.employees (
   id int generated always as identity primary key,
   first_name text not null check (btrim(first_name) <> ''),
   last_name text not null check (btrim(last_name) <> ''),
@@ -68,24 +68,24 @@ create table app_public.employees (
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
-create index employees_main_establishment_idx on app_public.employees (main_establishment_id);
-create index employees_name_idx on app_public.employees (lower(last_name), lower(first_name));
+create index if not exists employees_main_establishment_idx on app_public.employees (main_establishment_id);
+create index if not exists employees_name_idx on app_public.employees (lower(last_name), lower(first_name));
 
 -- Kept apart so that RLS, not the serializer, decides who reads it.
-create table app_public.employee_social_security_numbers (
+create table if not exists app_public.employee_social_security_numbers (
   employee_id int primary key references app_public.employees on delete cascade,
   social_security_number text not null check (social_security_number ~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$')
 );
 
-create table app_public.employee_secondary_establishments (
+create table if not exists app_public.employee_secondary_establishments (
   employee_id int not null references app_public.employees on delete cascade,
   establishment_id int not null references app_public.establishments on delete restrict,
   primary key (employee_id, establishment_id)
 );
-create index employee_secondary_establishments_establishment_idx
+create index if not exists employee_secondary_establishments_establishment_idx
   on app_public.employee_secondary_establishments (establishment_id);
 
-create table app_public.team_assignments (
+create table if not exists app_public.team_assignments (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   team_id int not null references app_public.teams on delete cascade,
@@ -94,17 +94,17 @@ create table app_public.team_assignments (
   created_at timestamptz not null default app_hidden.now(),
   constraint team_assignments_dates check (end_date is null or start_date is null or end_date >= start_date)
 );
-create index team_assignments_employee_idx on app_public.team_assignments (employee_id);
-create index team_assignments_team_idx on app_public.team_assignments (team_id);
+create index if not exists team_assignments_employee_idx on app_public.team_assignments (employee_id);
+create index if not exists team_assignments_team_idx on app_public.team_assignments (team_id);
 
-create table app_public.contract_types (
+create table if not exists app_public.contract_types (
   id int generated always as identity primary key,
   code text not null unique,
   name text not null,
   is_temporary_work boolean not null default false
 );
 
-create table app_public.contracts (
+create table if not exists app_public.contracts (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   contract_type_id int not null references app_public.contract_types on delete restrict,
@@ -118,11 +118,11 @@ create table app_public.contracts (
   constraint contracts_dates check (end_date is null or end_date >= start_date),
   constraint contracts_trial check (trial_end_date is null or trial_end_date >= start_date)
 );
-create index contracts_employee_idx on app_public.contracts (employee_id, start_date);
+create index if not exists contracts_employee_idx on app_public.contracts (employee_id, start_date);
 
 -- Weekly planning template: from valid_from on, each ISO weekday (1 = Monday) has zero or
 -- more posts. A day without slot is a rest day.
-create table app_public.planning_templates (
+create table if not exists app_public.planning_templates (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   valid_from date not null,
@@ -132,7 +132,7 @@ create table app_public.planning_templates (
   unique (employee_id, valid_from)
 );
 
-create table app_public.planning_template_slots (
+create table if not exists app_public.planning_template_slots (
   id int generated always as identity primary key,
   template_id int not null references app_public.planning_templates on delete cascade,
   weekday smallint not null check (weekday between 1 and 7),
@@ -140,17 +140,17 @@ create table app_public.planning_template_slots (
   post_id int not null references app_public.posts on delete restrict,
   unique (template_id, weekday, position)
 );
-create index planning_template_slots_post_idx on app_public.planning_template_slots (post_id);
+create index if not exists planning_template_slots_post_idx on app_public.planning_template_slots (post_id);
 
-create trigger _100_timestamps before insert or update on app_public.divisions
+create or replace trigger _100_timestamps before insert or update on app_public.divisions
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.establishments
+create or replace trigger _100_timestamps before insert or update on app_public.establishments
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.teams
+create or replace trigger _100_timestamps before insert or update on app_public.teams
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.posts
+create or replace trigger _100_timestamps before insert or update on app_public.posts
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.employees
+create or replace trigger _100_timestamps before insert or update on app_public.employees
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.contracts
+create or replace trigger _100_timestamps before insert or update on app_public.contracts
   for each row execute function app_hidden.tg_timestamps();

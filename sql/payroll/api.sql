@@ -21,7 +21,7 @@
 --     movements written before the end of the month.
 
 -- Counter balances of employees for a year, from the movements written before p_at.
-create function app_private.counter_balances_at(p_employees int[], p_year int, p_at timestamptz)
+create or replace function app_private.counter_balances_at(p_employees int[], p_year int, p_at timestamptz)
 returns table (employee_id int, code text, name text, unit text, sort_order smallint,
                acquired numeric, taken numeric, planned numeric, remaining numeric)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -39,7 +39,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   group by c.id, c.employee_id, c.code, k.name, k.unit, k.position;
 $$;
 
-create function app_hidden.require_payroll() returns void
+create or replace function app_hidden.require_payroll() returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('employee.view_payroll') then
@@ -49,7 +49,7 @@ end;
 $$;
 
 -- GET /api/payroll/options/
-create function app_public.payroll_options() returns jsonb
+create or replace function app_public.payroll_options() returns jsonb
 language plpgsql stable as $$
 declare
   v_scope int[];
@@ -63,7 +63,7 @@ end;
 $$;
 
 -- GET /api/payroll/: one statement computes the count and the page (no query per line).
-create function app_public.payroll_lines(p_month text, p_establishment int default null, p_search text default null,
+create or replace function app_public.payroll_lines(p_month text, p_establishment int default null, p_search text default null,
                                          p_page int default 1, p_page_size int default 25)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$

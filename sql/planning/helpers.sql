@@ -4,7 +4,7 @@
 
 -- Normal form of a slot, for comparisons: a break exists only with both bounds, "paid" only
 -- with a break, options default to false.
-create function app_hidden.slot_normalized(p_slot app_public.slot) returns app_public.slot
+create or replace function app_hidden.slot_normalized(p_slot app_public.slot) returns app_public.slot
 language sql immutable parallel safe as $$
   select row(p_slot.start_time, p_slot.end_time,
              case when p_slot.break_start_time is not null and p_slot.break_end_time is not null
@@ -18,7 +18,7 @@ $$;
 
 -- Two days are the same when their slots, in normal form and by start time, are equal
 -- (hours, break, post, establishment and per-slot options).
-create function app_hidden.same_slots(p_a app_public.slot[], p_b app_public.slot[]) returns boolean
+create or replace function app_hidden.same_slots(p_a app_public.slot[], p_b app_public.slot[]) returns boolean
 language sql immutable parallel safe as $$
   select array(select app_hidden.slot_normalized(s) from unnest(coalesce(p_a, '{}')) s
                order by s.start_time, s.end_time)
@@ -28,7 +28,7 @@ $$;
 
 -- The local time span of a slot worked on a date (a slot ending at or before its start ends
 -- the next day).
-create function app_hidden.slot_range(p_date date, p_slot app_public.slot) returns tsrange
+create or replace function app_hidden.slot_range(p_date date, p_slot app_public.slot) returns tsrange
 language sql immutable parallel safe as $$
   select tsrange(p_date + p_slot.start_time,
                  p_date + p_slot.start_time
@@ -36,7 +36,7 @@ language sql immutable parallel safe as $$
 $$;
 
 -- "8 h", "7 h 30", "45 min".
-create function app_hidden.fmt_minutes(p_minutes int) returns text
+create or replace function app_hidden.fmt_minutes(p_minutes int) returns text
 language sql immutable parallel safe as $$
   select case when p_minutes < 60 then p_minutes || ' min'
               when p_minutes % 60 = 0 then (p_minutes / 60) || ' h'
@@ -44,7 +44,7 @@ language sql immutable parallel safe as $$
 $$;
 
 -- JSON of a slot when the post's code and label are already at hand (set-based readers).
-create function app_hidden.slot_json_with(p_slot app_public.slot, p_post_code text, p_post_label text) returns jsonb
+create or replace function app_hidden.slot_json_with(p_slot app_public.slot, p_post_code text, p_post_label text) returns jsonb
 language sql immutable parallel safe as $$
   select jsonb_build_object(
     'start_time', to_char(p_slot.start_time, 'HH24:MI'),
@@ -62,7 +62,7 @@ $$;
 
 -- "J Journée 10:00-18:00 (pause 12:00-12:30), S Soir 18:00-21:00": the slots with their
 -- breaks, for notification bodies.
-create function app_hidden.slots_summary(p_slots app_public.slot[]) returns text
+create or replace function app_hidden.slots_summary(p_slots app_public.slot[]) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select coalesce(string_agg(
            concat_ws(' ', p.code, p.label,
@@ -78,14 +78,14 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- The label of a planned day: its posts and hours, or "Repos".
-create function app_hidden.day_label(p_slots app_public.slot[]) returns text
+create or replace function app_hidden.day_label(p_slots app_public.slot[]) returns text
 language sql stable as $$
   select case when coalesce(cardinality(p_slots), 0) = 0 then 'Repos'
               else app_hidden.slots_description(p_slots) end;
 $$;
 
 -- Display names of accounts (the employee's name, else the username), set-based.
-create function app_hidden.account_display_names(p_ids int[]) returns table (id int, name text)
+create or replace function app_hidden.account_display_names(p_ids int[]) returns table (id int, name text)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select a.id, coalesce(e.first_name || ' ' || e.last_name, a.username)
   from app_public.accounts a
@@ -94,32 +94,32 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- Does this JSON value hold a time HH:MM (or nothing)?
-create function app_hidden.json_time_ok(p_value jsonb) returns boolean
+create or replace function app_hidden.json_time_ok(p_value jsonb) returns boolean
 language sql immutable parallel safe as $$
   select p_value is null or jsonb_typeof(p_value) = 'null'
          or (jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$');
 $$;
 
-create function app_hidden.json_time(p_value jsonb) returns time
+create or replace function app_hidden.json_time(p_value jsonb) returns time
 language sql immutable parallel safe as $$
   select case when jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'
               then (p_value #>> '{}')::time end;
 $$;
 
 -- Does this JSON value hold an integer id (or nothing)?
-create function app_hidden.json_id_ok(p_value jsonb) returns boolean
+create or replace function app_hidden.json_id_ok(p_value jsonb) returns boolean
 language sql immutable parallel safe as $$
   select p_value is null or jsonb_typeof(p_value) = 'null'
          or (jsonb_typeof(p_value) = 'number' and (p_value #>> '{}') ~ '^[0-9]{1,9}$');
 $$;
 
-create function app_hidden.json_id(p_value jsonb) returns int
+create or replace function app_hidden.json_id(p_value jsonb) returns int
 language sql immutable parallel safe as $$
   select case when jsonb_typeof(p_value) = 'number' and (p_value #>> '{}') ~ '^[0-9]{1,9}$'
               then (p_value #>> '{}')::int end;
 $$;
 
-create function app_hidden.json_bool_ok(p_value jsonb) returns boolean
+create or replace function app_hidden.json_bool_ok(p_value jsonb) returns boolean
 language sql immutable parallel safe as $$
   select p_value is null or jsonb_typeof(p_value) in ('null', 'boolean');
 $$;
@@ -138,7 +138,7 @@ $$;
 --   * at most 9 slots; a non-empty list whose rows are all emptied would remove every slot
 --     of the day: refused (an absence is asked instead); slots of a day may not overlap.
 -- Returns the slots ordered by start time; an absent or empty list gives '{}'.
-create function app_hidden.parse_day_slots(p_slots jsonb, p_field text, p_employee int, p_date date,
+create or replace function app_hidden.parse_day_slots(p_slots jsonb, p_field text, p_employee int, p_date date,
                                            p_planned app_public.slot[], p_overlap_field text default null)
 returns app_public.slot[]
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -316,7 +316,7 @@ $$;
 
 -- The slots actually worked on a date: the planned day, unless granted absences cover
 -- both halves of it (a rest for the rules of the modulation).
-create function app_hidden.worked_slots(p_employee int, p_date date) returns app_public.slot[]
+create or replace function app_hidden.worked_slots(p_employee int, p_date date) returns app_public.slot[]
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select case when coalesce(bool_or(not (p_date = a.date_start and a.start_half is not distinct from 'afternoon'))
                             and bool_or(not (p_date = a.date_end and a.end_half is not distinct from 'morning')), false)
@@ -336,7 +336,7 @@ $$;
 --                    20 consecutive minutes (a break of a slot, paid or not, or the gap
 --                    between two slots);
 --   slots          : slots of the day do not overlap (checked while parsing).
-create function app_hidden.modulation_errors(p_employee int, p_date date, p_slots app_public.slot[])
+create or replace function app_hidden.modulation_errors(p_employee int, p_date date, p_slots app_public.slot[])
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

@@ -6,9 +6,9 @@
 -- tree (several times costlier for a response that is only sent, never queried).
 
 -- On-call periods overlapping the window.
-create index on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
+create index if not exists on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
 -- Pending requests of a window (the planning's pending_request).
-create index shift_change_requests_pending_date_idx on app_public.shift_change_requests (date, employee_id)
+create index if not exists shift_change_requests_pending_date_idx on app_public.shift_change_requests (date, employee_id)
   where status = 'pending';
 
 -- On-call periods of the employees' teams, per employee and day: the periods whose
@@ -17,7 +17,7 @@ create index shift_change_requests_pending_date_idx on app_public.shift_change_r
 -- employee reads who is on call for their teams without reading the on-call screens.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
+create or replace function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
 returns table (employee_id int, date date, on_call jsonb)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan rows 100 as $$
@@ -72,23 +72,23 @@ $$;
 -- blocks of 19 keys for a month of 200 employees, where json_build_object costs 4 µs a block
 -- (the type of each argument is looked up at each call) and concatenation half a microsecond.
 -- Stable, as to_json and to_char are: an immutable wrapper would not be inlined.
-create function app_hidden.json_text(p text) returns text
+create or replace function app_hidden.json_text(p text) returns text
 language sql stable parallel safe as $$
   select coalesce(to_json(p)::text, 'null');
 $$;
-create function app_hidden.json_hm(p time) returns text
+create or replace function app_hidden.json_hm(p time) returns text
 language sql stable parallel safe as $$
   select coalesce('"' || to_char(p, 'HH24:MI') || '"', 'null');
 $$;
-create function app_hidden.json_date(p date) returns text
+create or replace function app_hidden.json_date(p date) returns text
 language sql stable parallel safe as $$
   select coalesce('"' || to_char(p, 'YYYY-MM-DD') || '"', 'null');
 $$;
-create function app_hidden.json_int(p bigint) returns text
+create or replace function app_hidden.json_int(p bigint) returns text
 language sql stable parallel safe as $$
   select coalesce(p::text, 'null');
 $$;
-create function app_hidden.json_bool(p boolean) returns text
+create or replace function app_hidden.json_bool(p boolean) returns text
 language sql stable parallel safe as $$
   select coalesce(p::text, 'null');
 $$;
@@ -106,7 +106,7 @@ $$;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
+create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 begin
@@ -297,7 +297,7 @@ $$;
 -- never on the size of the perimeter: a holder of employee.view_employee_directory reads
 -- the absences.view_absence_queue perimeter (and their own record); any other account
 -- reads only its own cells. employee narrows to one readable employee (else 404).
-create function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null)
+create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null)
 returns json
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare

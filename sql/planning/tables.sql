@@ -1,18 +1,23 @@
 -- Day-change requests and day modifications.
 
 -- A slot of a day: hours, break, post, establishment and per-slot options.
-create type app_public.slot as (
-  start_time time,
-  end_time time,
-  break_start_time time,
-  break_end_time time,
-  break_paid boolean,
-  post_id int,
-  establishment_id int,
-  is_remote boolean
-);
+do $$
+begin
+  create type app_public.slot as (
+    start_time time,
+    end_time time,
+    break_start_time time,
+    break_end_time time,
+    break_paid boolean,
+    post_id int,
+    establishment_id int,
+    is_remote boolean
+  );
+exception when duplicate_object then null;
+end;
+$$;
 
-create table app_public.shift_change_reasons (
+create table if not exists app_public.shift_change_reasons (
   code text primary key,
   label text not null,
   position smallint not null default 0
@@ -20,9 +25,10 @@ create table app_public.shift_change_reasons (
 insert into app_public.shift_change_reasons (code, label, position) values
   ('demande_personnelle', 'Demande personnelle', 1),
   ('urgence', 'Urgence', 2),
-  ('remplacement', 'Remplacement', 3);
+  ('remplacement', 'Remplacement', 3)
+on conflict do nothing;
 
-create table app_public.shift_change_requests (
+create table if not exists app_public.shift_change_requests (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   date date not null,
@@ -49,13 +55,13 @@ create table app_public.shift_change_requests (
   granted_minutes int,
   granted_gap_minutes int
 );
-create unique index shift_change_requests_one_pending_key
+create unique index if not exists shift_change_requests_one_pending_key
   on app_public.shift_change_requests (employee_id, date) where status = 'pending';
-create index shift_change_requests_employee_date_idx on app_public.shift_change_requests (employee_id, date);
-create index shift_change_requests_status_idx on app_public.shift_change_requests (status, date);
+create index if not exists shift_change_requests_employee_date_idx on app_public.shift_change_requests (employee_id, date);
+create index if not exists shift_change_requests_status_idx on app_public.shift_change_requests (status, date);
 
 -- The modification of one day of an employee's planning (replaces the template's day).
-create table app_public.day_modifications (
+create table if not exists app_public.day_modifications (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   date date not null,
@@ -70,9 +76,9 @@ create table app_public.day_modifications (
   updated_at timestamptz not null default app_hidden.now(),
   unique (employee_id, date)
 );
-create index day_modifications_date_idx on app_public.day_modifications (date);
+create index if not exists day_modifications_date_idx on app_public.day_modifications (date);
 
-create trigger _100_timestamps before insert or update on app_public.shift_change_requests
+create or replace trigger _100_timestamps before insert or update on app_public.shift_change_requests
   for each row execute function app_hidden.tg_timestamps();
-create trigger _100_timestamps before insert or update on app_public.day_modifications
+create or replace trigger _100_timestamps before insert or update on app_public.day_modifications
   for each row execute function app_hidden.tg_timestamps();

@@ -5,7 +5,8 @@ insert into app_public.contract_types (code, name, is_temporary_work) values
   ('CDD', 'Contrat à durée déterminée', false),
   ('Intérim', 'Mission d''intérim', true),
   ('Apprentissage', 'Contrat d''apprentissage', false),
-  ('Stage', 'Convention de stage', false);
+  ('Stage', 'Convention de stage', false)
+on conflict do nothing;
 
 insert into app_public.counter_kinds (code, name, unit, is_consumable, position) values
   ('CP', 'Congés payés', 'day', true, 1),
@@ -21,7 +22,8 @@ insert into app_public.counter_kinds (code, name, unit, is_consumable, position)
   ('DLG_DS', 'Heures de délégation syndicale', 'hour', true, 11),
   ('DLG_CS', 'Heures de conseiller du salarié', 'hour', true, 12),
   ('AN', 'Annualisation', 'hour', false, 13),
-  ('HS', 'Heures supplémentaires', 'hour', false, 14);
+  ('HS', 'Heures supplémentaires', 'hour', false, 14)
+on conflict do nothing;
 
 -- Six canonical categories, each with its sub-categories (two levels at most).
 insert into app_public.absence_categories (code, name, position) values
@@ -30,7 +32,8 @@ insert into app_public.absence_categories (code, name, position) values
   ('FAMILLE', 'Famille', 3),
   ('REPRESENTATION', 'Représentation du personnel', 4),
   ('FORMATION', 'Formation', 5),
-  ('AUTRES', 'Autres absences', 6);
+  ('AUTRES', 'Autres absences', 6)
+on conflict do nothing;
 
 insert into app_public.absence_categories (code, name, parent_id, position)
 select s.code, s.name, p.id, s.position
@@ -50,7 +53,8 @@ from (values
   ('AUTORISATIONS', 'Autorisations d''absence', 'AUTRES', 2),
   ('CIVIQUE', 'Obligations civiques et citoyennes', 'AUTRES', 3)
 ) as s(code, name, parent_code, position)
-join app_public.absence_categories p on p.code = s.parent_code;
+join app_public.absence_categories p on p.code = s.parent_code
+on conflict do nothing;
 
 -- 52 reasons. Columns: code, name, sub-category, unit, paid, splittable, half-day allowed,
 -- annual cap, overrun, documents expected, validation required, annualisation effect,
@@ -180,7 +184,8 @@ from (values
 ) as t(code, name, category, unit, paid, splittable, half_day, cap, overrun, docs, validation, annualisation,
        deadline_hours, deadline_days_after_end, notice, notice_working_days, notice_long,
        max_hours, per_quarter, hours_per_year, min_duration, max_duration, min_seniority, position)
-join app_public.absence_categories c on c.code = t.category;
+join app_public.absence_categories c on c.code = t.category
+on conflict do nothing;
 
 -- Contract types concerned (no row: every contract).
 insert into app_public.absence_type_contract_types (absence_type_id, contract_type_id)
@@ -195,7 +200,8 @@ from (values
   ('PAR', array['CDI', 'CDD', 'Apprentissage'])
 ) as x(code, contract_codes)
 join app_public.absence_types t on t.code = x.code
-join app_public.contract_types ct on ct.code = any (x.contract_codes);
+join app_public.contract_types ct on ct.code = any (x.contract_codes)
+on conflict do nothing;
 
 -- 15 counter associations.
 insert into app_public.counter_associations (absence_type_id, counter_code)
@@ -206,4 +212,5 @@ from (values
   ('DLG_CSE', 'DLG_CSE'), ('DLG_SEC', 'DLG_CSE'), ('DLG_TRE', 'DLG_CSE'), ('DLG_RP', 'DLG_CSE'),
   ('DLG_DS', 'DLG_DS'), ('CNS_SAL', 'DLG_CS')
 ) as x(type_code, counter_code)
-join app_public.absence_types t on t.code = x.type_code;
+join app_public.absence_types t on t.code = x.type_code
+on conflict do nothing;

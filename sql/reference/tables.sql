@@ -1,17 +1,17 @@
 -- Reference data of absences and counters: categories (two levels), reasons (absence
 -- types), counter kinds and the associations between reasons and counters.
 
-create table app_public.absence_categories (
+create table if not exists app_public.absence_categories (
   id int generated always as identity primary key,
   code text not null unique check (code ~ '^[A-Z][A-Z0-9_]{1,31}$'),
   name text not null,
   parent_id int references app_public.absence_categories on delete restrict,
   position smallint not null default 0
 );
-create index absence_categories_parent_idx on app_public.absence_categories (parent_id);
+create index if not exists absence_categories_parent_idx on app_public.absence_categories (parent_id);
 
 -- The tree has at most two levels: a sub-category's parent is a root.
-create function app_private.tg_absence_categories_depth() returns trigger
+create or replace function app_private.tg_absence_categories_depth() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.parent_id is not null and (
@@ -23,10 +23,10 @@ begin
   return new;
 end;
 $$;
-create trigger _200_guard before insert or update on app_public.absence_categories
+create or replace trigger _200_guard before insert or update on app_public.absence_categories
   for each row execute function app_private.tg_absence_categories_depth();
 
-create table app_public.counter_kinds (
+create table if not exists app_public.counter_kinds (
   code text primary key check (code ~ '^[A-Z][A-Z0-9_+]{0,15}$'),
   name text not null,
   unit text not null check (unit in ('day', 'hour')),
@@ -35,7 +35,7 @@ create table app_public.counter_kinds (
   position smallint not null default 0
 );
 
-create table app_public.absence_types (
+create table if not exists app_public.absence_types (
   id int generated always as identity primary key,
   code text not null check (code ~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$'),
   name text not null,
@@ -69,27 +69,27 @@ create table app_public.absence_types (
   position smallint not null default 0,
   constraint absence_types_hour_no_half_day check (unit = 'day' or not half_day_allowed)
 );
-create unique index absence_types_code_key on app_public.absence_types (lower(code));
-create index absence_types_category_idx on app_public.absence_types (category_id);
+create unique index if not exists absence_types_code_key on app_public.absence_types (lower(code));
+create index if not exists absence_types_category_idx on app_public.absence_types (category_id);
 
-create table app_public.absence_type_contract_types (
+create table if not exists app_public.absence_type_contract_types (
   absence_type_id int not null references app_public.absence_types on delete cascade,
   contract_type_id int not null references app_public.contract_types on delete cascade,
   primary key (absence_type_id, contract_type_id)
 );
 
-create table app_public.counter_associations (
+create table if not exists app_public.counter_associations (
   id int generated always as identity primary key,
   absence_type_id int not null references app_public.absence_types on delete restrict,
   counter_code text not null references app_public.counter_kinds on delete restrict,
   is_active boolean not null default true,
   unique (absence_type_id, counter_code)
 );
-create index counter_associations_counter_idx on app_public.counter_associations (counter_code);
+create index if not exists counter_associations_counter_idx on app_public.counter_associations (counter_code);
 
 -- Absence type codes and post codes share one namespace, compared case-insensitively.
 -- The advisory lock on the lower-cased code makes the check safe under concurrent saves.
-create function app_private.tg_code_namespace() returns trigger
+create or replace function app_private.tg_code_namespace() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if tg_op = 'UPDATE' and lower(old.code) = lower(new.code) then
@@ -106,14 +106,14 @@ begin
   return new;
 end;
 $$;
-create trigger _200_code_namespace before insert or update of code on app_public.posts
+create or replace trigger _200_code_namespace before insert or update of code on app_public.posts
   for each row execute function app_private.tg_code_namespace();
-create trigger _200_code_namespace before insert or update of code on app_public.absence_types
+create or replace trigger _200_code_namespace before insert or update of code on app_public.absence_types
   for each row execute function app_private.tg_code_namespace();
 
 -- French public holidays of a civil year, computed (Easter by the anonymous Gregorian
 -- algorithm). Alsace-Moselle's extra days are not included.
-create function app_public.public_holidays(p_year int)
+create or replace function app_public.public_holidays(p_year int)
 returns table (day date, name text)
 language plpgsql immutable strict parallel safe as $$
 declare
@@ -149,7 +149,7 @@ begin
 end;
 $$;
 
-create function app_hidden.is_public_holiday(p_day date) returns boolean
+create or replace function app_hidden.is_public_holiday(p_day date) returns boolean
 language sql immutable strict parallel safe as $$
   select exists (select 1 from app_public.public_holidays(extract(year from p_day)::int) h where h.day = p_day);
 $$;

@@ -3,7 +3,7 @@
 -- restricts divisions and establishments to the caller's establishments
 -- (app_hidden.scope_establishment_ids).
 
-create function app_hidden.require_staff() returns void
+create or replace function app_hidden.require_staff() returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_is_staff() then
@@ -13,7 +13,7 @@ end;
 $$;
 
 -- Where an establishment is still used, whatever the caller may read.
-create function app_private.establishment_usage(p_id int) returns text[]
+create or replace function app_private.establishment_usage(p_id int) returns text[]
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select array_remove(array[
     case when exists (select 1 from app_public.employees e where e.main_establishment_id = p_id)
@@ -29,7 +29,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   ], null);
 $$;
 
-create function app_private.contract_type_usage(p_id int) returns text[]
+create or replace function app_private.contract_type_usage(p_id int) returns text[]
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select array_remove(array[
     case when exists (select 1 from app_public.contracts c where c.contract_type_id = p_id) then 'contrats' end,
@@ -40,7 +40,7 @@ $$;
 
 -- Divisions --------------------------------------------------------------------------------
 
-create function app_hidden.divisions_json(p_ids int[]) returns table (id int, doc jsonb)
+create or replace function app_hidden.divisions_json(p_ids int[]) returns table (id int, doc jsonb)
 language sql stable as $$
   select d.id,
          jsonb_build_object('id', d.id, 'name', d.name,
@@ -53,7 +53,7 @@ language sql stable as $$
   where d.id = any (p_ids);
 $$;
 
-create function app_public.divisions_list(p_scope text default null, p_page int default 1, p_page_size int default 50)
+create or replace function app_public.divisions_list(p_scope text default null, p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable as $$
   with scope as (
@@ -76,7 +76,7 @@ language sql stable as $$
                         '[]'::jsonb));
 $$;
 
-create function app_public.division_get(p_id int) returns jsonb
+create or replace function app_public.division_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -89,7 +89,7 @@ begin
 end;
 $$;
 
-create function app_hidden.division_name(p_body jsonb, p_id int) returns text
+create or replace function app_hidden.division_name(p_body jsonb, p_id int) returns text
 language plpgsql stable as $$
 declare
   v_name text := app_hidden.in_trimmed(p_body, 'name');
@@ -105,7 +105,7 @@ begin
 end;
 $$;
 
-create function app_public.division_create(p_body jsonb) returns jsonb
+create or replace function app_public.division_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -117,7 +117,7 @@ end;
 $$;
 
 -- PATCH /api/divisions/<id>/
-create function app_public.division_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.division_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_row app_public.divisions;
@@ -136,7 +136,7 @@ end;
 $$;
 
 -- PUT /api/divisions/<id>/ (name required)
-create function app_public.division_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.division_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_row app_public.divisions;
@@ -153,7 +153,7 @@ end;
 $$;
 
 -- Deleting a division detaches its establishments (they stay, without division).
-create function app_public.division_delete(p_id int) returns jsonb
+create or replace function app_public.division_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   perform app_hidden.require_staff();
@@ -167,7 +167,7 @@ $$;
 
 -- Establishments ---------------------------------------------------------------------------
 
-create function app_hidden.establishments_json(p_ids int[]) returns table (id int, doc jsonb)
+create or replace function app_hidden.establishments_json(p_ids int[]) returns table (id int, doc jsonb)
 language sql stable as $$
   select e.id,
          jsonb_build_object('id', e.id, 'name', e.name, 'count_base', e.count_base,
@@ -178,7 +178,7 @@ language sql stable as $$
   where e.id = any (p_ids);
 $$;
 
-create function app_public.establishments_list(p_scope text default null, p_division int default null,
+create or replace function app_public.establishments_list(p_scope text default null, p_division int default null,
                                                p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable as $$
@@ -202,7 +202,7 @@ language sql stable as $$
                         '[]'::jsonb));
 $$;
 
-create function app_public.establishment_get(p_id int) returns jsonb
+create or replace function app_public.establishment_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -216,7 +216,7 @@ end;
 $$;
 
 -- Creation and update (PUT: name required; PATCH: only the keys sent).
-create function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.establishments;
@@ -263,7 +263,7 @@ begin
 end;
 $$;
 
-create function app_public.establishment_create(p_body jsonb) returns jsonb
+create or replace function app_public.establishment_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -275,7 +275,7 @@ end;
 $$;
 
 -- PATCH /api/establishments/<id>/
-create function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -287,7 +287,7 @@ end;
 $$;
 
 -- PUT /api/establishments/<id>/ (name required)
-create function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -298,7 +298,7 @@ begin
 end;
 $$;
 
-create function app_public.establishment_delete(p_id int) returns jsonb
+create or replace function app_public.establishment_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_usage text[];
@@ -320,12 +320,12 @@ $$;
 
 -- Contract types ---------------------------------------------------------------------------
 
-create function app_hidden.contract_type_json(t app_public.contract_types) returns jsonb
+create or replace function app_hidden.contract_type_json(t app_public.contract_types) returns jsonb
 language sql immutable as $$
   select jsonb_build_object('id', t.id, 'code', t.code, 'name', t.name, 'is_temporary_work', t.is_temporary_work);
 $$;
 
-create function app_public.contract_types_list(p_page int default 1, p_page_size int default 50) returns jsonb
+create or replace function app_public.contract_types_list(p_page int default 1, p_page_size int default 50) returns jsonb
 language sql stable as $$
   select jsonb_build_object(
     'count', (select count(*) from app_public.contract_types),
@@ -334,7 +334,7 @@ language sql stable as $$
                                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) t), '[]'::jsonb));
 $$;
 
-create function app_public.contract_type_get(p_id int) returns jsonb
+create or replace function app_public.contract_type_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_row app_public.contract_types;
@@ -347,7 +347,7 @@ begin
 end;
 $$;
 
-create function app_hidden.contract_type_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.contract_type_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.contract_types;
@@ -393,7 +393,7 @@ begin
 end;
 $$;
 
-create function app_public.contract_type_create(p_body jsonb) returns jsonb
+create or replace function app_public.contract_type_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -405,7 +405,7 @@ end;
 $$;
 
 -- PATCH /api/contract-types/<id>/
-create function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -417,7 +417,7 @@ end;
 $$;
 
 -- PUT /api/contract-types/<id>/ (code and name required)
-create function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -428,7 +428,7 @@ begin
 end;
 $$;
 
-create function app_public.contract_type_delete(p_id int) returns jsonb
+create or replace function app_public.contract_type_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_usage text[];

@@ -3,13 +3,14 @@
 -- each runs as wfm_api under row-level security (outside the perimeter = not found).
 
 insert into app_private.settings (key, value, description) values
-  ('shift_change_notice_days', '7', 'Délai de prévenance d''une modification de journée, en jours (avertissement au détail)');
+  ('shift_change_notice_days', '7', 'Délai de prévenance d''une modification de journée, en jours (avertissement au détail)')
+on conflict (key) do nothing;
 
 -- The records of a set of requests, built in one statement (requester's name, reason label,
 -- slots with their posts, names of the decider and of the corrector).
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
+create or replace function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
@@ -71,14 +72,14 @@ begin
 end;
 $$;
 
-create function app_hidden.shift_change_record(p_id int) returns jsonb
+create or replace function app_hidden.shift_change_record(p_id int) returns jsonb
 language sql stable as $$
   select x.record from app_hidden.shift_change_records(array[p_id]) x;
 $$;
 
 -- The day as planned now (detail's current_day): label, net duration, slots with their
 -- breaks, options and comment of a day modification.
-create function app_hidden.current_day_json(p_employee int, p_date date) returns jsonb
+create or replace function app_hidden.current_day_json(p_employee int, p_date date) returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select jsonb_build_object(
     'date', p_date,
@@ -96,7 +97,7 @@ $$;
 -- Warnings of the detail, for a pending request only (null otherwise, and when there is
 -- nothing to report): the granted absence of that day, once per reason (a pending absence
 -- request is not named), and the notice period of the agreement (shift_change_notice_days).
-create function app_hidden.shift_change_warnings(p_request app_public.shift_change_requests) returns jsonb
+create or replace function app_hidden.shift_change_warnings(p_request app_public.shift_change_requests) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_warnings text[];
@@ -128,7 +129,7 @@ $$;
 
 -- Why a requested day changes nothing (null when it changes something): no slot and no
 -- option; an option alone on a rest day; slots and options equal to the planned day.
-create function app_hidden.day_change_noop(p_slots app_public.slot[], p_is_remote boolean, p_is_offsite boolean,
+create or replace function app_hidden.day_change_noop(p_slots app_public.slot[], p_is_remote boolean, p_is_offsite boolean,
                                            p_planned app_public.slot[], p_planned_remote boolean,
                                            p_planned_offsite boolean)
 returns text
@@ -147,7 +148,7 @@ $$;
 -- POST /api/shift-change-requests/
 -- Body: date, reason, comment?, is_remote?, is_offsite?, slots? (employee is ignored: the
 -- request is always on the caller's own record). Returns the record with has_recipient.
-create function app_public.shift_change_create(p_body jsonb) returns jsonb
+create or replace function app_public.shift_change_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account int := app_hidden.current_account_id();
@@ -264,49 +265,8 @@ begin
 end;
 $$;
 
--- GET /api/shift-change-requests/?status=&from=&to=&employee=
--- The requester reads their own requests; absences.view_absence_queue holders read their
--- perimeter (row-level security). from/to are inclusive bounds on date. Newest date first.
-create function app_public.shift_change_list(p_status text default null, p_from date default null, p_to date default null,
-                                             p_employee int default null, p_page int default 1, p_page_size int default 50)
-returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_size int := app_hidden.page_limit(p_page_size);
-  v_offset int := app_hidden.page_offset(p_page, p_page_size);
-begin
-  if p_status is not null and p_status not in ('pending', 'validated', 'refused') then
-    perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, validated, refused.', 'WV109');
-  end if;
-  if p_from is not null and p_to is not null and p_to < p_from then
-    perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
-  end if;
-  return (
-    with filtered as (
-      select r.id, r.date
-      from app_public.shift_change_requests r
-      where (p_status is null or r.status = p_status)
-        and (p_from is null or r.date >= p_from)
-        and (p_to is null or r.date <= p_to)
-        and (p_employee is null or r.employee_id = p_employee)
-    ),
-    page as (
-      select f.id, row_number() over (order by f.date desc, f.id desc) as n
-      from filtered f
-      order by f.date desc, f.id desc
-      limit v_size offset v_offset
-    )
-    select jsonb_build_object(
-      'count', (select count(*) from filtered),
-      'results', coalesce((select jsonb_agg(x.record order by pg.n)
-                           from page pg
-                           join app_hidden.shift_change_records(array(select p.id from page p)) x on x.id = pg.id),
-                          '[]'::jsonb)));
-end;
-$$;
-
 -- GET /api/shift-change-requests/<id>/: the record with current_day and warnings.
-create function app_public.shift_change_get(p_id int) returns jsonb
+create or replace function app_public.shift_change_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.shift_change_requests;
@@ -323,7 +283,7 @@ $$;
 
 -- DELETE /api/shift-change-requests/<id>/: the requester withdraws a pending request
 -- (audit line Suppression; nobody is notified).
-create function app_public.shift_change_delete(p_id int) returns jsonb
+create or replace function app_public.shift_change_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.shift_change_requests;
@@ -350,7 +310,7 @@ $$;
 -- Locks a request for a transition after the caller's rights were checked: a stale version
 -- is 409 before any other check of the row, then a request that is no longer pending is 400
 -- under status.
-create function app_hidden.shift_change_lock(p_id int, p_version int, p_action text default 'décidée')
+create or replace function app_hidden.shift_change_lock(p_id int, p_version int, p_action text default 'décidée')
 returns app_public.shift_change_requests
 language plpgsql volatile as $$
 declare
@@ -373,7 +333,7 @@ $$;
 -- A decision: the request is visible (else 404), the caller holds
 -- planning.decide_shift_change on the employee (else 403: DA, Service Paie, ...), it is not
 -- their own request (403), then the row is locked and its version and state checked.
-create function app_hidden.shift_change_for_decision(p_id int, p_version int) returns app_public.shift_change_requests
+create or replace function app_hidden.shift_change_for_decision(p_id int, p_version int) returns app_public.shift_change_requests
 language plpgsql volatile as $$
 declare
   v app_public.shift_change_requests;
@@ -402,7 +362,7 @@ $$;
 -- own key, nothing written. adjusted_slots equal to the requested day is no adjustment. A
 -- request corrected at the back-office needs a reason too. The day modification is created
 -- or replaced (slots, options; the comment it already carries is kept).
-create function app_public.shift_change_validate(p_id int, p_version int, p_reason text default null,
+create or replace function app_public.shift_change_validate(p_id int, p_version int, p_reason text default null,
                                                  p_adjusted_slots jsonb default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -493,7 +453,7 @@ $$;
 
 -- POST /api/shift-change-requests/<id>/refuse/ {"version", "reason"}: the planned day is
 -- unchanged; the requester is notified (error level, the body ends with the reason).
-create function app_public.shift_change_refuse(p_id int, p_version int, p_reason text default null)
+create or replace function app_public.shift_change_refuse(p_id int, p_version int, p_reason text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -530,12 +490,30 @@ begin
 end;
 $$;
 
+-- Is the account an HR account for the correction: employee.change_employee_record held
+-- through an explicit permission or a role attribution active today (a superuser's flag
+-- alone does not count, as for deciders: SPEC Events rule 1). Never NULL.
+create or replace function app_private.holds_hr_permission(p_account int) returns boolean
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(
+    exists (select 1 from app_public.account_permissions ap
+            where ap.account_id = p_account and ap.permission_code = 'employee.change_employee_record')
+    or exists (select 1 from app_public.role_attributions ra
+               join app_public.role_permissions rp on rp.role_id = ra.role_id
+               where ra.account_id = p_account and rp.permission_code = 'employee.change_employee_record'
+                 and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)),
+    false);
+$$;
+revoke all on function app_private.holds_hr_permission(int) from public;
+grant execute on function app_private.holds_hr_permission(int) to wfm_api;
+
 -- Back-office correction of a pending request (no REST route; the back-office calls it):
--- by an HR account (employee.change_employee_record on the employee), never on its own
--- request; the slots (and, when given, the options) replace the requested ones under the
+-- by an HR account (employee.change_employee_record on the employee, held through a role or
+-- an explicit permission: a superuser's status alone makes no HR account), never on its own
+-- request, whatever surface calls it (GraphQL included); the slots (and, when given, the options) replace the requested ones under the
 -- same rules as a filing; version + 1, corrected_by, an audit line Correction with the slots
 -- before and after. A corrected request then needs a reason to be validated.
-create function app_public.shift_change_correct(p_id int, p_version int, p_slots jsonb,
+create or replace function app_public.shift_change_correct(p_id int, p_version int, p_slots jsonb,
                                                 p_is_remote boolean default null, p_is_offsite boolean default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -553,10 +531,11 @@ begin
   if v.id is null then
     perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
   end if;
-  if not app_hidden.may(v_account, 'employee.change_employee_record', v.employee_id) then
+  if not coalesce(app_hidden.may(v_account, 'employee.change_employee_record', v.employee_id), false)
+     or not app_private.holds_hr_permission(v_account) then
     perform app_hidden.forbidden('Seul un compte RH peut corriger une demande de modification.', 'WF104');
   end if;
-  if v.employee_id = app_hidden.current_employee_id() or v.author_account_id = v_account then
+  if v.employee_id is not distinct from app_hidden.current_employee_id() or v.author_account_id = v_account then
     perform app_hidden.forbidden('Vous ne pouvez pas corriger votre propre demande.', 'WF105');
   end if;
   v := app_hidden.shift_change_lock(p_id, p_version, 'corrigée');

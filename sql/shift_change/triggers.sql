@@ -3,7 +3,7 @@
 -- A decided request (validated or refused) is read-only and cannot be deleted (400 under
 -- status); a write never changes whose day it is, and each write advances the version by
 -- exactly one. A deletion cascading from the deletion of the employee record is let through.
-create function app_private.tg_shift_change_requests_guard() returns trigger
+create or replace function app_private.tg_shift_change_requests_guard() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if tg_op = 'DELETE' then
@@ -28,16 +28,16 @@ begin
   return new;
 end;
 $$;
-create trigger _200_guard before update or delete on app_public.shift_change_requests
+create or replace trigger _200_guard before update or delete on app_public.shift_change_requests
   for each row execute function app_private.tg_shift_change_requests_guard();
 
-create trigger _500_audit after insert or update on app_public.shift_change_requests
+create or replace trigger _500_audit after insert or update on app_public.shift_change_requests
   for each row execute function app_private.tg_audit('shift_change_request');
-create trigger _500_audit_delete before delete on app_public.shift_change_requests
+create or replace trigger _500_audit_delete before delete on app_public.shift_change_requests
   for each row execute function app_private.tg_audit('shift_change_request');
 
-create trigger _500_audit after insert or update on app_public.day_modifications
+create or replace trigger _500_audit after insert or update on app_public.day_modifications
   for each row execute function app_private.tg_audit('day_modification');
-create trigger _500_audit_delete before delete on app_public.day_modifications
+create or replace trigger _500_audit_delete before delete on app_public.day_modifications
   for each row execute function app_private.tg_audit('day_modification');
 

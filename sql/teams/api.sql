@@ -5,7 +5,7 @@
 
 -- JSON of teams, set-based. Members (p_members): current and future assignments the caller
 -- may read.
-create function app_hidden.teams_json(p_ids int[], p_members boolean) returns table (id int, doc jsonb)
+create or replace function app_hidden.teams_json(p_ids int[], p_members boolean) returns table (id int, doc jsonb)
 language sql stable as $$
   with establishments as (
     select te.team_id, jsonb_agg(te.establishment_id order by te.establishment_id) as ids,
@@ -40,7 +40,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/teams/
-create function app_public.teams_list(p_scope text default null, p_establishment int default null,
+create or replace function app_public.teams_list(p_scope text default null, p_establishment int default null,
                                       p_search text default null, p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable as $$
@@ -68,7 +68,7 @@ language sql stable as $$
 $$;
 
 -- GET /api/teams/<id>/
-create function app_public.team_get(p_id int) returns jsonb
+create or replace function app_public.team_get(p_id int) returns jsonb
 language plpgsql stable as $$
 declare
   v_doc jsonb;
@@ -83,7 +83,7 @@ $$;
 
 -- A team the caller may write: the permission (403 without it) and at least one of the
 -- team's establishments in the perimeter (404 otherwise). Locks the team row.
-create function app_hidden.team_for_write(p_id int) returns app_public.teams
+create or replace function app_hidden.team_for_write(p_id int) returns app_public.teams
 language plpgsql volatile as $$
 declare
   v_team app_public.teams;
@@ -103,7 +103,7 @@ end;
 $$;
 
 -- Name and establishments of a creation or an update (PUT/creation: both required).
-create function app_hidden.team_save(p_id int, p_body jsonb, p_partial boolean) returns int
+create or replace function app_hidden.team_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_team app_public.teams;
@@ -174,7 +174,7 @@ end;
 $$;
 
 -- POST /api/teams/
-create function app_public.team_create(p_body jsonb) returns jsonb
+create or replace function app_public.team_create(p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -186,7 +186,7 @@ end;
 $$;
 
 -- PATCH /api/teams/<id>/: only the keys sent.
-create function app_public.team_update(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.team_update(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -198,7 +198,7 @@ end;
 $$;
 
 -- PUT /api/teams/<id>/: name and establishments required.
-create function app_public.team_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.team_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
@@ -211,7 +211,7 @@ $$;
 
 -- DELETE /api/teams/<id>/: refused (403) when the team also spans establishments outside the
 -- perimeter. Its assignments go with it (each deletion is audited).
-create function app_public.team_delete(p_id int) returns jsonb
+create or replace function app_public.team_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_outside text;
@@ -234,7 +234,7 @@ $$;
 
 -- One member of a body: employee (required), start_date (default today), end_date. Raises
 -- 400 under p_field, or 403 for an employee outside the perimeter.
-create function app_hidden.team_member_input(p_item jsonb, p_field text, p_label text)
+create or replace function app_hidden.team_member_input(p_item jsonb, p_field text, p_label text)
 returns table (employee_id int, start_date date, end_date date, has_start boolean)
 language plpgsql stable as $$
 declare
@@ -261,7 +261,7 @@ begin
 end;
 $$;
 
-create function app_hidden.require_member_in_perimeter(p_employee int) returns void
+create or replace function app_hidden.require_member_in_perimeter(p_employee int) returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_team', p_employee) then
@@ -272,7 +272,7 @@ end;
 $$;
 
 -- POST /api/teams/<id>/members/ {"employee", "start_date"?, "end_date"?}
-create function app_public.team_member_add(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.team_member_add(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_member record;
@@ -296,7 +296,7 @@ $$;
 -- the list becomes the team's current and future members. A member kept keeps its
 -- assignment (dates updated when sent); a new member starts today unless a start is given;
 -- a member left out leaves the team yesterday (an assignment not yet started is deleted).
-create function app_public.team_members_replace(p_id int, p_body jsonb) returns jsonb
+create or replace function app_public.team_members_replace(p_id int, p_body jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_items jsonb;

@@ -2,16 +2,42 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import { getRequestAuth, setRequestAuth } from '../http/request-context.js';
+import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from '../backoffice/sessions.js';
 import { verifyAccessToken } from './jwt.js';
 import type { RateLimiter } from './rate-limit.js';
 
-/** Reads `Authorization: Bearer <JWT>`; the account itself is reloaded by each transaction. */
-export function authenticate(config: Config) {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** /graphql and anything under it (Express matches the mount path case-insensitively). */
+const isGraphqlPath = (path: string) => /^\/graphql(\/|$)/i.test(path);
+
+/**
+ * Reads `Authorization: Bearer <JWT>`, else the back-office session cookie (SPEC: the browsable
+ * API and its documentation accept the session in addition to the JWT; an unsafe method on the
+ * API with the session needs the X-CSRFToken header). The account itself is reloaded by each
+ * transaction. /graphql takes the session only (src/graphql.ts refuses a bearer token there)
+ * and its POST needs X-CSRFToken as the API's unsafe methods do.
+ */
+export function authenticate(config: Config, sessions?: SessionStore) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
     if (!header) {
-      setRequestAuth(req, { identity: null, tokenError: null });
-      next();
+      const cookie = sessions ? readCookies(req)[SESSION_COOKIE] : undefined;
+      if (!cookie) {
+        setRequestAuth(req, { identity: null, tokenError: null });
+        next();
+        return;
+      }
+      sessions!.load(cookie).then((session) => {
+        const identity = session?.stage === 'full' ? { accountId: session.accountId } : null;
+        setRequestAuth(req, { identity, tokenError: null, session });
+        if (identity && (req.path.startsWith('/api/') || isGraphqlPath(req.path)) && !SAFE_METHODS.has(req.method)
+            && !sessions!.csrfOk(req, req.get(CSRF_HEADER))) {
+          next(ApiError.forbidden('Jeton CSRF manquant ou invalide : envoyez l’en-tête X-CSRFToken avec la valeur du cookie wfm_csrftoken.'));
+          return;
+        }
+        next();
+      }, next);
       return;
     }
     const match = /^Bearer\s+(\S+)$/i.exec(header);
@@ -36,11 +62,19 @@ export function authenticate(config: Config) {
   };
 }
 
-/** 60/min anonymous (by address), 1000/min authenticated (by account), every route. */
-export function rateLimit(config: Config, limiter: RateLimiter) {
+/** A route path as Express matches it (case-insensitive, trailing slash optional). */
+const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
+
+/**
+ * 60/min anonymous (by address), 1000/min authenticated (by account), every route. The
+ * public routes (`publicPaths`: the login, the password reset, the probe) always count in
+ * the address's bucket: a token, even a closed account's, must not lift a login to 1000/min.
+ */
+export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: string[]) {
+  const publicKeys = new Set(publicPaths.map(routeKey));
   return (req: Request, _res: Response, next: NextFunction) => {
     const { identity } = getRequestAuth(req);
-    const wait = identity
+    const wait = identity && !publicKeys.has(routeKey(req.path))
       ? limiter.hit(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
     if (wait > 0) {
@@ -49,6 +83,12 @@ export function rateLimit(config: Config, limiter: RateLimiter) {
     }
     next();
   };
+}
+
+/** Logins per username, whatever the address: answers 429 before the password is checked. */
+export function loginPerUsernameLimit(config: Config, limiter: RateLimiter, username: string): void {
+  const wait = limiter.hit(`login:${username.toLowerCase()}`, config.rateLimits.loginPerUsernamePerHour, 3_600_000);
+  if (wait > 0) throw ApiError.tooManyRequests(wait);
 }
 
 /** The password reset route's own bucket: 5 per hour per address. */

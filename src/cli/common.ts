@@ -1,7 +1,7 @@
 /** Shared pieces of the command-line entry points (npm start, db:reset, org:import). */
 import path from 'node:path';
 import pg from 'pg';
-import { ConfigError } from '../config.js';
+import { ConfigError, withOperatingSystemUser } from '../config.js';
 import { hasCurrentMigration, migrateDatabase } from '../db/migrate.js';
 import { sessionOptions } from '../db/pool.js';
 import { ensureRoles, ROLES } from '../db/roles.js';
@@ -21,7 +21,7 @@ export function requireDatabaseUrl(env: NodeJS.ProcessEnv, command: string): str
       `DATABASE_URL is required by ${command} (the owner connection, e.g. postgres://owner:password@localhost:5432/wfm).`,
     );
   }
-  return url;
+  return withOperatingSystemUser(url, env);
 }
 
 /**

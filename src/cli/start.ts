@@ -19,6 +19,7 @@ import { buildDemoOrganisation, DEMO_LOGINS, type DemoLogin } from '../org/demo.
 import { importOrganisation } from '../org/import.js';
 import { startWorker } from '../../worker/runner.js';
 import { createApp } from '../server.js';
+import { buildWeb, webBuildIsStale } from '../../web/scripts/build.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand, withClient } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
 import { SecretStore } from './secrets.js';
@@ -212,6 +213,12 @@ runCommand('start', async () => {
       log('The database already holds an organisation: demo data not loaded.');
     }
 
+    // The web application: built when missing or older than its sources (a fresh clone's
+    // `npm ci` has built it already).
+    if (await webBuildIsStale()) {
+      log('Building the web application...');
+      await buildWeb();
+    }
     const app = await createApp(config);
     const host = env.HOST || '0.0.0.0';
     const running = await app.listen(config.port, host);
@@ -247,8 +254,9 @@ runCommand('start', async () => {
     const url = `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${port}/`;
     log('');
     log('WFM service ready.');
-    log(`  URL:      ${url}`);
+    log(`  URL:      ${url}  (the web application; demo logins below)`);
     log(`  API docs: ${url}api/docs/`);
+    log(`  Back-office: ${url}backoffice/ (admin, rh1, rh2, superadmin; second factor enrolled at the first login)`);
     log(`  Database: ${databaseLabel}`);
     if (demoPassword) printLogins(logins, demoPassword);
     if (embeddedMode) log('  E-mails are printed here as they are queued (no SMTP in embedded mode).');

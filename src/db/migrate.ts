@@ -7,10 +7,10 @@ import { makeSilentLogger } from './silent-logger.js';
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'migrations');
 
-function settingsFor(connectionString: string, verbose: boolean): Settings {
+function settingsFor(connectionString: string, verbose: boolean, migrationsFolder: string): Settings {
   return {
     connectionString,
-    migrationsFolder: MIGRATIONS_DIR,
+    migrationsFolder,
     pgSettings: { search_path: 'pg_catalog, public' },
     afterReset: [],
     ...(verbose ? {} : { logger: makeSilentLogger() }),
@@ -18,8 +18,8 @@ function settingsFor(connectionString: string, verbose: boolean): Settings {
 }
 
 /** True when migrations/current.sql holds uncommitted SQL (development only). */
-export async function hasCurrentMigration(): Promise<boolean> {
-  const content = await readFile(path.join(MIGRATIONS_DIR, 'current.sql'), 'utf8').catch(() => '');
+export async function hasCurrentMigration(migrationsFolder = MIGRATIONS_DIR): Promise<boolean> {
+  const content = await readFile(path.join(migrationsFolder, 'current.sql'), 'utf8').catch(() => '');
   return content
     .split('\n')
     .some((line) => line.trim() !== '' && (!line.trim().startsWith('--') || /^--!\s*include/.test(line.trim())));
@@ -28,14 +28,15 @@ export async function hasCurrentMigration(): Promise<boolean> {
 /**
  * Applies the committed migrations; with `includeCurrent`, then runs current.sql once
  * (the development workflow and the test templates use it; `npm start` does not).
+ * `migrationsFolder` defaults to the project's (the sql/ workflow test passes a copy).
  */
 export async function migrateDatabase(
   connectionString: string,
-  { includeCurrent = false, verbose = false } = {},
+  { includeCurrent = false, verbose = false, migrationsFolder = MIGRATIONS_DIR } = {},
 ): Promise<void> {
-  const settings = settingsFor(connectionString, verbose);
+  const settings = settingsFor(connectionString, verbose, migrationsFolder);
   await migrate(settings);
-  if (includeCurrent && (await hasCurrentMigration())) {
+  if (includeCurrent && (await hasCurrentMigration(migrationsFolder))) {
     await watch(settings, true);
   }
 }

@@ -18,8 +18,15 @@ const INDEX_HTML = `<!doctype html>
 </html>`;
 
 // validatorUrl null: otherwise Swagger UI sends the schema address to validator.swagger.io
-// (an outside host) to draw its badge.
-const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true, validatorUrl: null });`;
+// (an outside host) to draw its badge. The requestInterceptor sends the back-office session's
+// CSRF token (cookie wfm_csrftoken) as X-CSRFToken, so that a signed-in back-office user can
+// try the unsafe methods with the session (src/auth/middleware.ts).
+const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true, validatorUrl: null,
+  requestInterceptor: function (request) {
+    var match = document.cookie.match(/(?:^|; )wfm_csrftoken=([^;]*)/);
+    if (match) request.headers['X-CSRFToken'] = decodeURIComponent(match[1]);
+    return request;
+  } });`;
 
 /** The files of swagger-ui-dist the page loads; the package's demo page and initializer stay unserved. */
 const ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);

@@ -117,6 +117,8 @@ function isConnectionLoss(error: unknown): boolean {
 
 export function apiErrorFromPg(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
+  // A path whose percent-encoding does not decode (Express: "Failed to decode param") names nothing.
+  if (error instanceof URIError) return ApiError.notFound('Adresse inconnue.');
   if (isConnectionLoss(error)) return ApiError.unavailable();
   if (!isPgError(error)) return null;
   const code = error.code!;

@@ -115,7 +115,13 @@ function successResponse(route: RouteSpec): JsonSchema {
 export function buildOpenApi(modules: RouteModule[], info: { title: string; version: string; description: string }): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const schemas: Record<string, JsonSchema> = { ...BASE_SCHEMAS };
-  for (const module of modules) Object.assign(schemas, module.schemas ?? {});
+  for (const module of modules) {
+    for (const [name, schema] of Object.entries(module.schemas ?? {})) {
+      // Two modules naming the same component: one would silently replace the other's shape.
+      if (name in schemas) throw new Error(`OpenAPI component ${name} is declared twice`);
+      schemas[name] = schema;
+    }
+  }
   for (const route of modules.flatMap((module) => module.routes)) {
     const statuses = new Set([...route.errors, 429, 503]);
     if (route.auth !== 'public') statuses.add(401);

@@ -1,11 +1,14 @@
 import type { Request } from 'express';
 import type { RequestIdentity } from '../db/transaction.js';
+import type { BackofficeSession } from '../backoffice/sessions.js';
 
-/** What the authentication middleware learned from the Authorization header. */
+/** What the authentication middleware learned from the Authorization header or the session cookie. */
 export interface RequestAuth {
   identity: RequestIdentity | null;
   /** Set when a token was sent but is invalid or expired. */
   tokenError: string | null;
+  /** The back-office session of the cookie, when there is one (pre-authentication included). */
+  session?: BackofficeSession | null;
 }
 
 const AUTH = Symbol('requestAuth');

@@ -83,6 +83,6 @@ export interface RouteSpec {
   responseContentType?: string;
   errors: number[];
   headers?: Record<string, string>;
-  /** Extra rate-limit bucket (the password reset route). */
-  rateLimit?: 'password_reset';
+  /** Extra rate-limit bucket: the password reset route (per address), the login (per username, once its body is read). */
+  rateLimit?: 'password_reset' | 'login_per_username';
 }

@@ -4,16 +4,19 @@ import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
 import { runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity } from '../db/transaction.js';
 import type { FileStorage } from '../storage/storage.js';
+import { loginPerUsernameLimit } from '../auth/middleware.js';
+import type { RateLimiter } from '../auth/rate-limit.js';
 import { ApiError } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth } from './request-context.js';
 import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
-import { compileValidator, nulCharacterErrors, toFieldErrors } from './validation.js';
+import { compileValidator, jsonBodyErrors, nulCharacterErrors, toFieldErrors } from './validation.js';
 
 export interface RouterDeps {
   config: Config;
   pool: pg.Pool;
   storage: FileStorage;
+  limiter: RateLimiter;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -62,6 +65,8 @@ interface CompiledRoute {
   params: ValidateFunction | null;
   query: ValidateFunction | null;
   body: ValidateFunction | null;
+  /** The same schema for multipart form fields (text, coerced); JSON bodies are never coerced. */
+  formBody: ValidateFunction | null;
 }
 
 function compile(route: RouteSpec): CompiledRoute {
@@ -84,11 +89,21 @@ function compile(route: RouteSpec): CompiledRoute {
       ? compileValidator({ type: 'object', properties: route.pathParams, required: Object.keys(route.pathParams) }, true)
       : null,
     query: querySchema ? compileValidator(querySchema, true) : null,
-    body: route.body ? compileValidator(route.body, Boolean(route.multipart)) : null,
+    body: route.body ? compileValidator(route.body, false) : null,
+    formBody: route.body && route.multipart ? compileValidator(route.body, true) : null,
   };
 }
 
-function argValue(arg: ArgSpec, ctx: { params: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown>; page: number; pageSize: number; config: Config }): unknown {
+export interface ArgContext {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+  page: number;
+  pageSize: number;
+  config: Config;
+}
+
+function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
   switch (arg.from) {
     case 'path':
       return ctx.params[arg.key];
@@ -112,9 +127,16 @@ function argValue(arg: ArgSpec, ctx: { params: Record<string, unknown>; query: R
   }
 }
 
-function pageUrl(req: Request, page: number | null): string | null {
+/** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
+export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
+  return route.sql!.args.map((arg) => argValue(arg, ctx));
+}
+
+/** A link to another page of a list, on PUBLIC_URL: never on the client's Host header. */
+function pageUrl(req: Request, publicUrl: string, page: number | null): string | null {
   if (page === null) return null;
-  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  // Appended, not resolved: PUBLIC_URL may carry a path prefix, and the request path stays under it.
+  const url = new URL(`${publicUrl.replace(/\/+$/, '')}${req.originalUrl}`);
   if (page === 1) url.searchParams.delete('page');
   else url.searchParams.set('page', String(page));
   return url.toString();
@@ -227,7 +249,11 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     let storedKeys: string[] = [];
     let uploadedFiles: object[] = [];
     if (['post', 'put', 'patch'].includes(spec.method)) {
+      let validate = route.body;
       if (spec.multipart && isMultipart(req)) {
+        // An upload reaches the disk: the account is reloaded first, so that a closed account
+        // (or a non-staff caller of a staff route) is answered before one byte is stored.
+        if (spec.auth !== 'public' && auth.identity) await checkAccount(spec, auth.identity, deps);
         const parsed = await parseMultipart(req, spec.multipart, deps.storage);
         body = { ...parsed.fields };
         storedKeys = parsed.storedKeys;
@@ -235,6 +261,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         for (const field of spec.multipart.files) {
           body[field] = parsed.files[field] ?? [];
         }
+        validate = route.formBody;
       } else {
         await parseJsonBody(req, res);
         const raw = req.body as unknown;
@@ -245,6 +272,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         } else {
           body = raw as Record<string, unknown>;
         }
+        const shapeErrors = jsonBodyErrors(body);
+        if (Object.keys(shapeErrors).length) throw ApiError.badRequest(shapeErrors);
         if (spec.multipart) {
           // Files travel only in multipart bodies.
           for (const field of spec.multipart.files) {
@@ -257,11 +286,13 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         await deps.storage.remove(storedKeys);
         throw ApiError.badRequest(bodyNul);
       }
-      if (route.body && !route.body(body)) {
+      if (validate && !validate(body)) {
         await deps.storage.remove(storedKeys);
-        throw ApiError.badRequest(toFieldErrors(route.body.errors));
+        throw ApiError.badRequest(toFieldErrors(validate.errors));
       }
     }
+
+    if (spec.rateLimit === 'login_per_username') loginPerUsernameLimit(deps.config, deps.limiter, String(body.username));
 
     (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
     try {
@@ -288,9 +319,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         return;
       }
 
-      const values = spec.sql!.args.map((arg) =>
-        argValue(arg, { params, query, body, page, pageSize, config: deps.config }),
-      );
+      const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
       const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles };
       const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated
         ? { text: route.sql!, values }
@@ -312,8 +341,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         const count = (row.count as number | null) ?? 0;
         const lastPage = Math.max(1, Math.ceil(count / pageSize));
         if (page > lastPage) throw ApiError.notFound('Page non valide.');
-        const next = page < lastPage ? pageUrl(req, page + 1) : null;
-        const previous = page > 1 ? pageUrl(req, page - 1) : null;
+        const next = page < lastPage ? pageUrl(req, deps.config.publicUrl, page + 1) : null;
+        const previous = page > 1 ? pageUrl(req, deps.config.publicUrl, page - 1) : null;
         sendJsonText(res, spec.status,
           `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":${(row.results as string | null) ?? '[]'}}`,
           spec.headers);

@@ -8,7 +8,8 @@ export const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
 
 export const s = {
   int: (extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', ...extra }),
-  id: (description?: string): JsonSchema => ({ type: 'integer', minimum: 1, ...(description ? { description } : {}) }),
+  /** A row id: a PostgreSQL integer (a path id beyond it names no row: 404; elsewhere 400 under its field). */
+  id: (description?: string): JsonSchema => ({ type: 'integer', minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) }),
   string: (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra }),
   text: (maxLength: number, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', maxLength, ...extra }),
   bool: (extra: JsonSchema = {}): JsonSchema => ({ type: 'boolean', ...extra }),

@@ -6,13 +6,14 @@ import { TIME_PATTERN, type JsonSchema } from './schema.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes, strict: false, useDefaults: false });
+  // strictNumbers: Infinity (1e400 in JSON, or a coerced form field) is no number nor integer.
+  const ajv = new Ajv({ allErrors: true, coerceTypes, strict: false, strictNumbers: true, useDefaults: false });
   addFormats(ajv, ['date', 'date-time', 'uri', 'email']);
   ajv.addFormat('time-hm', new RegExp(TIME_PATTERN));
   return ajv;
 }
 
-/** JSON bodies: types as sent. Query strings and multipart fields: strings coerced. */
+/** JSON bodies: types as sent (never coerced). Query strings and multipart form fields: strings coerced. */
 const jsonAjv = makeAjv(false);
 const coercingAjv = makeAjv('array');
 
@@ -111,6 +112,36 @@ export function nulCharacterErrors(value: Record<string, unknown>): FieldErrors 
   for (const [key, inner] of Object.entries(value)) {
     if (key.includes('\u0000') || contains(inner)) {
       errors[envelopeKey(key)] = ['Ce texte contient un caractère interdit (caractère nul).'];
+    }
+  }
+  return errors;
+}
+
+/** Nesting a JSON body may have: deeper ones are refused before anything recurses into them. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Checks a parsed JSON body without recursion: its depth (thousands of levels would overflow
+ * the stack of the checks that follow) and its numbers (1e400 parses as Infinity, which no
+ * rule can use and JSON.stringify would turn into null). Errors go under the top-level field.
+ */
+export function jsonBodyErrors(body: Record<string, unknown>): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => {
+    const list = (errors[envelopeKey(field)] ??= []);
+    if (!list.includes(message)) list.push(message);
+  };
+  const stack: Array<[value: unknown, depth: number, field: string]> = Object.entries(body).map(([key, value]) => [value, 1, key]);
+  while (stack.length > 0) {
+    const [value, depth, field] = stack.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      add(field, 'Nombre hors des limites représentables.');
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_JSON_DEPTH) {
+        add('non_field_errors', `Corps JSON trop imbriqué : ${MAX_JSON_DEPTH} niveaux au plus.`);
+        continue;
+      }
+      for (const inner of Object.values(value)) stack.push([inner, depth + 1, field]);
     }
   }
   return errors;

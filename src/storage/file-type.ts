@@ -17,6 +17,28 @@ export function detectDocumentType(head: Uint8Array): DocumentContentType | null
   return null;
 }
 
+/** File name extensions of each accepted type; the first is the one given to a name without it. */
+const EXTENSIONS: Record<DocumentContentType, string[]> = {
+  'application/pdf': ['pdf'],
+  'image/png': ['png'],
+  'image/jpeg': ['jpg', 'jpeg'],
+};
+
+/**
+ * The name a document is stored under: its extension is the detected type's, so that a
+ * polyglot (a PDF sent as x.html) is never offered back under the uploader's extension.
+ * A last extension that is not the type's (letters and digits, up to 5) is replaced.
+ */
+export function filenameForType(name: string, type: DocumentContentType): string {
+  const dot = name.lastIndexOf('.');
+  const extension = dot === -1 ? '' : name.slice(dot + 1);
+  if (EXTENSIONS[type].includes(extension.toLowerCase())) return name;
+  const replaced = /^(?=.*[a-z])[a-z0-9]{1,5}$/i.test(extension);
+  const stem = (replaced ? name.slice(0, dot) : name) || 'document';
+  const suffix = `.${EXTENSIONS[type][0]}`;
+  return `${stem.slice(0, 255 - suffix.length)}${suffix}`;
+}
+
 /** A display filename: no path, no control characters, at most 255 characters. */
 export function cleanFilename(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';

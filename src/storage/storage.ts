@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { SIGNATURE_LENGTH, cleanFilename, detectDocumentType, type DocumentContentType } from './file-type.js';
+import { SIGNATURE_LENGTH, cleanFilename, detectDocumentType, filenameForType, type DocumentContentType } from './file-type.js';
 
 /** Metadata handed to SQL for a stored upload (the row holds metadata, the disk holds bytes). */
 export interface StoredFile {
@@ -33,6 +33,9 @@ export class FileStorage {
    * Returns the stored file, or the problem (the partial file is removed).
    */
   async save(stream: Readable, rawFilename: string | undefined, maxBytes: number): Promise<StoredFile | UploadProblem> {
+    // The upload may fail (a body cut short) before the loop below reads it: an 'error' with
+    // no listener would end the process. Heard from here on, it surfaces in the loop instead.
+    stream.on('error', () => undefined);
     const storageKey = randomBytes(16).toString('hex');
     const finalPath = this.pathOf(storageKey);
     await mkdir(path.dirname(finalPath), { recursive: true });
@@ -63,14 +66,18 @@ export class FileStorage {
       }
       await rename(tempPath, finalPath);
       return {
-        filename: cleanFilename(rawFilename),
+        filename: filenameForType(cleanFilename(rawFilename), contentType),
         content_type: contentType,
         size_bytes: size,
         storage_key: storageKey,
         sha256: hash.digest('hex'),
       };
     } catch (error) {
+      // The write stream opens its file asynchronously: removing it before the stream has
+      // closed could run before the open and leave the .part file (and its descriptor) behind.
+      const closed = out.closed ? Promise.resolve() : new Promise<void>((resolve) => out.once('close', () => resolve()));
       out.destroy();
+      await closed;
       await rm(tempPath, { force: true });
       throw error;
     }

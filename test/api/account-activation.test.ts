@@ -57,7 +57,7 @@ describe('who may open or close an account', () => {
     expect(await isActive('gaelle')).toBe(true);
   });
 
-  it('RH n2 (E2) reaches only the accounts of E2: E1 answers 403 and changes nothing', async () => {
+  it('RH n2 (E2) reaches only the accounts of E2: E1 is outside its perimeter, 404, and nothing changes', async () => {
     const chloe = await put('rh2', 'chloe', { is_active: false });
     expect(chloe.status).toBe(200);
     expect(await isActive('chloe')).toBe(false);
@@ -66,8 +66,8 @@ describe('who may open or close an account', () => {
     expect((await put('rh2', 'bruno', { is_active: true })).status).toBe(200);
 
     const alice = await put('rh2', 'alice', { is_active: false });
-    expect(alice.status).toBe(403);
-    expect(alice.body).toEqual({ detail: 'Vous n\'avez pas le droit d\'ouvrir ou de fermer ce compte.' });
+    expect(alice.status).toBe(404);
+    expect(alice.body).toEqual({ detail: 'Salarié introuvable dans votre périmètre.' });
     expect(await isActive('alice')).toBe(true);
   });
 
@@ -85,9 +85,9 @@ describe('who may open or close an account', () => {
       expect(alice.body).toEqual({ detail: 'Vous ne pouvez ouvrir ou fermer que les comptes des intérimaires.' });
       expect(await isActive('alice')).toBe(true);
     }
-    // mgr2 (E2) may close temporary workers, but emma works in E1.
+    // mgr2 (E2) may close temporary workers, but emma works in E1: outside its perimeter, 404.
     const outside = await put('mgr2', 'emma', { is_active: false });
-    expect(outside.status).toBe(403);
+    expect(outside.status).toBe(404);
     expect(await isActive('emma')).toBe(true);
   });
 
@@ -113,22 +113,29 @@ describe('who may open or close an account', () => {
     }
   });
 
-  it('a Salarié, a temporary worker and Service Paie answer 403, whatever the target', async () => {
-    for (const caller of ['alice', 'emma', 'paie']) {
+  it('a Salarié and a temporary worker: 403 on their own record, 404 on a colleague\'s (SPEC Errors)', async () => {
+    for (const caller of ['alice', 'emma']) {
       for (const target of ['bruno', 'emma', 'alice', 'paie']) {
-        if (target === caller) continue;
         const res = await put(caller, target, { is_active: false });
-        expect(res.status, `${caller} → ${target}`).toBe(403);
+        expect(res.status, `${caller} → ${target}`).toBe(target === caller ? 403 : 404);
         expect(Object.keys(res.body)).toEqual(['detail']);
       }
-      // Even on an unknown employee: the right is missing before anything else.
-      expect((await put(caller, 999999, { is_active: false })).status).toBe(403);
+      expect((await put(caller, 999999, { is_active: false })).status).toBe(404);
     }
     for (const target of ['bruno', 'emma', 'alice', 'paie']) expect(await isActive(target), target).toBe(true);
   });
 
-  it('staff without role has no right either (403)', async () => {
-    expect((await put('staff', 'alice', { is_active: false })).status).toBe(403);
+  it('Service Paie (payroll over the whole association) has no right: 403 on any record', async () => {
+    for (const target of ['bruno', 'emma', 'alice']) {
+      const res = await put('paie', target, { is_active: false });
+      expect(res.status, target).toBe(403);
+      expect(Object.keys(res.body)).toEqual(['detail']);
+    }
+    for (const target of ['bruno', 'emma', 'alice']) expect(await isActive(target), target).toBe(true);
+  });
+
+  it('staff without role and without perimeter: 404, the record is out of its reach', async () => {
+    expect((await put('staff', 'alice', { is_active: false })).status).toBe(404);
     expect(await isActive('alice')).toBe(true);
   });
 });

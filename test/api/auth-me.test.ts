@@ -39,6 +39,16 @@ const EXPECTED: Record<string, Expected> = {
   emma: { role: 'Salarié', flags: [false, false, false, false], employee: true },
   farid: { role: 'Salarié', flags: [false, false, false, false], employee: true },
   gaelle: { role: 'Salarié', flags: [false, false, false, false], employee: true },
+  // Each role held by an account without employee record (restricted to E3 where it can be).
+  admin_noemp: { role: 'Admin', flags: [true, true, true, true], employee: false },
+  rh1_noemp: { role: 'RH n1', flags: [true, true, true, true], employee: false },
+  rh2_noemp: { role: 'RH n2', flags: [true, true, true, true], employee: false },
+  da_noemp: { role: 'DA', flags: [true, false, false, false], employee: false },
+  mgr1_noemp: { role: 'Manager n1', flags: [true, true, true, false], employee: false },
+  mgr2_noemp: { role: 'Manager n2', flags: [true, true, true, false], employee: false },
+  salarie_noemp: { role: 'Salarié', flags: [false, false, false, false], employee: false },
+  interim_noemp: { role: 'Intérimaire', flags: [false, false, false, false], employee: false },
+  paie_noemp: { role: 'Service Paie', flags: [false, false, false, true], employee: false },
 };
 
 async function me(username: string) {

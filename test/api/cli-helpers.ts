@@ -15,6 +15,7 @@ export const SCRIPTS = {
   start: path.join(ROOT_DIR, 'src/cli/start.ts'),
   dbReset: path.join(ROOT_DIR, 'src/cli/db-reset.ts'),
   orgImport: path.join(ROOT_DIR, 'src/cli/org-import.ts'),
+  dbSql: path.join(ROOT_DIR, 'src/cli/db-sql.ts'),
 } as const;
 
 /** Variables of the commands that must not leak from the developer's shell into a test. */

@@ -329,9 +329,9 @@ describe('updating an employee', () => {
     expect((await env.patch(`/api/employees/${E.alice}/`, await env.login('mgr1'), { contracts })).status).toBe(403);
     expect((await env.patch(`/api/employees/${E.alice}/`, await env.login('alice'), { contracts })).status).toBe(403);
     expect((await env.patch(`/api/employees/${E.alice}/`, await env.login('alice'), { teams: [] })).status).toBe(403);
-    // rh2 reads alice in the directory but may not write her record.
+    // rh2 reads alice in the directory, but her record is outside its write perimeter: 404.
     const rh2 = await env.patch(`/api/employees/${E.alice}/`, await env.login('rh2'), { contracts });
-    expect(rh2.status).toBe(403);
+    expect(rh2.status).toBe(404);
     expect(rh2.body.detail).toMatch(/périmètre/);
     expect(await count('select count(*) from app_public.contracts where employee_id = $1 and weekly_hours = 30', [E.alice])).toBe(0);
   });

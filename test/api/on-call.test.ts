@@ -164,6 +164,8 @@ describe('on-call writes', () => {
   });
 });
 
+// SPEC Permissions rule 9: the period extends the queue perimeter (the directory scope follows it)
+// during [start, end); emergency contacts and event participants stay outside (issue 11, finding 3).
 describe('an on-call period extends the perimeter during [start, end)', () => {
   async function at(iso: string) {
     env.setNow(iso);
@@ -190,7 +192,7 @@ describe('an on-call period extends the perimeter during [start, end)', () => {
 
   it('is extended from the start (inclusive)', async () => {
     try {
-      expect(await at('2026-11-20T18:00:00+01:00')).toEqual({ directory: true, contacts: 200, options: true, isCurrent: true });
+      expect(await at('2026-11-20T18:00:00+01:00')).toEqual({ directory: true, contacts: 404, options: false, isCurrent: true });
     } finally {
       env.setNow(DEFAULT_NOW);
     }
@@ -198,7 +200,7 @@ describe('an on-call period extends the perimeter during [start, end)', () => {
 
   it('is still extended just before the end', async () => {
     try {
-      expect(await at('2026-11-23T07:59:59+01:00')).toEqual({ directory: true, contacts: 200, options: true, isCurrent: true });
+      expect(await at('2026-11-23T07:59:59+01:00')).toEqual({ directory: true, contacts: 404, options: false, isCurrent: true });
     } finally {
       env.setNow(DEFAULT_NOW);
     }

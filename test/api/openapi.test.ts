@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../src/http/routes/index.js';
+import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteSpec } from '../../src/http/route.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
@@ -117,6 +118,18 @@ describe('GET /api/schema/', () => {
       });
     });
   }
+
+  it('a component name declared by two modules is refused, never silently replaced', () => {
+    const module = (name: string) => ({ routes: [], schemas: { Twice: { type: 'object', description: name } } });
+    expect(() => buildOpenApi([module('a'), module('b')] as never, { title: 't', version: '1' } as never))
+      .toThrow('OpenAPI component Twice is declared twice');
+  });
+
+  it('the planning documents its on-call items as they are answered', () => {
+    const onCall = doc.components.schemas.PlanningBlock.properties.on_call.items.$ref.split('/').pop();
+    expect(Object.keys(doc.components.schemas[onCall].properties).sort())
+      .toEqual(['account', 'comment', 'end', 'establishments', 'id', 'name', 'start']);
+  });
 
   it('every $ref resolves to a component', () => {
     for (const ref of refs(doc)) {

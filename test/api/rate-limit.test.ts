@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import type { HttpResponse } from '../helpers/http.js';
 
-const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5 };
+const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5, loginPerUsernamePerHour: 20 };
 
 let env: TestEnv | undefined;
 afterEach(async () => {
@@ -77,10 +77,11 @@ describe('authenticated clients: 1000 requests a minute per account', () => {
     expect(anonymous.every((status) => status === 200)).toBe(true);
     expect429(await env.get('/api/health/'), 60);
 
-    // The account still has its own 1000, /api/health/ included.
+    // The account still has its own 1000 on the routes that need an account.
     const first = await fire(1000, () => env!.get('/api/auth/me/', alice));
     expect(first.filter((status) => status !== 200)).toEqual([]);
     expect429(await env.get('/api/auth/me/', alice), 60);
+    // A public route counts in the address's bucket, token or not (exhausted above).
     expect429(await env.get('/api/health/', alice), 60);
 
     // Another account is not affected, nor is the anonymous refusal lifted.
@@ -113,5 +114,33 @@ describe('password reset: 5 requests an hour', () => {
     expect((await env.get('/api/auth/me/', token)).status).toBe(200);
     // An authenticated client does not escape the reset bucket.
     expect429(await env.post('/api/auth/password/reset/', token, { login: 'alice' }), 3600);
+  });
+});
+
+describe('public routes count in the anonymous bucket, token or not (issue 11, finding 6)', () => {
+  it('a signed token of a closed account does not lift logins to the 1000/minute bucket', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    const closed = await env.login('farid');
+    await env.db.query('update app_public.accounts set is_active = false where id = $1', [env.ids.accounts!.farid]);
+    let i = 0;
+    // 59 more (the login above counted): distinct usernames, so that only the address bucket fills.
+    const statuses = await fire(59, () => env!.post('/api/auth/token/', closed, { username: `nobody-${i++}`, password: 'x' }), 20);
+    expect(statuses.every((status) => status === 401)).toBe(true);
+    expect429(await env.post('/api/auth/token/', closed, { username: 'nobody-else', password: 'x' }), 60);
+    expect429(await env.get('/api/health/', closed), 60);
+  });
+});
+
+describe('logins also count per username: 20 an hour', () => {
+  it('the 21st attempt on one username within an hour answers 429, whatever its case; other usernames still answer', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    const statuses = await fire(20, () => env!.post('/api/auth/token/', null, { username: 'alice', password: 'wrong' }), 10);
+    expect(statuses.every((status) => status === 401)).toBe(true);
+    const refused = await env.post('/api/auth/token/', null, { username: 'ALICE', password: 'wrong' });
+    expect429(refused, 3600);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(60);
+    // Refused before the password is checked: the right password does not get through either.
+    expect429(await env.post('/api/auth/token/', null, { username: 'alice', password: 'Fixture-Passw0rd!' }), 3600);
+    expect((await env.post('/api/auth/token/', null, { username: 'bruno', password: 'Fixture-Passw0rd!' })).status).toBe(200);
   });
 });

@@ -209,18 +209,22 @@ describe('POST /api/shift-change-requests/', () => {
   });
 
   it('nobody able to decide: has_recipient false, the author and the fallback recipients are told', async () => {
-    await env.db.query("update app_public.accounts set is_active = false where username in ('admin', 'rh1')");
+    // Every Admin account closed (admin_noemp too), and rh1: nobody covers farid (no main
+    // workplace); the fallback is then every active RH n1 and RH n2 account, whatever its perimeter.
+    await env.db.query("update app_public.accounts set is_active = false where username in ('admin', 'admin_noemp', 'rh1')");
     try {
       const body = await filed('farid', { date: '2026-11-20', reason: 'urgence', is_remote: true });
       expect(body.has_recipient).toBe(false);
       const notes = await notificationsOf(body.id);
       expect(notes.map((n) => [n.username, n.title]).sort()).toEqual([
         ['farid', 'Demande de modification sans valideur'],
+        ['rh1_noemp', 'Demande de modification sans valideur'],
         ['rh2', 'Demande de modification sans valideur'],
+        ['rh2_noemp', 'Demande de modification sans valideur'],
       ]);
       expect(notes.find((n) => n.username === 'farid')!.body).toMatch(/Farid Benali.*20\/11\/2026.*aucun compte actif ne peut la décider/);
     } finally {
-      await env.db.query("update app_public.accounts set is_active = true where username in ('admin', 'rh1')");
+      await env.db.query("update app_public.accounts set is_active = true where username in ('admin', 'admin_noemp', 'rh1')");
     }
   });
 
@@ -583,7 +587,7 @@ describe('OpenAPI', () => {
       .toEqual(['date', 'reason', 'comment', 'is_remote', 'is_offsite', 'slots']);
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '429', '503']);
     const list = paths['/api/shift-change-requests/'].get;
-    expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'from', 'to', 'employee', 'page', 'page_size']);
+    expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'from', 'to', 'employee', 'establishment', 'page', 'page_size']);
     const validate = paths['/api/shift-change-requests/{id}/validate/'].post;
     expect(Object.keys(validate.requestBody.content['application/json'].schema.properties)).toEqual(['version', 'reason', 'adjusted_slots']);
     expect(Object.keys(validate.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '429', '503']);

@@ -184,13 +184,13 @@ update app_public.accounts set is_active = true where username = 'chloe';
 
 select pg_temp.keep('closed', (select count(*) from app_public.accounts where not is_active)::text);
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh2', tests.id('employees', 'alice')),
-  'WF011', 'Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'RH n2 of E2 cannot touch an E1 account');
+  'WN001', 'Salarié introuvable dans votre périmètre.', 'RH n2 of E2 cannot touch an E1 account: outside its perimeter, 404');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'da', tests.id('employees', 'alice')),
   'WF012', 'Vous ne pouvez ouvrir ou fermer que les comptes des intérimaires.', 'DA: only Intérimaire accounts');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr1', tests.id('employees', 'bruno')),
   'WF012', null, 'Manager n1: only Intérimaire accounts');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr2', tests.id('employees', 'emma')),
-  'WF011', null, 'Manager n2 of E2: an E1 Intérimaire is outside its perimeter');
+  'WN001', null, 'Manager n2 of E2: an E1 Intérimaire is outside its perimeter');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr1', tests.id('employees', 'mgr1')),
   'WF010', 'Vous ne pouvez pas ouvrir ou fermer votre propre compte.', 'a manager cannot close their own account');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh1', tests.id('employees', 'rh1')),
@@ -200,7 +200,7 @@ select throws_ok(format('select pg_temp.activation(%L, %s, true)', 'alice', test
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'paie', tests.id('employees', 'alice')),
   'WF011', null, 'Service Paie has no activation right');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'alice', tests.id('employees', 'emma')),
-  'WF011', null, 'a Salarié is refused (403) whatever the target: the right is checked before the row');
+  'WN001', null, 'a Salarié on a colleague''s record: not found (SPEC Errors: a colleague''s row is 404)');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh1',
                         (select id from app_public.employees where last_name = 'Compte')),
   'WN001', 'Ce salarié n''a pas de compte.', 'an employee without account: not found');
@@ -213,10 +213,11 @@ select is(pg_temp.activation('da', tests.id('employees', 'emma'), false) -> 'is_
 select is(pg_temp.activation('mgr1', tests.id('employees', 'emma'), true) -> 'is_active', 'true'::jsonb,
   'Manager n1 of E1 reopens an E1 Intérimaire account');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr3', tests.id('employees', 'emma')),
-  'WF011', null, 'Manager n1 of E3 cannot close an E1 Intérimaire outside its on-call');
+  'WN001', null, 'Manager n1 of E3 cannot close an E1 Intérimaire outside its on-call');
 select tests.freeze('2026-11-21 12:00+01');
-select is(pg_temp.activation('mgr3', tests.id('employees', 'emma'), false) -> 'is_active', 'false'::jsonb,
-  'during its on-call for E1, the E3 manager may close the E1 Intérimaire account');
+select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'mgr3', tests.id('employees', 'emma')),
+  'WN001', null,
+  'during its on-call for E1, the E3 manager still may not close the E1 Intérimaire account (an on-call period extends the queue and the decisions only)');
 select tests.freeze('2026-11-16 10:00+01');
 update app_public.accounts set is_active = true where username = 'emma';
 update app_public.role_attributions set end_date = '2026-11-15'

@@ -181,27 +181,27 @@ select is((select count(*)::int from app_private.audit_log where model = 'accoun
 
 -- ---------------------------------------------------------------- reading the log
 select tests.authenticate_as('rh1');
-select is((app_public.audit_log_list('account', tests.id('accounts', 'emma'), 1, 50) ->> 'count')::int, 1,
+select is((app_public.audit_log_search(p_model => 'account', p_target_id => tests.id('accounts', 'emma')) ->> 'count')::int, 1,
           'rh1 (permission + RH n1) reads the log, filtered by model and target');
-select is(app_public.audit_log_list('account', tests.id('accounts', 'emma'), 1, 50) -> 'results' -> 0 -> 'actor_identity',
+select is(app_public.audit_log_search(p_model => 'account', p_target_id => tests.id('accounts', 'emma')) -> 'results' -> 0 -> 'actor_identity',
           jsonb_build_object('username', 'rh1', 'display_name', 'Claire Dubois'), 'lines carry the frozen identity');
-select ok((app_public.audit_log_list(null, null, 1, 50) ->> 'count')::int >= 5,
+select ok((app_public.audit_log_search() ->> 'count')::int >= 5,
           'without filter the reader reads the whole association');
-select throws_ok($$select app_public.audit_log_list('absense', null, 1, 50)$$, 'WV601', null, 'an unknown model is refused');
+select throws_ok($$select app_public.audit_log_search(p_model => 'absense')$$, 'WV601', null, 'an unknown model is refused');
 select tests.authenticate_as('admin');
-select throws_ok($$select app_public.audit_log_list(null, null, 1, 50)$$, 'WF601', null,
+select throws_ok($$select app_public.audit_log_search()$$, 'WF601', null,
                  'admin (staff, whole perimeter) without the permission is refused');
 select tests.authenticate_as('mgr1');
-select throws_ok($$select app_public.audit_log_list(null, null, 1, 50)$$, 'WF601', null, 'a manager is refused');
+select throws_ok($$select app_public.audit_log_search()$$, 'WF601', null, 'a manager is refused');
 select throws_ok($$select count(*) from app_private.audit_log$$, '42501', null,
                  'the visitor role cannot read the table directly');
 select tests.as_owner();
 insert into app_public.account_permissions (account_id, permission_code) values (tests.id('accounts', 'alice'), 'audit.view_actionlog');
 select tests.authenticate_as('alice');
-select throws_ok($$select app_public.audit_log_list(null, null, 1, 50)$$, 'WF601', null,
+select throws_ok($$select app_public.audit_log_search()$$, 'WF601', null,
                  'the permission without back-office access is refused');
 select tests.authenticate_as('root');
-select ok((app_public.audit_log_list(null, null, 1, 50) ->> 'count')::int >= 5, 'a superuser reads the log');
+select ok((app_public.audit_log_search() ->> 'count')::int >= 5, 'a superuser reads the log');
 
 select * from finish();
 rollback;

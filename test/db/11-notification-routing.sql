@@ -8,7 +8,10 @@
 --
 -- Fixture: admin (Admin, whole), rh1 (RH n1, whole), rh2 (RH n2, E2), da (DA, E1),
 -- mgr1 (Manager n1, E1), mgr2 (Manager n2, E2), mgr3 (Manager n1, E3, on call for E1 from
--- 2026-11-20 18:00 to 2026-11-23 08:00), paie (Service Paie), root (superuser, no role).
+-- 2026-11-20 18:00 to 2026-11-23 08:00), paie (Service Paie), root (superuser, no role); each role
+-- again without employee record: admin_noemp, rh1_noemp, rh2_noemp, mgr1_noemp, mgr2_noemp (deciders
+-- restricted to E3, named below as the E3 deciders without employee record), da_noemp, paie_noemp,
+-- salarie_noemp, interim_noemp.
 -- alice: E1, team T1 (E1); chloe: E2, team T2 (E1+E2); david: E3; farid: no workplace.
 begin;
 select plan(47);
@@ -71,23 +74,30 @@ select is(pg_temp.route('chloe', 'chloe'), array['mgr1', 'mgr2', 'rh2'],
 
 -- Secondary workplace.
 select pg_temp.employee('yann', 'E3', 'E2');
-select is(pg_temp.route('yann', 'yann'), array['mgr2', 'mgr3', 'rh2'], 'a secondary workplace attaches its deciders');
+select is(pg_temp.route('yann', 'yann'),
+          array['admin_noemp', 'mgr1_noemp', 'mgr2', 'mgr2_noemp', 'mgr3', 'rh1_noemp', 'rh2', 'rh2_noemp'],
+          'a secondary workplace attaches its deciders (E3''s, with or without employee record, and E2''s)');
 
 -- Team of the day.
 select pg_temp.employee('zoe', 'E3');
 insert into app_public.team_assignments (employee_id, team_id, start_date, end_date)
 values (tests.id('employees', 'zoe'), tests.id('teams', 'T1'), '2026-11-16', '2026-11-16');
-select is(pg_temp.route('zoe', 'zoe'), array['mgr1', 'mgr3'], 'a team of the day attaches the deciders of its establishments');
+select is(pg_temp.route('zoe', 'zoe'), array['admin_noemp', 'mgr1', 'mgr1_noemp', 'mgr2_noemp', 'mgr3', 'rh1_noemp', 'rh2_noemp'],
+          'a team of the day attaches the deciders of its establishments (E1''s mgr1 besides E3''s)');
 update app_public.team_assignments set start_date = '2026-11-01', end_date = '2026-11-15'
 where employee_id = tests.id('employees', 'zoe');
-select is(pg_temp.route('zoe', 'zoe'), array['mgr3'], 'a team assignment that ended attaches nobody');
+select is(pg_temp.route('zoe', 'zoe'), array['admin_noemp', 'mgr1_noemp', 'mgr2_noemp', 'mgr3', 'rh1_noemp', 'rh2_noemp'],
+          'a team assignment that ended attaches nobody (E3''s deciders only)');
 
 -- ---------------------------------------------------------------- unattached only when nobody attached
 select is(pg_temp.route('farid', 'farid'), array['admin', 'rh1'], 'farid (no workplace): the unattached deciders');
+select is(pg_temp.route('david', 'david'), array['admin_noemp', 'mgr1_noemp', 'mgr2_noemp', 'mgr3', 'rh1_noemp', 'rh2_noemp'],
+          'david (E3) filed by himself: E3''s deciders, with or without employee record');
+select is(pg_temp.route('mgr1', 'mgr1'), array['admin', 'rh1'], 'a manager''s own filing never goes to the manager');
+-- From here on mgr3 is E3's only decider: its deciders without employee record are closed.
+update app_public.accounts set is_active = false where username like '%\_noemp';
 select is(pg_temp.route('david', 'mgr3'), array['admin', 'rh1'],
           'david (E3) filed by mgr3, his only attached decider: the author is excluded, the unattached receive it');
-select is(pg_temp.route('mgr1', 'mgr1'), array['admin', 'rh1'], 'a manager''s own filing never goes to the manager');
-select is(pg_temp.route('david', 'david'), array['mgr3'], 'david (E3) filed by himself: mgr3');
 
 -- ---------------------------------------------------------------- on call
 select tests.freeze('2026-11-21 10:00+01');
@@ -99,6 +109,7 @@ select is(pg_temp.route('alice', 'alice', 'planning.decide_shift_change', '2026-
 select tests.freeze('2026-11-20 17:59+01');
 select is(pg_temp.route('david', 'mgr3', 'planning.decide_shift_change', '2026-11-20'), array['admin', 'rh1'],
           'before the on-call period, mgr3 is not a decider of E1');
+update app_public.accounts set is_active = true where username like '%\_noemp';
 select tests.freeze('2026-11-16 10:00+01');
 
 -- ---------------------------------------------------------------- explicit permissions, superuser with a role
@@ -152,20 +163,20 @@ select is(app_private.notify_deciders(tests.id('employees', 'chloe'), '2026-11-1
 select is(pg_temp.recipients('Demande d''annulation d''absence'), array['mgr1', 'mgr2', 'rh2'], '... the same routing');
 
 -- ---------------------------------------------------------------- nobody can decide
--- The author is the only possible decider: mgr1's own request with admin and rh1 closed.
-update app_public.accounts set is_active = false where username in ('admin', 'rh1');
+-- The author is the only possible decider: mgr1's own request with every Admin and rh1 closed.
+update app_public.accounts set is_active = false where username in ('admin', 'admin_noemp', 'rh1');
 select is(app_private.notify_filing(tests.id('employees', 'mgr1'), '2026-11-16', 'absences.decide_absence',
                                     tests.id('accounts', 'mgr1'), 'Nouvelle demande d''absence', 'Julien Petit',
                                     'Demande d''absence sans valideur', 'Julien Petit, du 16/11/2026', 'absence', 1),
           false, 'only the author could decide: has_recipient = false');
-select is(pg_temp.recipients('Demande d''absence sans valideur'), array['mgr1', 'rh2'],
+select is(pg_temp.recipients('Demande d''absence sans valideur'), array['mgr1', 'rh1_noemp', 'rh2', 'rh2_noemp'],
           'no active Admin: the author and the active RH n1/RH n2 accounts');
 select ok((select bool_and(body like 'Julien Petit, du 16/11/2026' || E'\n' || 'Cause : l''auteur de la demande est le seul valideur possible%')
            from app_public.notifications where title = 'Demande d''absence sans valideur'),
           'the body names the cause: the author is the only decider');
 select is((select array_agg(distinct level) from app_public.notifications where title = 'Demande d''absence sans valideur'),
           array['warning'], '"sans valideur" notifications are warnings');
-update app_public.accounts set is_active = true where username in ('admin', 'rh1');
+update app_public.accounts set is_active = true where username in ('admin', 'admin_noemp', 'rh1');
 
 -- Nobody holds the decision at all.
 delete from app_public.role_permissions where permission_code = 'planning.decide_shift_change';
@@ -173,7 +184,7 @@ select is(app_private.notify_filing(tests.id('employees', 'alice'), '2026-11-16'
                                     tests.id('accounts', 'alice'), 'Nouvelle demande de modification', 'x',
                                     'Demande de modification sans valideur', 'Alice Martin, 17/11/2026', 'shift_change_request', 1),
           false, 'nobody can decide: has_recipient = false');
-select is(pg_temp.recipients('Demande de modification sans valideur'), array['admin', 'alice'],
+select is(pg_temp.recipients('Demande de modification sans valideur'), array['admin', 'admin_noemp', 'alice'],
           '"sans valideur" goes to the author and every Admin');
 select ok((select bool_and(body like '%Cause : aucun compte actif ne peut à la fois voir et décider les demandes concernant Alice Martin (établissements : %')
            from app_public.notifications where title = 'Demande de modification sans valideur'),
@@ -186,7 +197,7 @@ select is(app_private.notify_filing(tests.id('employees', 'farid'), '2026-11-16'
                                     tests.id('accounts', 'farid'), 'Nouvelle demande de modification', 'x',
                                     'Demande de modification sans valideur', 'Farid Benali', 'shift_change_request', 2),
           false, 'nobody, no Admin');
-select is(pg_temp.recipients('Demande de modification sans valideur'), array['farid', 'rh1', 'rh2'],
+select is(pg_temp.recipients('Demande de modification sans valideur'), array['farid', 'rh1', 'rh1_noemp', 'rh2', 'rh2_noemp'],
           'without an Admin: the author, RH n1 and RH n2');
 select ok((select bool_and(body like '%rattaché à aucun établissement%') from app_public.notifications),
           'the cause says the employee has no workplace');

@@ -76,7 +76,8 @@ select is(pg_temp.file_request('alice', '2026-11-20'), false, 'without failure t
 select is(pg_temp.requests('alice'), 1, 'the request exists');
 select is(pg_temp.audit_lines(), 1, 'with its audit line');
 select is((select array_agg(a.username order by a.username) from app_public.notifications n
-           join app_public.accounts a on a.id = n.account_id), array['admin', 'alice'], 'and its notifications');
+           join app_public.accounts a on a.id = n.account_id), array['admin', 'admin_noemp', 'alice'],
+          'and its notifications (the author and every Admin)');
 
 select throws_ok(format($$select app_private.notify(%s, 'Titre', 'Corps')$$, 2147483000), '23503', null,
                  'a notification to an unknown account fails (and would fail the write)');

@@ -109,7 +109,7 @@ select results_eq(
   'never the author: the unattached deciders are notified when nobody attached qualifies');
 
 -- Nobody able to decide: the author and the fallback recipients (no active Admin: RH n1 and n2).
-update app_public.accounts set is_active = false where username in ('admin', 'rh1');
+update app_public.accounts set is_active = false where username in ('admin', 'admin_noemp', 'rh1');
 select tests.authenticate_as('farid');
 select app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') as orphan \gset
 select is((:'orphan'::jsonb) -> 'has_recipient', 'false'::jsonb, 'has_recipient false when nobody can decide');
@@ -117,11 +117,12 @@ select tests.as_owner();
 select results_eq(
   format($$select a.username, n.title, n.level from app_public.notifications n join app_public.accounts a on a.id = n.account_id
            where n.target_id = %s order by a.username$$, (:'orphan'::jsonb) ->> 'id'),
-  $$values ('farid', 'Demande de modification sans valideur', 'warning'), ('rh2', 'Demande de modification sans valideur', 'warning')$$,
+  $$values ('farid', 'Demande de modification sans valideur', 'warning'), ('rh1_noemp', 'Demande de modification sans valideur', 'warning'),
+           ('rh2', 'Demande de modification sans valideur', 'warning'), ('rh2_noemp', 'Demande de modification sans valideur', 'warning')$$,
   'the author and the fallback recipients are told');
 select matches((select n.body from app_public.notifications n where n.target_id = ((:'orphan'::jsonb) ->> 'id')::int limit 1),
                'aucun compte actif ne peut la décider', 'the body gives the cause');
-update app_public.accounts set is_active = true where username in ('admin', 'rh1');
+update app_public.accounts set is_active = true where username in ('admin', 'admin_noemp', 'rh1');
 
 -- A filing whose notification fails does not exist.
 create function pg_temp.refuse_notifications() returns trigger language plpgsql as $$

@@ -54,7 +54,7 @@ select throws_ok($$select app_public.employee_update(tests.id('employees', 'alic
                  'WF502', null, 'a manager does not write employee records');
 select tests.authenticate_as('rh2');
 select throws_ok($$select app_public.employee_update(tests.id('employees', 'alice'), '{"last_name": "X"}')$$,
-                 'WF502', null, 'RH n2 does not write a record outside its perimeter');
+                 'WN001', null, 'RH n2 does not write a record outside its perimeter (404)');
 select throws_ok($$select app_public.employee_create(('{"first_name": "A", "last_name": "B", "main_establishment": ' || tests.id('establishments', 'E1') || '}')::jsonb)$$,
                  'WV501', null, 'RH n2 creates only records of its establishments');
 select lives_ok($$select app_public.employee_update(tests.id('employees', 'chloe'), '{"social_security_number": "2910713123455"}')$$,

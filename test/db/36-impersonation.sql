@@ -1,11 +1,24 @@
 -- Impersonation: superusers only, audited, and carried by every audit line.
 begin;
-select plan(6);
+select plan(9);
 select tests.freeze('2026-11-16 10:00+01');
 
 select tests.authenticate_as('admin');
+select set_config('app.allow_impersonation', 'on', true);
 select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'WF570', null, 'an Admin is not a superuser');
+select set_config('app.allow_impersonation', '', true);
 select tests.authenticate_as('root');
+-- Off unless the server declares it on for this transaction (ALLOW_IMPERSONATION): whatever
+-- surface calls the function (GraphQL, a future route), it refuses and writes nothing.
+select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'WN570', null,
+                 'impersonation is off unless the server turns it on');
+select set_config('app.allow_impersonation', 'off', true);
+select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'WN570', null,
+                 'only the value on turns it on');
+select tests.as_owner();
+select is((select count(*)::int from app_private.audit_log where verb = 'Impersonation'), 0, 'a refused impersonation writes nothing');
+select tests.authenticate_as('root');
+select set_config('app.allow_impersonation', 'on', true);
 select throws_ok($$select app_public.impersonation_start(tests.id('accounts', 'root'))$$, 'WV570', null, 'nobody impersonates themselves');
 select lives_ok($$select app_public.impersonation_start(tests.id('accounts', 'alice'))$$, 'a superuser impersonates an account');
 select tests.as_owner();

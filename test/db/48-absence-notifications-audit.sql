@@ -1,7 +1,7 @@
 -- Absences: notifications of the SPEC's Events table, the event-versus-absence alert, the
 -- audit lines of creations, decisions, corrections, cancellations and withdrawals.
 begin;
-select plan(34);
+select plan(35);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.body(p_employee text, p_type text, p_start date, p_end date default null,
@@ -49,7 +49,7 @@ select is(pg_temp.note_count(), 0, 'a manager''s declaration notifies nobody');
 -- A filing nobody can decide: the author and the fallback recipients.
 select tests.as_owner();
 update app_public.role_attributions set end_date = '2026-11-15'
-where account_id in (tests.id('accounts', 'admin'), tests.id('accounts', 'rh1'));
+where account_id in (tests.id('accounts', 'admin'), tests.id('accounts', 'admin_noemp'), tests.id('accounts', 'rh1'));
 select tests.authenticate_as('farid');
 select is(app_public.absence_create(pg_temp.body('farid', 'FOR', '2026-12-07')) ->> 'has_recipient', 'false',
   'has_recipient false without decider');
@@ -57,8 +57,12 @@ select ok((pg_temp.notes('farid'))[1] like 'Demande d''absence sans valideur | w
   'the author is told, with the cause');
 select ok((pg_temp.notes('rh2'))[1] like 'Demande d''absence sans valideur | warning |%', 'and HR (no Admin left)');
 select tests.as_owner();
+select is((select array_agg(a.username order by a.username) from app_public.notifications n
+           join app_public.accounts a on a.id = n.account_id where n.title = 'Demande d''absence sans valideur'),
+          array['farid', 'rh1_noemp', 'rh2', 'rh2_noemp'], '... every active RH n1 and RH n2 account, named');
+select tests.as_owner();
 update app_public.role_attributions set end_date = null
-where account_id in (tests.id('accounts', 'admin'), tests.id('accounts', 'rh1'));
+where account_id in (tests.id('accounts', 'admin'), tests.id('accounts', 'admin_noemp'), tests.id('accounts', 'rh1'));
 
 -- A filing whose notification fails does not exist.
 select tests.as_owner();

@@ -61,13 +61,14 @@ from cases_accounts a, cases_permissions p, cases_times t;
 select is((select count(*)::int
            from cases_perimeters c, cases_employees e
            where app_hidden.may(c.account_id, c.p, e.id, c.t)
-                 is distinct from (e.id in (select unnest(c.ids)))),
-          0, 'may = membership of the listed perimeter, for every account, permission, employee and instant');
+                 is distinct from coalesce(e.id in (select unnest(c.ids)), false)),
+          0, 'may = membership of the listed perimeter (false, never NULL, for a NULL employee), for every account, permission, employee and instant');
 
 select tests.authenticate_as('mgr1');
 select is((select count(*)::int
            from cases_permissions p, cases_employees e
-           where app_hidden.may(null, p.p, e.id) is distinct from (e.id in (select app_hidden.perimeter_employee_ids(p.p)))),
+           where app_hidden.may(null, p.p, e.id)
+                 is distinct from coalesce(e.id in (select app_hidden.perimeter_employee_ids(p.p)), false)),
           0, 'without account nor instant: the acting account, now');
 select tests.as_owner();
 

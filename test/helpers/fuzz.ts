@@ -12,7 +12,20 @@ export interface WriteOperation {
   operationId: string;
   pathParams: string[];
   bodySchema: JsonSchema | null;
+  /** Multipart-capable routes: their file fields and their other form fields. */
+  multipart: { files: string[]; fields: string[] } | null;
   public: boolean;
+}
+
+function multipartOf(content: Record<string, { schema: JsonSchema }> | undefined): WriteOperation['multipart'] {
+  const schema = content?.['multipart/form-data']?.schema;
+  if (!schema) return null;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const isFile = (property: JsonSchema) => (property.items as JsonSchema | undefined)?.contentMediaType === 'application/octet-stream';
+  return {
+    files: Object.keys(properties).filter((name) => isFile(properties[name]!)),
+    fields: Object.keys(properties).filter((name) => !isFile(properties[name]!)),
+  };
 }
 
 export function writeOperations(openApi: JsonSchema): WriteOperation[] {
@@ -28,6 +41,7 @@ export function writeOperations(openApi: JsonSchema): WriteOperation[] {
         operationId: String(op.operationId),
         pathParams: ((op.parameters as JsonSchema[] | undefined) ?? []).filter((p) => p.in === 'path').map((p) => String(p.name)),
         bodySchema: content?.['application/json']?.schema ?? null,
+        multipart: multipartOf(content),
         public: Array.isArray(op.security) && (op.security as unknown[]).length === 0,
       });
     }

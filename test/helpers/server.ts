@@ -53,7 +53,7 @@ export async function startTestEnv(options: TestEnvOptions = {}): Promise<TestEn
     logLevel: 'silent',
     storageDir,
     publicUrl: 'http://wfm.test',
-    rateLimits: options.rateLimits ?? { anonymousPerMinute: 100_000, authenticatedPerMinute: 100_000, passwordResetPerHour: 100_000 },
+    rateLimits: options.rateLimits ?? { anonymousPerMinute: 100_000, authenticatedPerMinute: 100_000, passwordResetPerHour: 100_000, loginPerUsernamePerHour: 100_000 },
     poolSize: 10,
     frozenNow: () => frozenNow,
     ...options.configOverrides,

@@ -10,7 +10,8 @@ export const accountRoutes: RouteModule = {
       summary: 'Ouvrir ou fermer le compte d’un salarié (case « Compte actif »)',
       description:
         'RH et Admin ouvrent ou ferment tout compte de leur périmètre ; DA et managers uniquement les comptes ' +
-        'd’intérimaires ; personne ne modifie son propre compte. Fermer un compte arrête ses jetons à la requête suivante.',
+        'd’intérimaires ; personne ne modifie son propre compte. Sans aucun de ces droits : 403 ; un salarié hors du ' +
+        'périmètre du droit détenu : 404. Fermer un compte arrête ses jetons à la requête suivante.',
       tags: ['Salariés'],
       auth: 'account',
       permission: 'employee.change_account_activation | employee.change_interim_account_activation',

@@ -1,6 +1,9 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
 
+/** Verbs of an audit line (CONTRACT section 7, and the impersonation of an account). */
+export const AUDIT_VERBS = ['Creation', 'Modification', 'Suppression', 'Validation', 'Refus', 'Correction', "Demande d'annulation", 'Annulation', 'Impersonation'];
+
 export const auditLogRoutes: RouteModule = {
   schemas: {
     AuditLine: s.object(
@@ -15,7 +18,7 @@ export const auditLogRoutes: RouteModule = {
             { description: 'Identité du compte figée au moment de l’action.' },
           ),
         ),
-        verb: s.enum(['Creation', 'Modification', 'Suppression', 'Validation', 'Refus', 'Correction', "Demande d'annulation", 'Annulation']),
+        verb: s.enum(AUDIT_VERBS),
         model: s.string({ description: 'absence, shift_change_request, day_modification, account.' }),
         target_id: s.nullable(s.int()),
         before: s.nullable(s.anyObject('Valeurs avant (null pour une création).')),
@@ -34,20 +37,29 @@ export const auditLogRoutes: RouteModule = {
         'Réservé aux comptes qui détiennent la permission explicite audit.view_actionlog ET l’accès au back-office ' +
         '(staff, superutilisateur, ou rôle RH n1 / RH n2 actif) ; les autres reçoivent 403. La permission est ' +
         'explicite et sans restriction d’établissement : un lecteur lit les lignes de toute l’association. ' +
-        'Filtres : `model` (un modèle connu, sinon 400 sous model) et `target_id` (entier).',
+        'Filtres : `model` (un modèle connu, sinon 400 sous model), `target_id` (entier), `actor` (identifiant du compte ' +
+        'qui a agi), `verb` et la période `from` / `to` (dates incluses, fuseau de l’association).',
       tags: ['Audit'],
       auth: 'account',
       permission: 'audit.view_actionlog (+ accès back-office)',
       query: s.object({
         model: s.string({ minLength: 1, maxLength: 63, description: 'absence, shift_change_request, day_modification ou account.' }),
         target_id: s.int({ minimum: 1, maximum: 2147483647, description: 'Identifiant de l’objet concerné.' }),
+        actor: s.string({ minLength: 1, maxLength: 150, description: 'Identifiant (username) du compte qui a agi, sans distinction de casse.' }),
+        verb: s.enum(AUDIT_VERBS, { description: 'Nature de l’écriture.' }),
+        from: s.date({ description: 'Lignes écrites ce jour-là ou après.' }),
+        to: s.date({ description: 'Lignes écrites ce jour-là ou avant.' }),
       }),
       paginated: true,
       sql: {
-        fn: 'app_public.audit_log_list',
+        fn: 'app_public.audit_log_search',
         args: [
           { name: 'p_model', from: 'query', key: 'model', cast: 'text' },
           { name: 'p_target_id', from: 'query', key: 'target_id', cast: 'int' },
+          { name: 'p_actor', from: 'query', key: 'actor', cast: 'text' },
+          { name: 'p_verb', from: 'query', key: 'verb', cast: 'text' },
+          { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
+          { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
           { name: 'p_page', from: 'page', cast: 'int' },
           { name: 'p_page_size', from: 'page_size', cast: 'int' },
         ],

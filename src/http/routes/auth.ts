@@ -31,12 +31,17 @@ export const authRoutes: RouteModule = {
       path: '/api/auth/token/',
       operationId: 'auth_token',
       summary: 'Connexion : obtenir un jeton d’accès (6 heures, sans jeton de rafraîchissement)',
+      description:
+        'Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton ; et 20 ' +
+        'tentatives par heure et par identifiant (sans distinction de casse), quelle que soit l’adresse. Au-delà : ' +
+        '429 avec Retry-After, avant toute vérification du mot de passe.',
       tags: ['Authentification'],
       auth: 'public',
       body: s.object({ username: s.string({ minLength: 1, maxLength: 150 }), password: s.string({ minLength: 1, maxLength: 1024 }) }, ['username', 'password']),
       status: 200,
       response: s.object({ access: s.string({ description: 'JWT à présenter dans Authorization: Bearer <jeton>.' }) }, ['access']),
       errors: [400, 401],
+      rateLimit: 'login_per_username',
       handler: async ({ inAuthenticatorTransaction, config, body }) => {
         const username = String(body.username);
         const password = String(body.password);

@@ -146,7 +146,8 @@ export const documentRoutes: RouteModule = {
       description:
         'Corps multipart/form-data avec un seul fichier sous `file` (PDF, JPG ou PNG contrôlé par son contenu, ' +
         '10 Mo au plus). Dépôt ouvert au salarié, à l’encadrement de son périmètre (sans le droit de lire le ' +
-        'contenu) et aux RH. Le fichier remplacé est supprimé du stockage.',
+        'contenu) et aux RH ; un salarié hors de ce périmètre répond 404, un appelant sans aucun de ces droits 403. ' +
+        'Le fichier remplacé est supprimé du stockage.',
       tags: ['Justificatifs'],
       auth: 'account',
       permission: 'absences.view_absence_queue | employee.change_employee_record (ou le salarié lui-même)',

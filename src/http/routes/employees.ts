@@ -145,7 +145,7 @@ const employeeRoutes: RouteSpec[] = [
     summary: 'Modifier une fiche salarié (prénom et nom obligatoires)',
     description:
       'Comme PATCH, avec `first_name` et `last_name` obligatoires ; les clés absentes restent inchangées. ' + WRITE_RULES +
-      ' Une fiche lisible hors du périmètre d’écriture répond 403, une fiche illisible 404.',
+      ' Sans le droit d’écrire les fiches : 403 ; une fiche hors du périmètre d’écriture, ou illisible : 404.',
     tags: ['Salariés'],
     auth: 'account',
     permission: 'employee.change_employee_record',

@@ -9,11 +9,12 @@ const READ_RULE =
   'ses établissements : les établissements sur lesquels il détient `absences.view_absence_queue` (encadrement) ou `employee.view_payroll` (paie) — ceux de ses rôles, un rôle sans établissement couvrant toute l’association, étendus par ses astreintes en cours (début inclus, fin exclue) — ; pour un compte qui ne détient ni l’une ni l’autre, ses propres lieux de travail) ; `scope=all` lève la restriction.';
 const WRITE_RULE =
   'Écriture avec `events.change_event` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2) : sur les événements créés par ' +
-  'l’appelant et ceux d’un établissement de son périmètre (sinon 403). Les participants sont des salariés que l’appelant ' +
-  'lit dans l’annuaire. Conflit avec une absence : quand un participant a une absence (en attente, validée ou dont ' +
+  'l’appelant et ceux d’un établissement de son périmètre (sinon 403). Un participant ajouté est l’appelant lui-même ou un ' +
+  'salarié de son périmètre `events.change_event` (sinon 404) ; les participants déjà inscrits restent. Conflit avec une absence : quand un participant a une absence (en attente, validée ou dont ' +
   'l’annulation est demandée) qui chevauche l’événement, la réponse liste l’alerte dans `warnings` et une notification ' +
   '« Conflit entre un événement et une absence » part, dans la même transaction, vers l’auteur et les valideurs des ' +
-  'absences du participant (jamais vers le participant lui-même) ; une modification n’alerte que des conflits qu’elle crée.';
+  'absences du participant (jamais vers le participant lui-même) ; une modification n’alerte que des conflits qu’elle crée. ' +
+  'Alertes et `warnings` ne nomment que les absences que l’appelant peut lire.';
 
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
@@ -100,7 +101,7 @@ export const eventModule: RouteModule = {
       sql: { fn: 'app_public.event_create', args: [bodyArg] },
       status: 201,
       response: s.ref('Event'),
-      errors: [400, 403],
+      errors: [400, 403, 404],
     },
     {
       method: 'get',

@@ -32,8 +32,15 @@ export const impersonationModule: RouteModule = {
       ),
       errors: [400, 403, 404],
       handler: async ({ config, identity, inRequestTransaction, body }) => {
-        if (!config.allowImpersonation) throw ApiError.notFound('Adresse inconnue.');
+        if (!config.allowImpersonation) {
+          // Off, the route does not exist; the account is still reloaded first, so that a closed
+          // account gets 401 here as everywhere (SPEC Authentication rule 1).
+          await inRequestTransaction(async () => undefined);
+          throw ApiError.notFound('Adresse inconnue.');
+        }
         const result = await inRequestTransaction(async (client) => {
+          // The function refuses unless told, in this transaction, that impersonation is on.
+          await client.query("select set_config('app.allow_impersonation', 'on', true)");
           const { rows } = await client.query<{ result: { account: { id: number; username: string; employee_id: number | null }; impersonator: { id: number; username: string } } }>(
             'select app_public.impersonation_start(p_account => $1::int) as result',
             [body.account],

@@ -23,7 +23,7 @@ const absence = s.object(
 
 export const planningRoutes: RouteModule = {
   schemas: {
-    OnCallPeriod: s.object(
+    PlanningOnCall: s.object(
       {
         id: s.int(),
         account: s.int({ description: 'Compte d’astreinte.' }),
@@ -59,7 +59,7 @@ export const planningRoutes: RouteModule = {
             ['kind', 'id', 'is_cancellation'],
           ),
         ),
-        on_call: s.array(s.ref('OnCallPeriod'), { description: 'Astreintes des équipes du salarié ce jour-là.' }),
+        on_call: s.array(s.ref('PlanningOnCall'), { description: 'Astreintes des équipes du salarié ce jour-là.' }),
       },
       ['kind', 'post', 'post_code', 'post_label', 'establishment', 'start_time', 'end_time', 'break_start_time',
         'break_end_time', 'break_paid', 'minutes', 'modified', 'absence', 'pending_request', 'on_call'],

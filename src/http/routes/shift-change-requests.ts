@@ -3,8 +3,8 @@ import { s } from '../schema.js';
 
 const nullableTime = (description: string) => s.nullable(s.time({ description }));
 
-/** A slot as a client sends it (request, adjusted grant). */
-const slotInput = s.object(
+/** A slot as a client sends it (request, adjusted grant, back-office correction). */
+export const slotInput = s.object(
   {
     start_time: nullableTime('Début (HH:MM) ; avec end_time, rend le créneau complet. Une ligne sans début ni fin est retirée de la journée.'),
     end_time: nullableTime('Fin (HH:MM) ; une fin antérieure ou égale au début finit le lendemain (nuit), mais pas égale.'),
@@ -142,14 +142,16 @@ export const shiftChangeRoutes: RouteModule = {
         from: s.date({ description: 'Date minimale (incluse) du jour concerné.' }),
         to: s.date({ description: 'Date maximale (incluse) du jour concerné.' }),
         employee: s.id('Filtre sur le salarié.'),
+        establishment: s.id('Filtre sur l’établissement du salarié (principal ou secondaire).'),
       }),
       sql: {
-        fn: 'app_public.shift_change_list',
+        fn: 'app_public.shift_change_search',
         args: [
           { name: 'p_status', from: 'query', key: 'status', cast: 'text' },
           { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
           { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
           { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
+          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
           { name: 'p_page', from: 'page', cast: 'int' },
           { name: 'p_page_size', from: 'page_size', cast: 'int' },
         ],

@@ -1,0 +1,71 @@
+-- Audit log search (back-office viewer and GET /api/audit-log/): filters by model, target,
+-- actor, verb and date window, newest first, for accounts holding audit.view_actionlog with
+-- back-office access; RLS on the log filters again. It replaces app_public.audit_log_list
+-- (model and target only) of the first migration.
+drop function if exists app_public.audit_log_list(text, bigint, int, int);
+
+-- Refuses (403) an account that does not read the audit log.
+create or replace function app_hidden.audit_log_reader_check() returns void
+language plpgsql stable as $$
+begin
+  if not app_hidden.current_account_reads_audit_log() then
+    perform app_hidden.forbidden(
+      'La consultation du journal d''audit est réservée aux comptes ayant la permission audit.view_actionlog et l''accès au back-office.',
+      'WF601');
+  end if;
+end;
+$$;
+
+create or replace function app_public.audit_log_search(
+  p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
+  p_from date default null, p_to date default null, p_page int default 1, p_page_size int default 50)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_models text;
+  v_from timestamptz := (p_from::timestamp at time zone app_hidden.business_timezone());
+  v_to timestamptz := ((p_to + 1)::timestamp at time zone app_hidden.business_timezone());
+  v_actor text := nullif(lower(btrim(p_actor)), '');
+begin
+  perform app_hidden.audit_log_reader_check();
+  if p_model is not null and not exists (select 1 from app_private.audit_models m where m.model = p_model) then
+    select string_agg(m.model, ', ' order by m.model) into v_models from app_private.audit_models m;
+    perform app_hidden.invalid('model', format('Modèle inconnu « %s ». Valeurs possibles : %s.', p_model, v_models), 'WV601');
+  end if;
+  if p_target_id is not null and p_target_id < 1 then
+    perform app_hidden.invalid('target_id', 'L''identifiant de la cible est un entier strictement positif.', 'WV601');
+  end if;
+  if p_from is not null and p_to is not null and p_to < p_from then
+    perform app_hidden.invalid('to', 'La fin de la période précède son début.', 'WV601');
+  end if;
+  return (
+    with lines as (
+      select l.* from app_private.audit_log l
+      where (p_model is null or l.model = p_model)
+        and (p_target_id is null or l.target_id = p_target_id)
+        and (p_verb is null or l.verb = p_verb)
+        and (p_from is null or l.at >= v_from)
+        and (p_to is null or l.at < v_to)
+        -- The account named now, or the username frozen in the line at the time.
+        and (v_actor is null
+             or l.actor_account_id in (select a.id from app_public.accounts a where lower(a.username) = v_actor)
+             or lower(l.actor_username) = v_actor)
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from lines),
+      'results', coalesce((
+        select jsonb_agg(app_hidden.audit_line_json(p) order by p.at desc, p.id desc)
+        from (select * from lines order by at desc, id desc
+              limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
+end;
+$$;
+
+-- The audited models and their French labels (the viewer's model filter), for the same readers.
+create or replace function app_public.audit_log_models() returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  perform app_hidden.audit_log_reader_check();
+  return (select coalesce(jsonb_agg(jsonb_build_object('model', m.model, 'label', m.label) order by m.label), '[]'::jsonb)
+          from app_private.audit_models m);
+end;
+$$;

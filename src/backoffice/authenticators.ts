@@ -1,0 +1,65 @@
+/**
+ * Authenticators of the back-office accounts: a superuser verified by a second factor deletes
+ * the factors of an account, which enrols again at its next login (SPEC, Authentication rule 3).
+ */
+import express from 'express';
+import { html, message } from './html.js';
+import { asUser, asyncRoute, navUser, render, requireUser } from './common.js';
+
+interface FactorAccount {
+  id: number;
+  username: string;
+  name: string;
+  enrolled: boolean;
+  enrolled_at: string | null;
+  backup_codes_left: number;
+}
+
+const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+
+export function authenticatorRoutes(): express.Router {
+  const router = express.Router();
+
+  router.get('/authenticators/', asyncRoute(async (req, res) => {
+    const session = requireUser(req, res);
+    if (!session) return;
+    const accounts = await asUser(req, session, async (client) =>
+      (await client.query<{ accounts: FactorAccount[] }>('select app_public.backoffice_factor_accounts() as accounts')).rows[0]!.accounts);
+    const deleted = accounts.find((a) => String(a.id) === req.query.supprime);
+    render(req, res, 200, 'Authentificateurs', await navUser(req, session), (csrf) => html`
+${deleted ? message('success', `Les facteurs de ${deleted.username} ont été supprimés : un nouvel enrôlement sera demandé à sa prochaine connexion.`) : ''}
+<p>Comptes ayant accès au back-office (statut équipe, superutilisateur, rôle RH n1 ou RH n2 en cours).</p>
+<div class="table-wrap">
+<table>
+  <caption>Second facteur des comptes du back-office</caption>
+  <thead><tr><th scope="col">Compte</th><th scope="col">Nom</th><th scope="col">Authentificateur</th>
+    <th scope="col">Codes de secours restants</th><th scope="col">Action</th></tr></thead>
+  <tbody>
+  ${accounts.map((a) => html`<tr>
+    <th scope="row">${a.username}</th><td>${a.name}</td>
+    <td>${a.enrolled ? `Enregistré le ${DATE_TIME.format(new Date(a.enrolled_at!))}` : 'Aucun'}</td>
+    <td>${a.enrolled ? a.backup_codes_left : '—'}</td>
+    <td>${a.enrolled ? html`<form method="post" action="/backoffice/authenticators/${a.id}/delete/">
+      <input type="hidden" name="csrf_token" value="${csrf}">
+      <button type="submit" class="danger" aria-label="Supprimer les facteurs de ${a.username}">Supprimer les facteurs</button>
+    </form>` : ''}</td>
+  </tr>`)}
+  </tbody>
+</table>
+</div>`);
+  }));
+
+  router.post('/authenticators/:id/delete/', asyncRoute(async (req, res) => {
+    const session = requireUser(req, res);
+    if (!session) return;
+    const id = Number(req.params.id);
+    if (!Number.isSafeInteger(id) || id <= 0) {
+      res.redirect(303, '/backoffice/authenticators/');
+      return;
+    }
+    await asUser(req, session, (client) => client.query('select app_public.backoffice_factors_delete($1)', [id]));
+    res.redirect(303, `/backoffice/authenticators/?supprime=${id}`);
+  }));
+
+  return router;
+}

@@ -1,0 +1,106 @@
+/**
+ * Audit log viewer (issue point 5): readers of audit.view_actionlog with back-office access.
+ * Filters by model, target, actor, verb and date; each line shows before and after side by
+ * side, the keys that changed marked (not by colour alone).
+ */
+import { html, trusted, type Html } from '../html.js';
+import { defineResource } from '../registry.js';
+
+interface AuditLine {
+  id: number;
+  at: string;
+  actor: number | null;
+  actor_identity: { username: string | null; display_name: string | null } | null;
+  verb: string;
+  model: string;
+  target_id: number | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}
+
+const VERB_LABELS: Record<string, string> = {
+  Creation: 'Création',
+  Modification: 'Modification',
+  Suppression: 'Suppression',
+  Validation: 'Validation',
+  Refus: 'Refus',
+  Correction: 'Correction',
+  "Demande d'annulation": 'Demande d’annulation',
+  Annulation: 'Annulation',
+  Impersonation: 'Substitution d’identité',
+};
+
+const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'medium', timeZone: 'Europe/Paris' });
+
+function showValue(value: unknown): Html {
+  if (value === undefined) return html`<span class="absent">(absent)</span>`;
+  if (value === null) return html`<span class="absent">vide</span>`;
+  if (typeof value === 'object') return html`<pre>${JSON.stringify(value, null, 2)}</pre>`;
+  return html`${String(value)}`;
+}
+
+/** Before and after side by side: one row per key, the changed keys first and marked. */
+export function auditDiff(before: Record<string, unknown> | null, after: Record<string, unknown> | null): Html {
+  const keys = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].sort();
+  const changed = (key: string) => JSON.stringify(before?.[key]) !== JSON.stringify(after?.[key]);
+  const ordered = [...keys.filter(changed), ...keys.filter((k) => !changed(k))];
+  const count = keys.filter(changed).length;
+  return html`<table class="diff">
+  <caption>${count} champ${count > 1 ? 's' : ''} modifié${count > 1 ? 's' : ''} sur ${keys.length}</caption>
+  <thead><tr><th scope="col">Champ</th><th scope="col">Avant</th><th scope="col">Après</th></tr></thead>
+  <tbody>${ordered.map((key) => html`<tr${changed(key) ? trusted(' class="changed"') : ''}>
+    <th scope="row">${key}${changed(key) ? html` <span class="badge">modifié</span>` : ''}</th>
+    <td>${before ? showValue(before[key]) : html`<span class="absent">—</span>`}</td>
+    <td>${after ? showValue(after[key]) : html`<span class="absent">—</span>`}</td>
+  </tr>`)}</tbody>
+</table>`;
+}
+
+export const auditLogResource = defineResource<AuditLine>({
+  slug: 'audit-log',
+  title: 'Journal d’audit',
+  summary: 'Qui a fait quoi, quand : chaque écriture avec ses valeurs avant et après.',
+  available: async (client) =>
+    (await client.query<{ ok: boolean }>('select app_hidden.current_account_reads_audit_log() as ok')).rows[0]!.ok,
+  list: {
+    operationId: 'audit_log_list',
+    pageSize: 25,
+    caption: 'Lignes du journal, les plus récentes d’abord',
+    empty: 'Aucune ligne ne correspond à ces filtres.',
+    filters: [
+      {
+        key: 'model', label: 'Objet',
+        options: async (client) => (await client.query<{ models: Array<{ model: string; label: string }> }>(
+          'select app_public.audit_log_models() as models')).rows[0]!.models.map((m) => ({ value: m.model, label: m.label })),
+      },
+      { key: 'target_id', label: 'Identifiant de l’objet', hint: 'Le numéro de la demande, de l’absence…' },
+      { key: 'actor', label: 'Auteur', hint: 'Identifiant de connexion, par exemple rh1.' },
+      { key: 'verb', label: 'Action', options: async () => Object.entries(VERB_LABELS).map(([value, label]) => ({ value, label })) },
+      { key: 'from', label: 'Du' },
+      { key: 'to', label: 'Au' },
+    ],
+    columns: [
+      { label: 'Date', rowHeader: true, value: (line) => DATE_TIME.format(new Date(line.at)) },
+      {
+        label: 'Auteur',
+        value: (line) => line.actor_identity
+          ? html`${line.actor_identity.display_name ?? ''} <span class="muted">(${line.actor_identity.username ?? '?'})</span>`
+          : html`<span class="muted">sans compte (base de données, tâche)</span>`,
+      },
+      { label: 'Action', value: (line) => VERB_LABELS[line.verb] ?? line.verb },
+      {
+        label: 'Objet',
+        value: (line, { options, filterLink }) => {
+          const label = options.model?.find((m) => m.value === line.model)?.label ?? line.model;
+          return line.target_id === null
+            ? label
+            : html`${label} n° ${line.target_id}<br><a href="${filterLink({ model: line.model, target_id: line.target_id })}">Historique de cet objet</a>`;
+        },
+      },
+    ],
+    rowDetail: (line) => html`<details>
+  <summary>Avant / après (ligne ${line.id})</summary>
+  ${auditDiff(line.before, line.after)}
+</details>`,
+  },
+});

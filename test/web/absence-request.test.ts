@@ -1,0 +1,103 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PDF, typeIds } from '../api/absence-helpers.js';
+import { checkPage, counterFigures, login, numberIn, openPage, poll, screenshots, browserWalk } from './browser.js';
+
+const walk = browserWalk();
+let types: Record<string, number>;
+
+beforeAll(async () => {
+  types = await typeIds(walk.env);
+});
+
+describe('absence request', () => {
+  it('an employee files an absence with a document, seeing the server’s preview; validated, it moves state, notification and counters', async () => {
+    const alice = await walk.env.login('alice');
+    const initial = (await walk.env.get('/api/counters/', alice)).body.CP;
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'alice');
+    await page.getByRole('link', { name: 'Demander une absence' }).click();
+    const form = page.getByRole('form', { name: 'Demande d’absence' });
+    await form.getByLabel('Motif').selectOption(String(types.CP));
+    await form.getByLabel('Premier jour').fill('2026-12-07');
+    await form.getByLabel('Dernier jour').fill('2026-12-11');
+    // CP takes no half-day: the form does not offer one.
+    expect(await form.getByLabel('Le premier jour').count()).toBe(0);
+
+    const expected = (await walk.env.post('/api/absences/preview/', alice, {
+      employee: walk.env.ids.employees!.alice, type: types.CP, date_start: '2026-12-07', date_end: '2026-12-11',
+    })).body;
+    const preview = page.getByRole('complementary', { name: 'Aperçu' });
+    await poll(() => preview.locator('.big').textContent()).toBe(`${Number(expected.quantity)} jours`);
+    expect(expected.counter_effects.length).toBeGreaterThan(0);
+    for (const effect of expected.counter_effects) expect(await preview.textContent()).toContain(`${effect.counter} ${effect.year}`);
+
+    // A file of another format is refused before any upload, under its field.
+    const documents = form.getByLabel(/^Justificatifs/);
+    await documents.setInputFiles({ name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('bonjour') });
+    const fileError = page.locator(`#${await documents.getAttribute('aria-describedby')}`);
+    expect(await fileError.textContent()).toContain('seuls les fichiers PDF, JPG et PNG sont acceptés');
+    await documents.setInputFiles({ name: 'attestation.pdf', mimeType: 'application/pdf', buffer: PDF });
+    expect(await documents.getAttribute('aria-describedby')).toBeNull();
+    await form.getByLabel('Commentaire (facultatif)').fill('Vacances en famille.');
+    await checkPage(page, 'Demander une absence');
+    await screenshots(page, 'absence-request');
+
+    await form.getByRole('button', { name: 'Envoyer la demande' }).click();
+    await page.getByRole('heading', { name: 'Mes demandes' }).waitFor();
+    const card = page.locator('.card', { hasText: 'du 07/12/2026 au 11/12/2026' });
+    await card.waitFor();
+    expect(await card.locator('.badge').textContent()).toBe('En attente');
+    expect(await card.textContent()).toContain('attestation.pdf');
+
+    const { body: list } = await walk.env.get(`/api/absences/?employee=${walk.env.ids.employees!.alice}&status=pending`, alice);
+    const filed = list.results.find((absence: { date_start: string }) => absence.date_start === '2026-12-07');
+    expect(filed.documents.map((document: { filename: string }) => document.filename)).toEqual(['attestation.pdf']);
+
+    const validated = await walk.env.post(`/api/absences/${filed.id}/validate/`, await walk.env.login('mgr1'), { version: filed.version });
+    expect(validated.status).toBe(200);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Mes demandes' }).waitFor();
+    await poll(() => card.locator('.badge').textContent()).toBe('Validée');
+    await poll(() => page.getByRole('link', { name: /^Notifications/ }).textContent()).toBe('Notifications1');
+    await page.getByRole('link', { name: /^Notifications/ }).click();
+    await page.locator('.notification', { hasText: "Demande d'absence validée" }).waitFor();
+    // The counters as the server now counts them (the granted days left the reservation).
+    const after = (await walk.env.get('/api/counters/', alice)).body.CP;
+    await page.getByRole('link', { name: 'Mes compteurs' }).click();
+    await poll(async () => numberIn((await counterFigures(page, 'CP')).Pris)).toBe(Number(after.taken));
+    const shown = await counterFigures(page, 'CP');
+    expect(numberIn(shown.Planifiés)).toBe(Number(after.planned));
+    expect(numberIn(shown.Restant)).toBe(Number(after.remaining));
+    // Moved by the filing (reserved in Planifiés) and kept by the validation of future days.
+    expect(Number(after.taken) + Number(after.planned)).toBe(Number(initial.taken) + Number(initial.planned) + Number(expected.quantity));
+    expect(Number(after.remaining)).toBe(Number(initial.remaining) - Number(expected.quantity));
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the server’s errors appear under their field as the form changes; an hourly type asks for hours', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'alice');
+    await page.getByRole('link', { name: 'Demander une absence' }).click();
+    const form = page.getByRole('form', { name: 'Demande d’absence' });
+    await form.getByLabel('Motif').selectOption(String(types.CP));
+    // More than 14 days back (the business day is 16/11/2026).
+    await form.getByLabel('Premier jour').fill('2026-10-01');
+    await form.getByLabel('Dernier jour').fill('2026-10-02');
+    const start = form.getByLabel('Premier jour');
+    await poll(() => start.getAttribute('aria-invalid')).toBe('true');
+    const message = page.locator(`#${await start.getAttribute('aria-describedby')}`);
+    expect((await message.textContent())!.length).toBeGreaterThan(10);
+    await checkPage(page, 'Demander une absence, en erreur');
+
+    await form.getByLabel('Motif').selectOption(String(types.DON));
+    expect(await form.getByLabel('Dernier jour').count()).toBe(0);
+    await form.getByLabel('Date').fill('2026-12-02');
+    await form.getByLabel('De').fill('09:00');
+    await form.getByLabel('À', { exact: true }).fill('10:30');
+    const preview = page.getByRole('complementary', { name: 'Aperçu' });
+    await poll(() => preview.locator('.big').textContent()).toBe('1,5 h');
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -1,0 +1,90 @@
+import { useEffect, useRef, type ReactNode } from 'react';
+import { Link, useLocation } from './router';
+import { useSession, type Me } from './session';
+import { Account } from './pages/Account';
+import { AbsenceRequest } from './pages/AbsenceRequest';
+import { Counters } from './pages/Counters';
+import { Planning } from './pages/Planning';
+import { MyRequests } from './pages/MyRequests';
+import { Notifications, useUnreadCount } from './pages/Notifications';
+
+interface Screen {
+  path: string;
+  label: string;
+  render(): ReactNode;
+  /** Shown in the menu for this account. */
+  shown(me: Me): boolean;
+}
+
+const hasEmployee = (me: Me) => me.employee_id != null;
+
+const SCREENS: Screen[] = [
+  { path: '/planning', label: 'Mon planning', render: () => <Planning />, shown: hasEmployee },
+  { path: '/demandes', label: 'Mes demandes', render: () => <MyRequests />, shown: hasEmployee },
+  { path: '/absences/nouvelle', label: 'Demander une absence', render: () => <AbsenceRequest />, shown: hasEmployee },
+  { path: '/compteurs', label: 'Mes compteurs', render: () => <Counters />, shown: hasEmployee },
+  { path: '/notifications', label: 'Notifications', render: () => <Notifications />, shown: () => true },
+  { path: '/compte', label: 'Mon compte', render: () => <Account />, shown: () => true },
+];
+
+function home(me: Me): string {
+  return (SCREENS.find((screen) => screen.shown(me)) ?? SCREENS[SCREENS.length - 1]!).path;
+}
+
+/** The frame of every screen: skip link, header with the menu, main region. */
+export function App() {
+  const { me, logout } = useSession();
+  const location = useLocation();
+  const unread = useUnreadCount();
+  const screen = SCREENS.find((candidate) => candidate.path === location.pathname && candidate.shown(me));
+  const main = useRef<HTMLElement>(null);
+
+  useEffect(() => {
+    if (!screen) history.replaceState(null, '', home(me));
+  }, [screen, me]);
+  const current = screen ?? SCREENS.find((candidate) => candidate.path === home(me))!;
+
+  // A change of screen moves the focus to its title, as a page load would.
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = `${current.label} · Temps & absences`;
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [current]);
+
+  return (
+    <>
+      <a className="skip" href="#contenu">Aller au contenu</a>
+      <header className="top">
+        <p className="brand">Temps &amp; absences</p>
+        <nav aria-label="Menu principal">
+          <ul>
+            {SCREENS.filter((candidate) => candidate.shown(me)).map((candidate) => (
+              <li key={candidate.path}>
+                <Link href={candidate.path} aria-current={candidate === current ? 'page' : undefined}>
+                  {candidate.label}
+                  {candidate.path === '/notifications' && unread ? (
+                    <span className="count" aria-label={`, ${unread} non lue${unread > 1 ? 's' : ''}`}>{unread}</span>
+                  ) : null}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="who">
+          <span>
+            {me.username}
+            {me.role ? ` · ${me.role}` : ''}
+          </span>
+          <button type="button" onClick={logout}>Se déconnecter</button>
+        </div>
+      </header>
+      <main id="contenu" ref={main}>
+        {current.render()}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,281 @@
+import { useEffect, useId, useMemo, useState, type ChangeEvent, type FormEvent, type ReactNode } from 'react';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, ApiFailure, ok, type Schemas } from '../api/client';
+import { quantity } from '../format';
+import { navigate } from '../router';
+import { useSession } from '../session';
+import { ErrorNotice, FieldError, Loading, Page } from '../ui';
+
+type AbsenceType = Schemas['AbsenceType'];
+type Half = 'morning' | 'afternoon' | null;
+
+/** What the server accepts as a document (SPEC Limits): checked here too, before the upload. */
+const DOCUMENT_TYPES = ['application/pdf', 'image/jpeg', 'image/png'];
+const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024;
+
+interface Draft {
+  type: string;
+  date_start: string;
+  date_end: string;
+  start_half: Half;
+  end_half: Half;
+  start_time: string;
+  end_time: string;
+  comment: string;
+}
+
+const EMPTY: Draft = { type: '', date_start: '', date_end: '', start_half: null, end_half: null, start_time: '', end_time: '', comment: '' };
+
+/** The body the server reads for this draft and type (hours or half-days, never both). */
+function bodyOf(draft: Draft, type: AbsenceType | undefined, employee: number) {
+  const hourly = type?.unit === 'hour';
+  return {
+    employee,
+    type: Number(draft.type),
+    date_start: draft.date_start || undefined,
+    date_end: (hourly ? draft.date_start : draft.date_end || draft.date_start) || undefined,
+    start_half: hourly || !type?.half_day_allowed ? null : draft.start_half,
+    end_half: hourly || !type?.half_day_allowed ? null : draft.end_half,
+    start_time: hourly ? draft.start_time || null : null,
+    end_time: hourly ? draft.end_time || null : null,
+    comment: draft.comment || null,
+  };
+}
+
+/** Waits for the person to stop typing before asking the server again. */
+function useSettled<T>(value: T, delay = 300): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), delay);
+    return () => clearTimeout(timer);
+  }, [value, delay]);
+  return settled;
+}
+
+/** An absence request: the server's preview (quantity, counter effects, warnings, errors) follows the form. */
+export function AbsenceRequest() {
+  const { me } = useSession();
+  const employee = me.employee_id!;
+  const queryClient = useQueryClient();
+  const id = useId();
+  const [draft, setDraft] = useState<Draft>(EMPTY);
+  const [files, setFiles] = useState<File[]>([]);
+  const [fileErrors, setFileErrors] = useState<string[]>([]);
+
+  const types = useQuery({
+    queryKey: ['absence-types'],
+    queryFn: () => ok(api.GET('/api/absence-types/', { params: { query: { page_size: 200 } } })),
+    staleTime: 10 * 60_000,
+  });
+  const type = types.data?.results.find((candidate) => String(candidate.id) === draft.type);
+  const body = useMemo(() => bodyOf(draft, type, employee), [draft, type, employee]);
+  const settled = useSettled(body);
+  const preview = useQuery({
+    queryKey: ['absence-preview', settled],
+    queryFn: () => ok(api.POST('/api/absences/preview/', { body: settled })),
+    enabled: Boolean(settled.type && settled.date_start),
+    placeholderData: keepPreviousData,
+    staleTime: 0,
+  });
+
+  const submit = useMutation({
+    mutationFn: () => {
+      const form = new FormData();
+      for (const [key, value] of Object.entries(body)) if (value != null) form.append(key, String(value));
+      for (const file of files) form.append('add_documents', file, file.name);
+      return ok(api.POST('/api/absences/', { body: form as never, bodySerializer: (data: unknown) => data as FormData }));
+    },
+    onSuccess: async () => {
+      await Promise.all(['absences', 'counters', 'planning'].map((key) => queryClient.invalidateQueries({ queryKey: [key] })));
+      navigate('/demandes');
+    },
+  });
+
+  // Errors under their fields: those of a refused filing, else those of the preview.
+  const errors: Record<string, string[]> = submit.error instanceof ApiFailure ? submit.error.fields : preview.data?.errors ?? {};
+  const set = (key: keyof Draft) => (event: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
+    const value = event.target.value;
+    setDraft((current) => ({ ...current, [key]: key === 'start_half' || key === 'end_half' ? ((value || null) as Half) : value }));
+    if (submit.error) submit.reset();
+  };
+
+  const chooseFiles = (event: ChangeEvent<HTMLInputElement>) => {
+    const chosen = Array.from(event.target.files ?? []);
+    const problems = chosen.flatMap((file) => [
+      ...(DOCUMENT_TYPES.includes(file.type) ? [] : [`« ${file.name} » : seuls les fichiers PDF, JPG et PNG sont acceptés.`]),
+      ...(file.size > DOCUMENT_MAX_BYTES ? [`« ${file.name} » dépasse 10 Mo.`] : []),
+    ]);
+    setFileErrors(problems);
+    setFiles(problems.length ? [] : chosen);
+    if (problems.length) event.target.value = '';
+  };
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (fileErrors.length) return;
+    submit.mutate();
+  };
+
+  const groups = useMemo(() => {
+    const byCategory = new Map<string, AbsenceType[]>();
+    for (const candidate of types.data?.results ?? []) {
+      byCategory.set(candidate.category, [...(byCategory.get(candidate.category) ?? []), candidate]);
+    }
+    return [...byCategory];
+  }, [types.data]);
+
+  const field = (name: string) => ({
+    id: `${id}-${name}`,
+    'aria-invalid': Boolean(errors[name]?.length),
+    'aria-describedby': errors[name]?.length ? `${id}-${name}-error` : undefined,
+  });
+  const errorOf = (name: string) => <FieldError id={`${id}-${name}`} messages={errors[name]} />;
+  const other = Object.entries(errors)
+    .filter(([key]) => !['type', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time', 'comment', 'add_documents', 'employee'].includes(key))
+    .flatMap(([, messages]) => messages);
+  const hourly = type?.unit === 'hour';
+
+  return (
+    <Page title="Demander une absence">
+      {types.isPending && <Loading what="des motifs" />}
+      <ErrorNotice error={types.error} />
+      <div className="split">
+        <form className="panel" onSubmit={onSubmit} noValidate aria-label="Demande d’absence">
+          <label htmlFor={`${id}-type`}>Motif</label>
+          <select {...field('type')} value={draft.type} onChange={set('type')} required>
+            <option value="">Choisissez un motif…</option>
+            {groups.map(([category, list]) => (
+              <optgroup key={category} label={category}>
+                {list.map((candidate) => (
+                  <option key={candidate.id} value={candidate.id}>
+                    {candidate.name} ({candidate.code})
+                  </option>
+                ))}
+              </optgroup>
+            ))}
+          </select>
+          {errorOf('type')}
+          {type && (
+            <p className="muted hint">
+              Décompté en {hourly ? 'heures' : 'jours'}
+              {type.half_day_allowed ? ', demi-journées possibles' : ''}
+              {type.documents_expected ? ' · justificatif attendu' : ''}
+            </p>
+          )}
+
+          <div className="row">
+            <div>
+              <label htmlFor={`${id}-date_start`}>{hourly ? 'Date' : 'Premier jour'}</label>
+              <input type="date" {...field('date_start')} value={draft.date_start} onChange={set('date_start')} required />
+              {errorOf('date_start')}
+            </div>
+            {!hourly && (
+              <div>
+                <label htmlFor={`${id}-date_end`}>Dernier jour</label>
+                <input type="date" {...field('date_end')} value={draft.date_end} min={draft.date_start || undefined} onChange={set('date_end')} />
+                {errorOf('date_end')}
+              </div>
+            )}
+          </div>
+
+          {type && !hourly && type.half_day_allowed && (
+            <div className="row">
+              <div>
+                <label htmlFor={`${id}-start_half`}>Le premier jour</label>
+                <select {...field('start_half')} value={draft.start_half ?? ''} onChange={set('start_half')}>
+                  <option value="">Journée entière</option>
+                  <option value="morning">Le matin seulement</option>
+                  <option value="afternoon">À partir de l’après-midi</option>
+                </select>
+                {errorOf('start_half')}
+              </div>
+              <div>
+                <label htmlFor={`${id}-end_half`}>Le dernier jour</label>
+                <select {...field('end_half')} value={draft.end_half ?? ''} onChange={set('end_half')}>
+                  <option value="">Journée entière</option>
+                  <option value="morning">Jusqu’à midi</option>
+                  <option value="afternoon">L’après-midi seulement</option>
+                </select>
+                {errorOf('end_half')}
+              </div>
+            </div>
+          )}
+
+          {hourly && (
+            <div className="row">
+              <div>
+                <label htmlFor={`${id}-start_time`}>De</label>
+                <input type="time" {...field('start_time')} value={draft.start_time} onChange={set('start_time')} />
+                {errorOf('start_time')}
+              </div>
+              <div>
+                <label htmlFor={`${id}-end_time`}>À</label>
+                <input type="time" {...field('end_time')} value={draft.end_time} onChange={set('end_time')} />
+                {errorOf('end_time')}
+              </div>
+            </div>
+          )}
+
+          <label htmlFor={`${id}-comment`}>Commentaire (facultatif)</label>
+          <textarea {...field('comment')} rows={3} value={draft.comment} onChange={set('comment')} />
+          {errorOf('comment')}
+
+          <label htmlFor={`${id}-documents`}>Justificatifs (PDF, JPG ou PNG, 10 Mo au plus chacun)</label>
+          <input type="file" id={`${id}-documents`} multiple accept=".pdf,.jpg,.jpeg,.png,application/pdf,image/jpeg,image/png"
+            onChange={chooseFiles} aria-invalid={Boolean(fileErrors.length || errors.add_documents?.length)}
+            aria-describedby={fileErrors.length || errors.add_documents?.length ? `${id}-documents-error` : undefined} />
+          <FieldError id={`${id}-documents`} messages={fileErrors.length ? fileErrors : errors.add_documents} />
+          {files.length > 1 && <p className="muted">{files.map((file) => file.name).join(', ')}</p>}
+
+          {other.length > 0 && <p className="notice error" role="alert">{other.join(' ')}</p>}
+          {submit.error && !(submit.error instanceof ApiFailure) && <ErrorNotice error={submit.error} />}
+          <div className="actions">
+            <button type="submit" className="primary" disabled={submit.isPending || !draft.type}>
+              {submit.isPending ? 'Envoi…' : 'Envoyer la demande'}
+            </button>
+          </div>
+        </form>
+
+        <aside className="panel preview" aria-labelledby={`${id}-preview`} aria-live="polite">
+          <h2 id={`${id}-preview`}>Aperçu</h2>
+          {!settled.type || !settled.date_start ? (
+            <p className="muted">Choisissez un motif et des dates : le décompte s’affiche ici.</p>
+          ) : preview.isPending ? (
+            <Loading what="du décompte" />
+          ) : preview.error ? (
+            <ErrorNotice error={preview.error} />
+          ) : (
+            preview.data && <PreviewBody preview={preview.data} />
+          )}
+        </aside>
+      </div>
+    </Page>
+  );
+}
+
+const COLUMN = { planned: 'Planifiés', taken: 'Pris' } as const;
+
+function PreviewBody({ preview }: { preview: Schemas['AbsencePreview'] }): ReactNode {
+  const hasErrors = Object.keys(preview.errors).length > 0;
+  return (
+    <>
+      <p className="big">{preview.quantity == null ? '—' : quantity(preview.quantity, preview.unit)}</p>
+      {preview.counter_effects.length > 0 ? (
+        <ul className="effects">
+          {preview.counter_effects.map((effect) => (
+            <li key={`${effect.counter}-${effect.year}-${effect.column}-${effect.direction}`}>
+              <strong>{effect.counter} {effect.year}</strong> : {effect.direction === 'debit' ? '−' : '+'}
+              {quantity(effect.quantity, preview.unit)} en « {COLUMN[effect.column]} »
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">Aucun compteur n’est touché.</p>
+      )}
+      {preview.warnings.map((warning) => (
+        <p key={warning} className="notice warning">{warning}</p>
+      ))}
+      {hasErrors && <p className="notice error">La demande ne peut pas être envoyée en l’état : voyez les messages sous les champs.</p>}
+    </>
+  );
+}

@@ -1,0 +1,38 @@
+import { useSession } from '../session';
+import { Page } from '../ui';
+
+/** "Mon compte": the connected account as /api/auth/me/ describes it. */
+export function Account() {
+  const { me, logout } = useSession();
+  const rights = [
+    me.can_view_absence_queue && 'consulter la file des demandes de votre périmètre',
+    me.can_decide_absences && 'décider des demandes d’absence',
+    me.can_decide_shift_changes && 'décider des demandes de modification de journée',
+    me.can_view_payroll && 'consulter les éléments de paie',
+  ].filter((right): right is string => Boolean(right));
+  return (
+    <Page title="Mon compte">
+      <dl className="facts">
+        <dt>Identifiant</dt>
+        <dd>{me.username}</dd>
+        <dt>Rôle</dt>
+        <dd>{me.role ?? 'Aucun rôle'}</dd>
+        <dt>Fiche salarié</dt>
+        <dd>{me.employee_id == null ? 'Aucune fiche salarié rattachée' : `N° ${me.employee_id}`}</dd>
+      </dl>
+      <h2>Ce que votre compte permet</h2>
+      {rights.length ? (
+        <ul>
+          {rights.map((right) => (
+            <li key={right}>{right}</li>
+          ))}
+        </ul>
+      ) : (
+        <p>Consulter votre planning, vos demandes et vos compteurs.</p>
+      )}
+      <button type="button" onClick={logout}>
+        Se déconnecter
+      </button>
+    </Page>
+  );
+}

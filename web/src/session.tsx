@@ -1,0 +1,124 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { api, ApiFailure, bindSession, ok, type Schemas } from './api/client';
+
+export type Me = Schemas['Me'];
+
+interface Session {
+  me: Me;
+  /** Logs out: forgets the token and every cached answer. */
+  logout(): void;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside SessionProvider');
+  return session;
+}
+
+const STORAGE_KEY = 'wfm.token';
+
+async function fetchMe(): Promise<Me> {
+  return ok(api.GET('/api/auth/me/'));
+}
+
+/** Exchanges a username and password for a token; the server's message on failure. */
+export async function requestToken(username: string, password: string): Promise<string> {
+  const result = await ok(api.POST('/api/auth/token/', { body: { username, password } }));
+  return result.access;
+}
+
+type State =
+  | { phase: 'loading'; token: string }
+  | { phase: 'anonymous' }
+  | { phase: 'in'; token: string; me: Me; expired: boolean };
+
+/**
+ * Holds the token (kept for the tab in sessionStorage) and the account it opens. Logging in and
+ * out clears the data cache (SPEC, Authentication rule 5). When the server refuses the token
+ * (6 hours have passed), the login comes back over the page, which stays mounted and keeps what
+ * was being typed; logging in again as the same account resumes it and refetches every answer
+ * (another account starts from an empty cache).
+ */
+export function SessionProvider({ login, children }: { login: (props: LoginProps) => ReactNode; children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<State>(() => {
+    const token = sessionStorage.getItem(STORAGE_KEY);
+    return token ? { phase: 'loading', token } : { phase: 'anonymous' };
+  });
+
+  const expire = useCallback(() => {
+    setState((current) => (current.phase === 'in' ? { ...current, expired: true } : { phase: 'anonymous' }));
+  }, []);
+
+  const token = state.phase === 'anonymous' ? null : state.token;
+  const expired = state.phase === 'in' && state.expired;
+  // The client presents no token while the login is shown again: nothing is sent in vain.
+  bindSession(expired ? null : token, expire);
+
+  useEffect(() => {
+    if (state.phase !== 'loading') return;
+    let live = true;
+    fetchMe().then(
+      (me) => live && setState({ phase: 'in', token: state.token, me, expired: false }),
+      () => {
+        if (!live) return;
+        sessionStorage.removeItem(STORAGE_KEY);
+        setState({ phase: 'anonymous' });
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [state]);
+
+  const signIn = useCallback(
+    async (newToken: string) => {
+      bindSession(newToken, expire);
+      const me = await fetchMe();
+      sessionStorage.setItem(STORAGE_KEY, newToken);
+      setState((current) => {
+        if (current.phase === 'in' && current.me.id === me.id) {
+          // Same account after an expiry: the page stays as it was (forms keep what was typed)
+          // and every answer is fetched again with the new token. Another account: all goes.
+          void queryClient.invalidateQueries();
+        } else {
+          queryClient.clear();
+        }
+        return { phase: 'in', token: newToken, me, expired: false };
+      });
+    },
+    [expire, queryClient],
+  );
+
+  const logout = useCallback(() => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    queryClient.clear();
+    setState({ phase: 'anonymous' });
+    history.replaceState(null, '', '/');
+  }, [queryClient]);
+
+  const session = useMemo(() => (state.phase === 'in' ? { me: state.me, logout } : null), [state, logout]);
+
+  if (state.phase === 'loading') return <p className="splash" role="status">Chargement…</p>;
+  if (state.phase === 'anonymous' || !session) return <>{login({ onToken: signIn, expiredFor: null })}</>;
+  return (
+    <SessionContext.Provider value={session}>
+      {/* The page stays mounted under the login (inert): what was typed is kept. */}
+      <div inert={expired} key={state.me.id}>
+        {children}
+      </div>
+      {expired && login({ onToken: signIn, expiredFor: state.me.username })}
+    </SessionContext.Provider>
+  );
+}
+
+export interface LoginProps {
+  onToken(token: string): Promise<void>;
+  /** Set when the token expired: the username whose session is resumed. */
+  expiredFor: string | null;
+}
+
+export { ApiFailure };

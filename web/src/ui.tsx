@@ -1,0 +1,65 @@
+import { useId, type ReactNode } from 'react';
+import { ApiFailure } from './api/client';
+
+/** Messages of a field, tied to its input by aria-describedby (id `${id}-error`). */
+export function FieldError({ id, messages }: { id: string; messages?: string[] }) {
+  if (!messages?.length) return null;
+  return (
+    <p className="field-error" id={`${id}-error`}>
+      {messages.join(' ')}
+    </p>
+  );
+}
+
+/** The answer of a failed call, read out when it appears. */
+export function ErrorNotice({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiFailure ? Object.values(error.fields).flat().join(' ') : 'Le serveur ne répond pas. Réessayez dans un instant.';
+  return (
+    <p className="notice error" role="alert">
+      {text}
+    </p>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p className="loading" role="status">
+      Chargement {what}…
+    </p>
+  );
+}
+
+export function Page({ title, actions, children }: { title: string; actions?: ReactNode; children: ReactNode }) {
+  const id = useId();
+  return (
+    <section aria-labelledby={id} className="page">
+      <header className="page-head">
+        <h1 id={id} tabIndex={-1}>
+          {title}
+        </h1>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+/** Previous / next page of a paginated list (count from the server). */
+export function Pager({ page, pageSize, count, onPage, label }: { page: number; pageSize: number; count: number; onPage(page: number): void; label: string }) {
+  const pages = Math.max(1, Math.ceil(count / pageSize));
+  if (pages === 1) return null;
+  return (
+    <nav className="pager" aria-label={label}>
+      <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
+        Page précédente
+      </button>
+      <span aria-live="polite">
+        Page {page} sur {pages}
+      </span>
+      <button type="button" onClick={() => onPage(page + 1)} disabled={page >= pages}>
+        Page suivante
+      </button>
+    </nav>
+  );
+}
