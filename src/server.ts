@@ -6,7 +6,9 @@ import type { Config } from './config.js';
 import { createPool } from './db/pool.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.js';
-import { ApiError, apiErrorFromPg } from './http/errors.js';
+import type pg from 'pg';
+import { ApiError, apiErrorFromPg, isConnectionLoss } from './http/errors.js';
+import { manifestMismatches } from './http/manifest-check.js';
 import { buildApiRouter, expressPath } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
@@ -45,6 +47,22 @@ export interface AppOptions {
   logger?: Logger;
   /** The built web application to serve at `/` (default web/dist). */
   webDist?: string;
+}
+
+/**
+ * Start-up stops when a route's SQL call does not fit its function (manifest-check.ts). A database
+ * that cannot be reached yet is not a reason to stop: the routes answer 503 until it is back.
+ */
+async function checkManifest(pool: pg.Pool, logger: Logger): Promise<void> {
+  let problems: string[];
+  try {
+    problems = await manifestMismatches(pool, routes);
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw error;
+    logger.warn('database unreachable at start-up: the SQL calls of the manifest were not checked');
+    return;
+  }
+  if (problems.length) throw new Error(`The route manifest does not fit the SQL functions:\n${problems.join('\n')}`);
 }
 
 /** Composes the HTTP service: logging, headers, auth, rate limits, the manifest's routes, docs, GraphQL. */
@@ -99,6 +117,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   for (const route of routes.filter((r) => r.rateLimit === 'password_reset')) {
     app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
   }
+
+  await checkManifest(pool, logger);
 
   const openApi = buildOpenApi(routeModules, API_INFO);
   app.get('/api/schema/', (_req, res) => {

@@ -99,12 +99,8 @@ const CONSTRAINT_MESSAGES: Record<string, [field: string, message: string]> = {
   shift_change_requests_one_pending_key: ['date', 'Une demande de modification est déjà en attente pour cette date.'],
 };
 
-/**
- * Maps an error thrown by a SQL call to an ApiError, or returns null for an unexpected
- * error (a 500, logged by the caller).
- */
 /** The database is unreachable, or the connection was lost mid-request. */
-function isConnectionLoss(error: unknown): boolean {
+export function isConnectionLoss(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
@@ -115,6 +111,10 @@ function isConnectionLoss(error: unknown): boolean {
   return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
 }
 
+/**
+ * Maps an error thrown by a SQL call to an ApiError, or returns null for an unexpected
+ * error (a 500, logged by the caller).
+ */
 export function apiErrorFromPg(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   // A path whose percent-encoding does not decode (Express: "Failed to decode param") names nothing.

@@ -1,0 +1,54 @@
+/**
+ * The manifest names SQL functions and their arguments by name (`p_body => $1`); a renamed or
+ * removed argument in sql/ would only show when the route is first called. At start-up every
+ * route's call is compared with pg_proc: the function exists, each named argument is one of its
+ * input arguments, and every argument without a default is given.
+ */
+import type pg from 'pg';
+import type { RouteSpec } from './route.js';
+
+interface Overload {
+  name: string;
+  inputs: string[];
+  /** Input arguments that have no default (the first ones, in PostgreSQL). */
+  withoutDefault: string[];
+}
+
+async function overloads(pool: pg.Pool): Promise<Map<string, Overload[]>> {
+  const { rows } = await pool.query<{ name: string; argnames: string[] | null; argmodes: string[] | null; nargs: number; ndefaults: number }>(
+    `select n.nspname || '.' || p.proname as name, p.proargnames as argnames, p.proargmodes::text[] as argmodes,
+            p.pronargs as nargs, p.pronargdefaults as ndefaults
+       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+      where n.nspname = 'app_public'`,
+  );
+  const result = new Map<string, Overload[]>();
+  for (const row of rows) {
+    // proargnames lists every argument (out ones too when proargmodes is set); pronargs counts inputs.
+    const names = row.argnames ?? [];
+    const inputs = row.argmodes ? names.filter((_, i) => ['i', 'b', 'v'].includes(row.argmodes![i]!)) : names.slice(0, row.nargs);
+    const overload = { name: row.name, inputs, withoutDefault: inputs.slice(0, row.nargs - row.ndefaults) };
+    result.set(row.name, [...(result.get(row.name) ?? []), overload]);
+  }
+  return result;
+}
+
+/** What is wrong with each route's SQL call, one line per route (empty when every call fits). */
+export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Promise<string[]> {
+  const functions = await overloads(pool);
+  const problems: string[] = [];
+  for (const route of routes) {
+    if (!route.sql) continue;
+    const given = route.sql.args.map((arg) => arg.name);
+    const candidates = functions.get(route.sql.fn) ?? [];
+    if (candidates.length === 0) {
+      problems.push(`${route.operationId}: ${route.sql.fn} does not exist`);
+      continue;
+    }
+    const fits = candidates.some((fn) => given.every((name) => fn.inputs.includes(name)) && fn.withoutDefault.every((name) => given.includes(name)));
+    if (!fits) {
+      const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
+      problems.push(`${route.operationId}: ${route.sql.fn} takes ${signatures}, the manifest gives (${given.join(', ')})`);
+    }
+  }
+  return problems;
+}
