@@ -4,7 +4,7 @@
  * suite. Ends with one plain line "N passed, N failed" read by CI.
  */
 import { spawn } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT_DIR } from '../src/db/migrate.js';
 import { driftCheck } from '../src/db/sql-source.js';
@@ -79,11 +79,24 @@ async function vitest(dir: string): Promise<void> {
   failed += runFailed;
 }
 
+// Each test file writes how many answers it checked against the OpenAPI document (test/helpers/response-contract.ts).
+const contractCounts = path.join(ROOT_DIR, 'test-results', 'response-contract');
+await rm(contractCounts, { recursive: true, force: true });
+
 // The HTTP suite first, then the browser walks: Chromium does not compete with the timed API tests.
 console.log('== vitest (API)');
 await vitest('test/api/');
 console.log('== vitest (web application, in Chromium)');
 await vitest('test/web/');
+
+try {
+  let answers = 0;
+  const files = await readdir(contractCounts);
+  for (const file of files) answers += (JSON.parse(await readFile(path.join(contractCounts, file), 'utf8')) as { checked: number }).checked;
+  console.log(`${answers} HTTP answers of ${files.length} test files matched the OpenAPI document (status, content type, body).`);
+} catch {
+  console.log('No count of answers checked against the OpenAPI document was written.');
+}
 
 console.log('== pgTAP');
 try {

@@ -33,7 +33,7 @@ const BASE_SCHEMAS: Record<string, JsonSchema> = {
   Detail: s.object({ detail: s.string() }, ['detail']),
 };
 
-function errorResponse(status: number): JsonSchema {
+function errorResponse(status: number, body?: JsonSchema): JsonSchema {
   const headers: JsonSchema = {};
   if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Secondes à attendre', schema: s.int() };
   if (status === 405) headers.Allow = { description: 'Méthodes autorisées', schema: s.string() };
@@ -42,7 +42,7 @@ function errorResponse(status: number): JsonSchema {
     description: STATUS_TEXT[status] ?? `HTTP ${status}`,
     ...(Object.keys(headers).length ? { headers } : {}),
     content: {
-      'application/json': { schema: s.ref(status === 400 ? 'ValidationError' : 'Detail') },
+      'application/json': { schema: body ?? s.ref(status === 400 ? 'ValidationError' : 'Detail') },
     },
   };
 }
@@ -100,8 +100,9 @@ function successResponse(route: RouteSpec): JsonSchema {
   );
   const withHeaders = Object.keys(headers).length ? { headers } : {};
   if (route.status === 204) return { description, ...withHeaders };
-  if (route.responseContentType) {
-    return { description, ...withHeaders, content: { [route.responseContentType]: { schema: { type: 'string', contentMediaType: route.responseContentType } } } };
+  if (route.responseContentTypes) {
+    const content = Object.fromEntries(route.responseContentTypes.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]));
+    return { description, ...withHeaders, content };
   }
   const schema = route.response ?? s.anyObject();
   return {
@@ -125,10 +126,12 @@ export function buildOpenApi(modules: RouteModule[], info: { title: string; vers
   for (const route of modules.flatMap((module) => module.routes)) {
     const statuses = new Set([...route.errors, 429, 503]);
     if (route.auth !== 'public') statuses.add(401);
-    if (route.body) statuses.add(400);
-    if (route.pathParams) statuses.add(404);
+    // Bodies and query strings are validated (400 under the field); so are the list's page and page_size.
+    if (route.body || route.query || route.paginated) statuses.add(400);
+    // A path naming no row; a page beyond the last one.
+    if (route.pathParams || route.paginated) statuses.add(404);
     const responses: Record<string, JsonSchema> = { [String(route.status)]: successResponse(route) };
-    for (const status of [...statuses].sort()) responses[String(status)] = errorResponse(status);
+    for (const status of [...statuses].sort()) responses[String(status)] = errorResponse(status, route.errorBodies?.[status]);
     const description = [route.description, route.permission ? `Permission : \`${route.permission}\`.` : '']
       .filter(Boolean)
       .join('\n\n');

@@ -79,9 +79,11 @@ export interface RouteSpec {
   paginated?: boolean | { fixedPageSize: number };
   status: number;
   response?: JsonSchema;
-  /** Content type of a binary response (file downloads). */
-  responseContentType?: string;
+  /** Content types of a binary response (file downloads: the stored file's detected type). */
+  responseContentTypes?: readonly string[];
   errors: number[];
+  /** An error status whose body is not the usual { detail } (the health probe's 503 says what is down). */
+  errorBodies?: Partial<Record<number, JsonSchema>>;
   headers?: Record<string, string>;
   /** Extra rate-limit bucket: the password reset route (per address), the login (per username, once its body is read). */
   rateLimit?: 'password_reset' | 'login_per_username';

@@ -26,7 +26,9 @@ export const s = {
   array: (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra }),
   nullable: (schema: JsonSchema): JsonSchema => {
     const type = schema.type;
-    if (typeof type === 'string') return { ...schema, type: [type, 'null'] };
+    // An enum lists every value allowed, so null joins the list as well as the types.
+    const values = Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {};
+    if (typeof type === 'string') return { ...schema, type: [type, 'null'], ...values };
     return { anyOf: [schema, { type: 'null' }] };
   },
   object: (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema => ({

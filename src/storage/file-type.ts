@@ -1,5 +1,6 @@
 /** Content types accepted for documents, recognised by their first bytes (never by name). */
-export type DocumentContentType = 'application/pdf' | 'image/jpeg' | 'image/png';
+export const DOCUMENT_CONTENT_TYPES = ['application/pdf', 'image/jpeg', 'image/png'] as const;
+export type DocumentContentType = (typeof DOCUMENT_CONTENT_TYPES)[number];
 
 const SIGNATURES: Array<{ type: DocumentContentType; bytes: number[] }> = [
   { type: 'application/pdf', bytes: [0x25, 0x50, 0x44, 0x46, 0x2d] }, // %PDF-

@@ -99,16 +99,18 @@ describe('GET /api/schema/', () => {
         const responses = operation(route).responses;
         const expected = new Set([String(route.status), ...route.errors.map(String), '429', '503']);
         if (route.auth !== 'public') expected.add('401');
-        if (route.body) expected.add('400');
-        if (route.pathParams) expected.add('404');
+        if (route.body || route.query || route.paginated) expected.add('400');
+        if (route.pathParams || route.paginated) expected.add('404');
         expect(Object.keys(responses).sort()).toEqual([...expected].sort());
         expect(responses[String(route.status)].description).toBeTruthy();
-        if (route.status !== 204 && !route.responseContentType) {
+        if (route.status !== 204 && !route.responseContentTypes) {
           expect(responses[String(route.status)].content['application/json'].schema).toBeDefined();
         }
         for (const status of Object.keys(responses).filter((s) => Number(s) >= 400)) {
           const schema = responses[status].content['application/json'].schema;
-          expect(schema.$ref, `${status}`).toBe(status === '400' ? '#/components/schemas/ValidationError' : '#/components/schemas/Detail');
+          const own = route.errorBodies?.[Number(status)];
+          if (own) expect(schema, `${status}`).toEqual(own);
+          else expect(schema.$ref, `${status}`).toBe(status === '400' ? '#/components/schemas/ValidationError' : '#/components/schemas/Detail');
         }
         expect(responses['429'].headers['Retry-After']).toBeDefined();
         expect(responses['503'].headers['Retry-After']).toBeDefined();

@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import { INJECTED } from '../helpers/response-contract.js';
 import { typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
@@ -164,9 +165,9 @@ describe('a notification that cannot be written', () => {
         for each row execute function public.fail_notification();`);
     const audit = await count('select count(*) as n from app_private.audit_log');
     try {
-      const shift = await env.post('/api/shift-change-requests/', token, { date: '2026-12-10', reason: 'urgence', is_remote: true });
+      const shift = await env.post('/api/shift-change-requests/', token, { date: '2026-12-10', reason: 'urgence', is_remote: true }, { uncheckedBecause: INJECTED });
       expect(shift.status).toBe(500);
-      const absence = await env.post('/api/absences/', token, { employee: E().chloe, type: T.FOR, date_start: '2026-12-10', date_end: '2026-12-10' });
+      const absence = await env.post('/api/absences/', token, { employee: E().chloe, type: T.FOR, date_start: '2026-12-10', date_end: '2026-12-10' }, { uncheckedBecause: INJECTED });
       expect(absence.status).toBe(500);
       expect(await count('select count(*) as n from app_public.shift_change_requests where employee_id = $1', [E().chloe])).toBe(0);
       expect(await count('select count(*) as n from app_public.absences where employee_id = $1', [E().chloe])).toBe(0);

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import { INJECTED } from '../helpers/response-contract.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -233,7 +234,7 @@ describe('POST /api/shift-change-requests/', () => {
                         begin raise exception 'notification service down'; end; $$`);
     await env.db.query('create trigger zz_refuse before insert on app_public.notifications for each row execute function public.refuse_notifications()');
     try {
-      const res = await file('david', { date: '2026-11-20', reason: 'urgence', is_remote: true });
+      const res = await env.post(BASE, await token('david'), { date: '2026-11-20', reason: 'urgence', is_remote: true }, { uncheckedBecause: INJECTED });
       expect(res.status).toBe(500);
     } finally {
       await env.db.query('drop trigger zz_refuse on app_public.notifications');

@@ -1,4 +1,9 @@
-/** A small HTTP client for tests: JSON in, JSON (or text) out, status and headers kept. */
+import { checkResponse } from './response-contract.js';
+
+/**
+ * A small HTTP client for tests: JSON in, JSON (or text) out, status and headers kept. Every answer
+ * is checked against the OpenAPI document (response-contract.ts) unless the request says why not.
+ */
 export interface HttpResponse<T = any> {
   status: number;
   body: T;
@@ -12,6 +17,8 @@ export interface RequestOptions {
   form?: FormData;
   headers?: Record<string, string>;
   rawBody?: string;
+  /** Why this answer is not checked against the OpenAPI document (a fault injected on purpose). */
+  uncheckedBecause?: string;
 }
 
 export function makeClient(baseUrl: string) {
@@ -31,6 +38,7 @@ export function makeClient(baseUrl: string) {
     const text = await response.text();
     let parsed: unknown = text;
     if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    if (!options.uncheckedBecause) checkResponse(method, path, response.status, response.headers, parsed, text);
     return { status: response.status, body: parsed as T, headers: response.headers, text };
   }
   return {

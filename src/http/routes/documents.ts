@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import type { HandlerContext, HandlerResult } from '../route.js';
 import { s } from '../schema.js';
+import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 import { purgeStorageGarbageIn } from '../../storage/garbage.js';
 
 /** 10 MB = 10 × 1024 × 1024 bytes (CONTRACT section 7), per document. */
@@ -108,7 +109,7 @@ export const documentRoutes: RouteModule = {
       permission: 'absences.view_absencedocument_file (tiers)',
       pathParams: { id: s.id() },
       status: 200,
-      responseContentType: 'application/octet-stream',
+      responseContentTypes: DOCUMENT_CONTENT_TYPES,
       headers: FILE_HEADERS,
       errors: [403, 404],
       handler: async (ctx) => {
@@ -197,7 +198,7 @@ export const documentRoutes: RouteModule = {
       permission: 'absences.view_absencedocument_file (tiers)',
       pathParams: { id: s.id() },
       status: 200,
-      responseContentType: 'application/octet-stream',
+      responseContentTypes: DOCUMENT_CONTENT_TYPES,
       headers: FILE_HEADERS,
       errors: [403, 404],
       handler: async (ctx) => {

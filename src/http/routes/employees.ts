@@ -2,6 +2,7 @@ import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
+import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
@@ -387,7 +388,7 @@ const attachmentRoutes: RouteSpec[] = [
     permission: 'employee.view_employee_attachment',
     pathParams: attachmentParams,
     status: 200,
-    responseContentType: 'application/octet-stream',
+    responseContentTypes: DOCUMENT_CONTENT_TYPES,
     headers: { 'Cache-Control': 'private, no-store' },
     errors: [403, 404],
     handler: async ({ inRequestTransaction, params, storage, res }) => {

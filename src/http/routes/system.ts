@@ -13,6 +13,12 @@ export const systemRoutes: RouteModule = {
       status: 200,
       response: s.object({ status: s.enum(['ok']), database: s.enum(['ok']) }, ['status', 'database']),
       errors: [503],
+      errorBodies: {
+        503: s.object(
+          { detail: s.string(), status: s.enum(['error']), database: s.enum(['unavailable']) },
+          ['detail', 'status', 'database'],
+        ),
+      },
       handler: async ({ pool }) => {
         try {
           await pool.query('select 1');

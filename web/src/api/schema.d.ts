@@ -2114,7 +2114,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    "application/json": {
+                        detail: string;
+                        /** @enum {string} */
+                        status: "error";
+                        /** @enum {string} */
+                        database: "unavailable";
+                    };
                 };
             };
         };
@@ -2486,10 +2492,28 @@ export interface operations {
                     };
                 };
             };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description Authentification absente, invalide ou compte inactif */
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2576,6 +2600,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3045,6 +3078,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3534,6 +3576,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4007,6 +4058,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4528,6 +4588,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description Authentification absente, invalide ou compte inactif */
             401: {
                 headers: {
@@ -4807,6 +4876,15 @@ export interface operations {
                         previous: string | null;
                         results: components["schemas"]["EmployeeAttachment"][];
                     };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Authentification absente, invalide ou compte inactif */
@@ -5131,7 +5209,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
                 };
             };
             /** @description Authentification absente, invalide ou compte inactif */
@@ -5326,6 +5406,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6665,6 +6754,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -7865,7 +7963,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
                 };
             };
             /** @description Authentification absente, invalide ou compte inactif */
@@ -8161,7 +8261,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
                 };
             };
             /** @description Authentification absente, invalide ou compte inactif */
@@ -8268,6 +8370,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,6 +8560,15 @@ export interface operations {
             };
             /** @description Action interdite pour ce compte */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8870,6 +8990,15 @@ export interface operations {
             };
             /** @description Action interdite pour ce compte */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9571,6 +9700,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9717,6 +9855,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9804,6 +9951,15 @@ export interface operations {
             };
             /** @description Action interdite pour ce compte */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,97 @@
+/**
+ * The checks that keep the published contract true: every answer a test reads is compared with
+ * the OpenAPI document (test/helpers/response-contract.ts, run by the shared HTTP client), and the
+ * manifest's SQL calls are compared with pg_proc at start-up (src/http/manifest-check.ts). Here,
+ * each check is shown to refuse what it must.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manifestMismatches } from '../../src/http/manifest-check.js';
+import { routes } from '../../src/http/routes/index.js';
+import type { RouteSpec } from '../../src/http/route.js';
+import { s } from '../../src/http/schema.js';
+import { compileValidator } from '../../src/http/validation.js';
+import { checkResponse, ResponseContractError } from '../helpers/response-contract.js';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+const JSON_HEADERS = new Headers({ 'content-type': 'application/json; charset=utf-8' });
+
+function check(method: string, path: string, status: number, body: unknown, headers = JSON_HEADERS): void {
+  checkResponse(method, path, status, headers, body, body === undefined ? '' : JSON.stringify(body));
+}
+
+describe('answers against the OpenAPI document', () => {
+  it('a real answer passes; the same answer with a key added, renamed or mistyped fails, naming it', async () => {
+    const token = await env.login('alice');
+    const me = await env.get('/api/auth/me/', token);
+    expect(me.status).toBe(200);
+    expect(() => check('GET', '/api/auth/me/', 200, me.body)).not.toThrow();
+
+    expect(() => check('GET', '/api/auth/me/', 200, { ...me.body, salary: 1 })).toThrow(/auth_me.*\(salary\)/s);
+    const { username, ...renamed } = me.body as Record<string, unknown>;
+    expect(() => check('GET', '/api/auth/me/', 200, { ...renamed, user_name: username })).toThrow(ResponseContractError);
+    expect(() => check('GET', '/api/auth/me/', 200, { ...me.body, id: String(me.body.id) })).toThrow(/\/id must be integer/);
+  });
+
+  it('nested objects and list envelopes are closed too', async () => {
+    const token = await env.login('rh1');
+    const list = await env.get('/api/employees/?page_size=1', token);
+    expect(list.status).toBe(200);
+    expect(list.body.results.length).toBe(1);
+    const [row] = list.body.results as Array<Record<string, unknown>>;
+    expect(() => check('GET', '/api/employees/', 200, { ...list.body, results: [{ ...row, secret: true }] })).toThrow(/results\/0.*\(secret\)/s);
+    expect(() => check('GET', '/api/employees/', 200, { ...list.body, total: 3 })).toThrow(/\(total\)/);
+  });
+
+  it('a status the operation does not document fails, and so does a content type it does not answer', () => {
+    expect(() => check('GET', '/api/auth/me/', 418, { detail: 'teapot' })).toThrow(/418: this status is not in the OpenAPI document/);
+    expect(() => check('GET', '/api/auth/me/', 200, 'hello', new Headers({ 'content-type': 'text/plain' }))).toThrow(/content type text\/plain/);
+  });
+
+  it('a nullable enum accepts null and its values, nothing else', () => {
+    const validate = compileValidator(s.nullable(s.enum(['Validée', 'Refusée'])), false);
+    expect([null, 'Validée', 'Refusée'].map((value) => validate(value))).toEqual([true, true, true]);
+    expect(validate('Annulée')).toBe(false);
+  });
+
+  it('a key the document marks as absent-when-empty may be absent, not null', () => {
+    const base = { id: 1, username: 'x', employee_id: null,
+      can_view_absence_queue: false, can_decide_absences: false, can_decide_shift_changes: false, can_view_payroll: false };
+    expect(() => check('GET', '/api/auth/me/', 200, base)).not.toThrow();
+    expect(() => check('GET', '/api/auth/me/', 200, { ...base, role: null })).toThrow(/\/role must be string/);
+    expect(() => check('GET', '/api/auth/me/', 200, { ...base, role: 'Chef' })).toThrow(/\/role must be equal to one of the allowed values/);
+  });
+
+  it('paths outside the API (documentation, back-office, unknown routes) are not the contract’s', () => {
+    expect(() => check('GET', '/backoffice/', 200, '<html>', new Headers({ 'content-type': 'text/html' }))).not.toThrow();
+    expect(() => check('GET', '/api/nowhere/', 404, { detail: 'x' })).not.toThrow();
+  });
+});
+
+describe('the manifest against pg_proc', () => {
+  it('every route of the manifest fits its SQL function', async () => {
+    expect(await manifestMismatches(env.db, routes)).toEqual([]);
+  });
+
+  it('a renamed argument, a missing one and an unknown function are each named', async () => {
+    const create = routes.find((route) => route.operationId === 'absence_create')!;
+    const call = create.sql!;
+    const doctored: RouteSpec[] = [
+      { ...create, operationId: 'renamed', sql: { ...call, args: call.args.map((arg) => (arg.name === 'p_body' ? { ...arg, name: 'p_payload' } : arg)) } },
+      { ...create, operationId: 'missing', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_body') } },
+      { ...create, operationId: 'unknown', sql: { ...call, fn: 'app_public.absence_creation' } },
+    ];
+    const problems = await manifestMismatches(env.db, doctored);
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_body.*\), the manifest gives \(p_payload/);
+    expect(problems[1]).toMatch(/^missing: /);
+    expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
+  });
+});
