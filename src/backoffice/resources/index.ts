@@ -1,6 +1,14 @@
 /** The resources of the back-office, in the order of the navigation. */
 import type { Resource } from '../registry.js';
+import { absenceCategoriesResource } from './absence-categories.js';
+import { absenceTypesResource } from './absence-types.js';
+import { counterAssociationsResource } from './counter-associations.js';
+import { countersResource } from './counters.js';
+import { postsResource } from './posts.js';
 import { auditLogResource } from './audit-log.js';
 import { shiftChangeResource } from './shift-change-requests.js';
 
-export const RESOURCES: readonly Resource[] = [shiftChangeResource, auditLogResource];
+export const RESOURCES: readonly Resource[] = [
+  shiftChangeResource, auditLogResource,
+  absenceTypesResource, absenceCategoriesResource, postsResource, counterAssociationsResource, countersResource,
+];
