@@ -25,14 +25,16 @@ interface CompiledList {
 
 function compileList(resource: Resource): CompiledList {
   const route = routes.find((r) => r.operationId === resource.list.operationId);
-  if (!route?.sql || !route.paginated || !route.query) {
-    throw new Error(`back-office ${resource.slug}: ${resource.list.operationId} is not a paginated SQL route with a query schema`);
+  if (!route?.sql || !route.paginated) {
+    throw new Error(`back-office ${resource.slug}: ${resource.list.operationId} is not a paginated SQL route`);
   }
-  const properties = (route.query.properties ?? {}) as Record<string, JsonSchema>;
+  // A list without query parameters (contract types) has no filter to draw.
+  const querySchema: JsonSchema = route.query ?? { type: 'object', properties: {} };
+  const properties = (querySchema.properties ?? {}) as Record<string, JsonSchema>;
   for (const filter of resource.list.filters) {
     if (!properties[filter.key]) throw new Error(`back-office ${resource.slug}: the route has no query parameter ${filter.key}`);
   }
-  return { resource, route, sql: sqlText(route), properties, validate: compileValidator(route.query, true) };
+  return { resource, route, sql: sqlText(route), properties, validate: compileValidator(querySchema, true) };
 }
 
 /** The input of a filter, drawn from its JSON Schema (enum or options: select; date; integer; text). */

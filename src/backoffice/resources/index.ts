@@ -1,6 +1,17 @@
 /** The resources of the back-office, in the order of the navigation. */
 import type { Resource } from '../registry.js';
 import { auditLogResource } from './audit-log.js';
+import { employeeResource } from './employees.js';
+import { contractTypeResource, divisionResource, establishmentResource } from './referentials.js';
 import { shiftChangeResource } from './shift-change-requests.js';
+import { teamResource } from './teams.js';
 
-export const RESOURCES: readonly Resource[] = [shiftChangeResource, auditLogResource];
+export const RESOURCES: readonly Resource[] = [
+  shiftChangeResource,
+  employeeResource,
+  teamResource,
+  establishmentResource,
+  divisionResource,
+  contractTypeResource,
+  auditLogResource,
+];
