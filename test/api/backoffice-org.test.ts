@@ -102,3 +102,68 @@ describe('account activation ("Compte actif")', () => {
     expect(row.rows[0]!.is_active).toBe(true);
   });
 });
+
+describe('honorability certificate', () => {
+  const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+
+  /** Posts the deposit form as a browser would (multipart), with the page's CSRF token unless told otherwise. */
+  async function deposit(visitor: BackofficeVisitor, employee: number, file: { name: string; type: string; bytes: Buffer }, csrf?: string) {
+    const page = await visitor.get(`/backoffice/employees/${employee}/honorability/`);
+    const form = new FormData();
+    form.set('csrf_token', csrf ?? /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!);
+    form.set('file', new Blob([file.bytes], { type: file.type }), file.name);
+    const response = await fetch(`${env.url}/backoffice/employees/${employee}/honorability/`, {
+      method: 'POST', body: form, redirect: 'manual', headers: { cookie: visitor.cookieHeader() },
+    });
+    return { status: response.status, location: response.headers.get('location'), text: await response.text() };
+  }
+
+  const certificates = async (employee: number) =>
+    (await env.db.query('select filename from app_public.honorability_certificates where employee_id = $1', [employee])).rows;
+
+  it('HR deposits a PDF through the API’s SQL function, downloads it with its session, then removes it', async () => {
+    const alice = env.ids.employees!.alice!;
+    const done = await deposit(rh1, alice, { name: 'casier-alice.pdf', type: 'application/pdf', bytes: PDF });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe(`/backoffice/employees/${alice}/`);
+    expect(await certificates(alice)).toEqual([{ filename: 'casier-alice.pdf' }]);
+    const detail = await rh1.get(`/backoffice/employees/${alice}/`);
+    expect(detail.text).toContain('casier-alice.pdf');
+    const link = /href="([^"]*\/honorability-certificate\/file\/)"/.exec(detail.text)![1]!;
+    const file = await rh1.get(link.replace(env.url, ''));
+    expect(file.status).toBe(200);
+    expect(file.headers.get('cache-control')).toBe('private, no-store');
+    expect(file.text.startsWith('%PDF')).toBe(true);
+
+    const { csrf } = await formOf(rh1, `/backoffice/employees/${alice}/`, `/backoffice/employees/${alice}/remove-certificate/`);
+    const removed = await rh1.request('POST', `/backoffice/employees/${alice}/remove-certificate/`, { form: { csrf_token: csrf! } });
+    expect(removed.status).toBe(303);
+    expect(await certificates(alice)).toEqual([]);
+  });
+
+  it('a file that is not a PDF, JPG or PNG: 400 under the file field, nothing written', async () => {
+    const bruno = env.ids.employees!.bruno!;
+    const refused = await deposit(rh1, bruno, { name: 'casier.txt', type: 'application/pdf', bytes: Buffer.from('pas un PDF') });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/<p class="field-error" id="attestation-erreur">Format de fichier non accepté/);
+    expect(refused.text).toContain('aria-invalid="true"');
+    expect(await certificates(bruno)).toEqual([]);
+  });
+
+  it('a forged token: 403, nothing written; outside the perimeter: 404, inside: deposited', async () => {
+    const bruno = env.ids.employees!.bruno!;
+    const forged = await deposit(rh1, bruno, { name: 'casier.pdf', type: 'application/pdf', bytes: PDF }, 'faux-jeton');
+    expect(forged.status).toBe(403);
+    expect(await certificates(bruno)).toEqual([]);
+    // RH n2 of E2 reads the directory, but deposits only inside its perimeter.
+    const david = env.ids.employees!.david!;
+    const form = await rh2.get(`/backoffice/employees/${david}/honorability/`);
+    expect(form.text).toContain('Vous ne pouvez pas déposer l’attestation de ce salarié.');
+    expect(form.text).not.toContain('type="file"');
+    const outside = await deposit(rh2, david, { name: 'casier.pdf', type: 'application/pdf', bytes: PDF });
+    expect(outside.status).toBe(404);
+    expect(await certificates(david)).toEqual([]);
+    const inside = await deposit(rh2, env.ids.employees!.chloe!, { name: 'casier.pdf', type: 'application/pdf', bytes: PDF });
+    expect(inside.status).toBe(303);
+  });
+});

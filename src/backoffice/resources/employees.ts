@@ -141,6 +141,7 @@ async function render(e: Employee, client: pg.PoolClient): Promise<Html> {
   const roles = e.account
     ? await readOrNull<AccountRoles>(client, 'select app_public.account_role_attributions($1) as result', [e.account.id])
     : null;
+  const canDeposit = (await client.query<{ ok: boolean }>('select app_hidden.can_deposit_honorability($1) as ok', [e.id])).rows[0]!.ok;
   const certificate = await readOrNull<Certificate>(client, 'select app_public.honorability_certificate_get(p_employee => $1) as result', [e.id]);
   return html`<section class="card" aria-labelledby="fiche">
   <h2 id="fiche">La fiche</h2>
@@ -174,6 +175,7 @@ ${roles ? html`<section class="card" aria-labelledby="roles">
     ? html`<p>${certificate.filename}, déposée le ${DATE_TIME.format(new Date(certificate.uploaded_at))} par ${certificate.uploaded_by}.</p>
   ${certificate.file ? html`<p><a href="${certificate.file}">Télécharger l’attestation</a></p>` : message('info', 'Vous n’avez pas le droit d’en lire le contenu.')}`
     : html`<p>Aucune attestation déposée.</p>`}
+  ${canDeposit ? html`<p><a href="/backoffice/employees/${e.id}/honorability/">${certificate ? 'Remplacer l’attestation' : 'Déposer l’attestation'}</a></p>` : ''}
 </section>`;
 }
 
