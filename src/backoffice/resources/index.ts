@@ -1,5 +1,6 @@
 /** The resources of the back-office, in the order of the navigation. */
 import type { Resource } from '../registry.js';
+import { absenceCategoriesResource } from './absence-categories.js';
 import { auditLogResource } from './audit-log.js';
 import { employeeResource } from './employees.js';
 import { contractTypeResource, divisionResource, establishmentResource } from './referentials.js';
@@ -14,4 +15,5 @@ export const RESOURCES: readonly Resource[] = [
   divisionResource,
   contractTypeResource,
   auditLogResource,
+  absenceCategoriesResource,
 ];
