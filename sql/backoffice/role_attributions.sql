@@ -273,3 +273,61 @@ begin
   return null;
 end;
 $$;
+
+-- The back-office list of attributions the caller reads, filtered by account, role and
+-- establishment (an attribution without establishment covers them all); current ones first.
+create or replace function app_public.role_attributions_search(p_account int default null, p_role text default null,
+                                                               p_establishment int default null,
+                                                               p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable as $$
+  with found as (
+    select ra.id, r.precedence, a.username,
+           app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) as current
+    from app_public.role_attributions ra
+    join app_public.roles r on r.id = ra.role_id
+    join app_public.accounts a on a.id = ra.account_id
+    where (p_account is null or ra.account_id = p_account)
+      and (p_role is null or r.name = p_role)
+      and (p_establishment is null
+           or (r.opens_manager_workspace
+               and (not exists (select 1 from app_public.role_attribution_establishments x where x.attribution_id = ra.id)
+                    or exists (select 1 from app_public.role_attribution_establishments x
+                               where x.attribution_id = ra.id and x.establishment_id = p_establishment))))
+  ), page as (
+    select f.id, row_number() over (order by f.current desc, f.precedence, lower(f.username), f.id) as ord
+    from found f
+    order by f.current desc, f.precedence, lower(f.username), f.id
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from found),
+    'results', coalesce((select jsonb_agg(app_hidden.role_attribution_json(p.id)
+                                          || jsonb_build_object('account_username', a.username,
+                                                                'account_name', app_hidden.account_display_name(a.id))
+                                          order by p.ord)
+                         from page p
+                         join app_public.role_attributions ra on ra.id = p.id
+                         join app_public.accounts a on a.id = ra.account_id), '[]'::jsonb));
+$$;
+
+-- One attribution as the caller reads it, with what the back-office shows and may do.
+create or replace function app_public.role_attribution_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.role_attributions;
+begin
+  select * into v from app_public.role_attributions ra where ra.id = p_id;
+  if not found then
+    perform app_hidden.not_found('Attribution de rôle introuvable.', 'WN580');
+  end if;
+  return app_hidden.role_attribution_json(p_id)
+      || jsonb_build_object(
+           'account_username', (select a.username from app_public.accounts a where a.id = v.account_id),
+           'account_name', app_hidden.account_display_name(v.account_id),
+           'account_employee', (select a.employee_id from app_public.accounts a where a.id = v.account_id),
+           'can_edit', app_hidden.current_account_is_staff() and app_hidden.account_in_role_reach(v.account_id)
+                       and v.account_id is distinct from app_hidden.current_account_id()
+                       and app_hidden.account_rights_covered(v.account_id));
+end;
+$$;

@@ -12,11 +12,13 @@ import { startTestEnv, type TestEnv } from '../helpers/server.js';
 let env: TestEnv;
 let rh1: BackofficeVisitor;
 let rh2: BackofficeVisitor;
+let admin: BackofficeVisitor;
 
 beforeAll(async () => {
   env = await startTestEnv({ configOverrides: { backofficeLoginAttempts: 1000 } });
   rh1 = (await enrolAs(env, 'rh1')).visitor;
   rh2 = (await enrolAs(env, 'rh2')).visitor;
+  admin = (await enrolAs(env, 'admin')).visitor;
 });
 afterAll(async () => {
   await env?.close();
@@ -165,5 +167,131 @@ describe('honorability certificate', () => {
     expect(await certificates(david)).toEqual([]);
     const inside = await deposit(rh2, env.ids.employees!.chloe!, { name: 'casier.pdf', type: 'application/pdf', bytes: PDF });
     expect(inside.status).toBe(303);
+  });
+});
+
+/** The text of the error paragraph under the field `id` of a page. */
+function errorUnder(text: string, id: string): string | undefined {
+  return new RegExp(`<p class="field-error" id="${id}-erreur">([^<]*)</p>`).exec(text)?.[1];
+}
+
+const count = async (sql: string, values: unknown[] = []) => Number((await env.db.query<{ n: string }>(sql, values)).rows[0]!.n);
+
+describe('referential forms (staff only)', () => {
+  it('creates an establishment with its count base; a name already used comes back under name, nothing written', async () => {
+    const form = await admin.get('/backoffice/establishments/nouveau/');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<option value="ouvres">Jours ouvrés (lundi au vendredi)</option>');
+    const before = await count('select count(*) as n from app_public.establishments');
+    const taken = (await env.db.query<{ name: string }>('select name from app_public.establishments where id = $1', [env.ids.establishments!.E1])).rows[0]!.name;
+    const refused = await admin.submit('/backoffice/establishments/nouveau/', { name: taken.toUpperCase(), count_base: 'ouvres', division: '' });
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'c-name')).toContain('s&#39;appelle déjà');
+    const empty = await admin.submit('/backoffice/establishments/nouveau/', { name: '', count_base: 'ouvres', division: '' });
+    expect(empty.status).toBe(400);
+    expect(errorUnder(empty.text, 'c-name')).toBeDefined();
+    expect(await count('select count(*) as n from app_public.establishments')).toBe(before);
+    const created = await admin.submit('/backoffice/establishments/nouveau/', { name: 'MAS Les Peupliers', count_base: 'ouvres', division: '' });
+    expect(created.status).toBe(303);
+    const row = (await env.db.query('select id, count_base from app_public.establishments where name = $1', ['MAS Les Peupliers'])).rows[0]!;
+    expect(row.count_base).toBe('ouvres');
+    expect(created.location).toBe(`/backoffice/establishments/${row.id}/?fait=cree`);
+    // Edited, then deleted (unused).
+    const edited = await admin.submit(`/backoffice/establishments/${row.id}/modifier/`, { name: 'MAS Les Peupliers', count_base: 'ouvrables', division: '' });
+    expect(edited.status).toBe(303);
+    expect((await env.db.query('select count_base from app_public.establishments where id = $1', [row.id])).rows[0]!.count_base).toBe('ouvrables');
+    const deleted = await admin.submit(`/backoffice/establishments/${row.id}/supprimer/`, {}, `/backoffice/establishments/${row.id}/`);
+    expect(deleted.status).toBe(303);
+    expect(await count('select count(*) as n from app_public.establishments where id = $1', [row.id])).toBe(0);
+  });
+
+  it('an establishment in use is not deleted: the refusal is shown, nothing written', async () => {
+    const e1 = env.ids.establishments!.E1!;
+    const refused = await admin.submit(`/backoffice/establishments/${e1}/supprimer/`, {}, `/backoffice/establishments/${e1}/`);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('encore utilisé');
+    expect(await count('select count(*) as n from app_public.establishments where id = $1', [e1])).toBe(1);
+  });
+
+  it('divisions and contract types: created by staff; a contract type code already used under code', async () => {
+    expect((await admin.submit('/backoffice/divisions/nouveau/', { name: 'Pôle adultes' })).status).toBe(303);
+    const refused = await admin.submit('/backoffice/contract-types/nouveau/', { code: 'CDI', name: 'Doublon' });
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'c-code')).toBeDefined();
+    const created = await admin.submit('/backoffice/contract-types/nouveau/', { code: 'CUI', name: 'Contrat unique d’insertion' });
+    expect(created.status).toBe(303);
+    expect(await count("select count(*) as n from app_public.contract_types where code = 'CUI'")).toBe(1);
+  });
+
+  it('an HR account without staff status is offered no form, and a forged post is refused by SQL', async () => {
+    const list = await rh1.get('/backoffice/establishments/');
+    expect(list.text).not.toContain('/backoffice/establishments/nouveau/');
+    const before = await count('select count(*) as n from app_public.establishments');
+    const forged = await rh1.submit('/backoffice/establishments/nouveau/', { name: 'Forgé', count_base: 'ouvres', division: '' }, '/backoffice/establishments/');
+    expect(forged.status).toBe(403);
+    expect(await count('select count(*) as n from app_public.establishments')).toBe(before);
+  });
+});
+
+describe('role attributions', () => {
+  const alice = () => env.ids.accounts!.alice!;
+
+  it('a staff Admin grants Manager n1 on an establishment; the employee record shows it; the line is audited', async () => {
+    const form = await admin.get('/backoffice/role-attributions/nouveau/');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<option value="Manager n1">Manager n1</option>');
+    const created = await admin.submit('/backoffice/role-attributions/nouveau/', {
+      account: String(alice()), role: 'Manager n1', start_date: '2026-12-01', end_date: '', establishments: String(env.ids.establishments!.E2),
+    });
+    expect(created.status).toBe(303);
+    const row = (await env.db.query(`select ra.id, ra.start_date::text as start, array(select establishment_id from app_public.role_attribution_establishments x where x.attribution_id = ra.id) as est
+      from app_public.role_attributions ra where ra.account_id = $1 and ra.role_id = 5`, [alice()])).rows[0]!;
+    expect(row.start).toBe('2026-12-01');
+    expect(row.est).toEqual([env.ids.establishments!.E2]);
+    expect(created.location).toBe(`/backoffice/role-attributions/${row.id}/?fait=cree`);
+    const record = await admin.get(`/backoffice/employees/${env.ids.employees!.alice}/`);
+    expect(record.text).toContain('Manager n1');
+    expect(await count("select count(*) as n from app_private.audit_log where model = 'role_attribution' and target_id = $1", [row.id])).toBe(1);
+  });
+
+  it('errors under their field, nothing written: end before start, establishments on Salarié, a rank above the editor', async () => {
+    const before = await count('select count(*) as n from app_public.role_attributions');
+    const dates = await admin.submit('/backoffice/role-attributions/nouveau/', {
+      account: String(alice()), role: 'Manager n2', start_date: '2026-12-01', end_date: '2026-11-01',
+    });
+    expect(dates.status).toBe(400);
+    expect(errorUnder(dates.text, 'c-end_date')).toContain('La fin doit être');
+    const salarie = await admin.submit('/backoffice/role-attributions/nouveau/', {
+      account: String(env.ids.accounts!.emma), role: 'Salarié', start_date: '2027-01-01', establishments: String(env.ids.establishments!.E1),
+    });
+    expect(salarie.status).toBe(400);
+    expect(errorUnder(salarie.text, 'c-establishments')).toContain('ne se restreint pas par établissement');
+    const own = await admin.submit('/backoffice/role-attributions/nouveau/', { account: String(env.ids.accounts!.admin), role: 'Manager n2' });
+    expect(own.status).toBe(403);
+    expect(own.text).toContain('vos propres rôles');
+    expect(await count('select count(*) as n from app_public.role_attributions')).toBe(before);
+  });
+
+  it('changes the dates, then deletes; an HR account without staff status is offered neither', async () => {
+    const id = (await env.db.query('select id from app_public.role_attributions where account_id = $1 and role_id = 5', [alice()])).rows[0]!.id as number;
+    const asHr = await rh1.get(`/backoffice/role-attributions/${id}/`);
+    expect(asHr.status).toBe(200);
+    expect(asHr.text).not.toContain(`/backoffice/role-attributions/${id}/modifier/`);
+    expect(asHr.text).not.toContain(`/backoffice/role-attributions/${id}/supprimer/`);
+    const changed = await admin.submit(`/backoffice/role-attributions/${id}/modifier/`, {
+      start_date: '2026-12-01', end_date: '2027-06-30', establishments: String(env.ids.establishments!.E2),
+    });
+    expect(changed.status).toBe(303);
+    expect((await env.db.query('select end_date::text as d from app_public.role_attributions where id = $1', [id])).rows[0]!.d).toBe('2027-06-30');
+    const deleted = await admin.submit(`/backoffice/role-attributions/${id}/supprimer/`, {}, `/backoffice/role-attributions/${id}/`);
+    expect(deleted.status).toBe(303);
+    expect(await count('select count(*) as n from app_public.role_attributions where id = $1', [id])).toBe(0);
+  });
+
+  it('an HR account restricted to E2 lists the attributions; one outside its reach cannot be written', async () => {
+    const list = await rh2.get(`/backoffice/role-attributions/?account=${alice()}`);
+    expect(list.status).toBe(200);
+    expect(list.text).toContain('Salarié');
+    expect(list.text).not.toContain('/backoffice/role-attributions/nouveau/');
   });
 });

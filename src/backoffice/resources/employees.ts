@@ -167,6 +167,7 @@ async function render(e: Employee, client: pg.PoolClient): Promise<Html> {
 ${roles ? html`<section class="card" aria-labelledby="roles">
   <h2 id="roles">Rôles</h2>
   ${rolesTable(roles.results)}
+  <p><a href="/backoffice/role-attributions/?account=${roles.account.id}">Attributions de rôle de ce compte</a></p>
   ${roles.can_edit ? '' : html`<p class="muted">Les rôles s’attribuent par un compte du personnel d’administration qui détient lui-même ces droits ; personne ne modifie ses propres rôles.</p>`}
 </section>` : ''}
 <section class="card" aria-labelledby="honorabilite">

@@ -3,6 +3,7 @@ import type { Resource } from '../registry.js';
 import { absenceCategoriesResource } from './absence-categories.js';
 import { auditLogResource } from './audit-log.js';
 import { employeeResource } from './employees.js';
+import { roleAttributionResource } from './role-attributions.js';
 import { contractTypeResource, divisionResource, establishmentResource } from './referentials.js';
 import { shiftChangeResource } from './shift-change-requests.js';
 import { teamResource } from './teams.js';
@@ -10,6 +11,7 @@ import { teamResource } from './teams.js';
 export const RESOURCES: readonly Resource[] = [
   shiftChangeResource,
   employeeResource,
+  roleAttributionResource,
   teamResource,
   establishmentResource,
   divisionResource,
