@@ -295,3 +295,52 @@ describe('role attributions', () => {
     expect(list.text).not.toContain('/backoffice/role-attributions/nouveau/');
   });
 });
+
+describe('teams and employee records (the API’s rules: perimeter writers, not staff only)', () => {
+  it('HR creates a team in its perimeter; an establishment outside it comes back under establishments, nothing written', async () => {
+    const before = await count('select count(*) as n from app_public.teams');
+    const refused = await rh2.submit('/backoffice/teams/nouveau/', { name: 'Équipe mixte', establishments: String(env.ids.establishments!.E1) });
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'c-establishments')).toBeDefined();
+    expect(await count('select count(*) as n from app_public.teams')).toBe(before);
+    const created = await rh2.submit('/backoffice/teams/nouveau/', { name: 'Équipe du week-end', establishments: String(env.ids.establishments!.E2) });
+    expect(created.status).toBe(303);
+    const team = (await env.db.query("select id from app_public.teams where name = 'Équipe du week-end'")).rows[0]!.id as number;
+    const added = await rh2.submit(`/backoffice/teams/${team}/ajouter-membre/`, { employee: String(env.ids.employees!.chloe), start_date: '', end_date: '' },
+      `/backoffice/teams/${team}/`);
+    expect(added.status).toBe(303);
+    expect(await count('select count(*) as n from app_public.team_assignments where team_id = $1', [team])).toBe(1);
+    // A team of E1 only: not offered to RH n2 of E2.
+    const t1 = await rh2.get(`/backoffice/teams/${env.ids.teams!.T1}/`);
+    expect(t1.text).not.toContain(`/backoffice/teams/${env.ids.teams!.T1}/modifier/`);
+  });
+
+  it('HR edits an employee record of its perimeter; a bad e-mail comes back under its field, nothing written', async () => {
+    const chloe = env.ids.employees!.chloe!;
+    const form = await rh2.get(`/backoffice/employees/${chloe}/modifier/`);
+    expect(form.status).toBe(200);
+    const fields = { last_name: 'Bernard', first_name: 'Chloé', professional_email: 'pas-une-adresse', birth_date: '', main_establishment: String(env.ids.establishments!.E2) };
+    const refused = await rh2.submit(`/backoffice/employees/${chloe}/modifier/`, fields);
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'e-professional_email')).toBeDefined();
+    const saved = await rh2.submit(`/backoffice/employees/${chloe}/modifier/`, { ...fields, professional_email: 'chloe.b@peupliers.example', is_polyvalent: '1' });
+    expect(saved.status).toBe(303);
+    const row = (await env.db.query('select professional_email, is_polyvalent from app_public.employees where id = $1', [chloe])).rows[0]!;
+    expect(row).toEqual({ professional_email: 'chloe.b@peupliers.example', is_polyvalent: true });
+    // Outside its perimeter: no edit link, and the form is refused.
+    const alice = env.ids.employees!.alice!;
+    expect((await rh2.get(`/backoffice/employees/${alice}/`)).text).not.toContain(`/backoffice/employees/${alice}/modifier/`);
+    expect((await rh2.get(`/backoffice/employees/${alice}/modifier/`)).status).toBe(403);
+  });
+
+  it('HR creates an employee record and its account', async () => {
+    const created = await rh1.submit('/backoffice/employees/nouveau/', {
+      last_name: 'Nouvelle', first_name: 'Inès', professional_email: '', birth_date: '', main_establishment: String(env.ids.establishments!.E1),
+    });
+    expect(created.status).toBe(303);
+    const row = (await env.db.query(`select e.id, a.username from app_public.employees e join app_public.accounts a on a.employee_id = e.id
+      where e.last_name = 'Nouvelle'`)).rows[0]!;
+    expect(row.username).toBe('ines.nouvelle');
+    expect(created.location).toBe(`/backoffice/employees/${row.id}/?fait=cree`);
+  });
+});

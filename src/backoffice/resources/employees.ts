@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import { html, message, type Html } from '../html.js';
-import { defineResource } from '../registry.js';
+import { defineResource, type FormField } from '../registry.js';
 import { establishmentOptions } from './referentials.js';
 
 interface Contract {
@@ -180,12 +180,34 @@ ${roles ? html`<section class="card" aria-labelledby="roles">
 </section>`;
 }
 
+/** The record's own fields (contracts and teams keep their lists: PATCH leaves absent keys unchanged). */
+const RECORD_FIELDS: FormField[] = [
+  { key: 'last_name', label: 'Nom' },
+  { key: 'first_name', label: 'Prénom' },
+  { key: 'professional_email', label: 'Adresse professionnelle', hint: 'Reçoit l’invitation à définir le mot de passe.' },
+  { key: 'birth_date', label: 'Date de naissance' },
+  { key: 'is_polyvalent', label: 'Agent polyvalent', widget: 'checkbox' },
+  { key: 'main_establishment', label: 'Établissement principal', options: establishmentOptions },
+  { key: 'secondary_establishments', label: 'Établissements secondaires', options: establishmentOptions },
+];
+
+const CAN_WRITE_RECORDS = "select app_hidden.current_account_has('employee.change_employee_record') as ok";
+
 export const employeeResource = defineResource<Employee>({
   slug: 'employees',
   title: 'Salariés',
   summary: 'Fiches des salariés : contrats, équipes, compte actif, rôles et attestation d’honorabilité.',
   available: async (client) =>
     (await client.query<{ ok: boolean }>("select app_hidden.current_account_has('employee.view_employee_directory') as ok")).rows[0]!.ok,
+  create: {
+    title: 'Nouvelle fiche salarié',
+    submitLabel: 'Créer la fiche et son compte',
+    intro: 'Le compte est ouvert sans mot de passe utilisable, avec le rôle Salarié ; une invitation part vers l’adresse professionnelle si elle est donnée.',
+    operationId: 'employees_create',
+    fields: RECORD_FIELDS,
+    allowed: async (client) => (await client.query<{ ok: boolean }>(CAN_WRITE_RECORDS)).rows[0]!.ok,
+    done: 'La fiche a été créée.',
+  },
   list: {
     operationId: 'employees_list',
     pageSize: 25,
@@ -210,9 +232,22 @@ export const employeeResource = defineResource<Employee>({
          'activation', not app_hidden.is_current_employee($1)
                        and (app_hidden.may(null, 'employee.change_account_activation', $1)
                             or app_hidden.may(null, 'employee.change_interim_account_activation', $1)),
+         'edit', app_hidden.may(null, 'employee.change_employee_record', $1),
          'remove_certificate', app_hidden.can_deposit_honorability($1)
                                and exists (select 1 from app_public.honorability_certificates h where h.employee_id = $1)) as a`, [id])).rows[0]!.a,
     render,
+    edit: {
+      title: 'Modifier la fiche',
+      submitLabel: 'Enregistrer',
+      operationId: 'employees_partial_update',
+      fields: RECORD_FIELDS,
+      initial: (e) => ({
+        last_name: e.last_name, first_name: e.first_name, professional_email: e.professional_email, birth_date: e.birth_date,
+        is_polyvalent: e.is_polyvalent, main_establishment: e.main_establishment, secondary_establishments: e.secondary_establishments,
+      }),
+      allowed: (_e, can) => Boolean(can.edit),
+      done: 'La fiche a été enregistrée.',
+    },
     actions: [
       {
         slug: 'account-activation',
