@@ -172,3 +172,413 @@ begin
   return null;
 end;
 $$;
+
+-- Absence types (reasons) -----------------------------------------------------------------------
+
+-- Every field of an absence type as the back-office edits it (the API's absence_type_json
+-- plus what the API does not show: ids, activity, position).
+create or replace function app_hidden.absence_type_admin_json(p_id int) returns jsonb
+language sql stable as $$
+  select app_hidden.absence_type_json(t.id) || jsonb_build_object(
+    'category_id', t.category_id,
+    'category_label', coalesce(p.name || ' › ', '') || c.name,
+    'is_active', t.is_active,
+    'position', t.position,
+    'contract_type_ids', coalesce((select jsonb_agg(a.contract_type_id order by a.contract_type_id)
+                                   from app_public.absence_type_contract_types a where a.absence_type_id = t.id), '[]'::jsonb),
+    'associations', coalesce((select jsonb_agg(jsonb_build_object('id', ca.id, 'counter_code', ca.counter_code, 'is_active', ca.is_active)
+                                               order by ca.counter_code)
+                              from app_public.counter_associations ca where ca.absence_type_id = t.id), '[]'::jsonb),
+    'absences', (select count(*) from app_public.absences a where a.type_id = t.id))
+  from app_public.absence_types t
+  join app_public.absence_categories c on c.id = t.category_id
+  left join app_public.absence_categories p on p.id = c.parent_id
+  where t.id = p_id;
+$$;
+
+-- Every type, inactive ones included; p_category keeps a category and its sub-categories.
+create or replace function app_public.absence_types_search(p_category int default null, p_active boolean default null,
+                                                           p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  with filtered as (
+    select t.id, t.position, t.code
+    from app_public.absence_types t
+    join app_public.absence_categories c on c.id = t.category_id
+    where (p_category is null or c.id = p_category or c.parent_id = p_category)
+      and (p_active is null or t.is_active = p_active)
+  ),
+  page as (
+    select f.id, row_number() over (order by f.position, f.code, f.id) as n from filtered f
+    order by n
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(app_hidden.absence_type_admin_json(page.id) order by page.n) from page), '[]'::jsonb));
+$$;
+
+create or replace function app_public.absence_type_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if not exists (select 1 from app_public.absence_types t where t.id = p_id) then
+    perform app_hidden.not_found('Motif d''absence introuvable.');
+  end if;
+  return app_hidden.absence_type_admin_json(p_id);
+end;
+$$;
+
+-- Creates (p_id null) or rewrites an absence type from its body (every field of the SPEC's
+-- table): all field errors at once (400, WV516), the code clash with a post under code
+-- (app_hidden.code_namespace_clash, the trigger guarding it again under concurrency), the
+-- orphan rule of a deactivation under is_active (sql/counters/triggers.sql).
+create or replace function app_public.absence_type_save(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_errors jsonb := '{}';
+  v_code text := app_hidden.in_trimmed(p_body, 'code');
+  v_name text := app_hidden.in_trimmed(p_body, 'name');
+  v_category int := app_hidden.in_int(p_body, 'category');
+  v_unit text := coalesce(app_hidden.in_trimmed(p_body, 'unit'), 'day');
+  v_cap numeric := app_hidden.in_numeric(p_body, 'annual_cap');
+  v_overrun text := coalesce(app_hidden.in_trimmed(p_body, 'cap_overrun'), 'refuse');
+  v_effect text := coalesce(app_hidden.in_trimmed(p_body, 'annualisation_effect'), 'none');
+  v_half_day boolean := coalesce(app_hidden.in_bool(p_body, 'half_day_allowed'), false);
+  v_contract_types int[] := coalesce(app_hidden.in_ids(p_body, 'contract_types'), '{}');
+  v_clash text;
+  v_id int := p_id;
+begin
+  perform app_hidden.require_staff();
+  if p_id is not null then
+    perform 1 from app_public.absence_types t where t.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Motif d''absence introuvable.');
+    end if;
+  end if;
+  if v_code is null then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
+  elsif v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
+  elsif exists (select 1 from app_public.absence_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d''absence.', v_code));
+  else
+    v_clash := app_hidden.code_namespace_clash('absence_types', v_code);
+    if v_clash is not null then
+      v_errors := app_hidden.add_error(v_errors, 'code', v_clash);
+    end if;
+  end if;
+  if v_name is null then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
+  elsif length(v_name) > 150 then
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  end if;
+  if v_category is null then
+    v_errors := app_hidden.add_error(v_errors, 'category', 'La catégorie est obligatoire.');
+  elsif not exists (select 1 from app_public.absence_categories c where c.id = v_category) then
+    v_errors := app_hidden.add_error(v_errors, 'category', 'Catégorie inconnue.');
+  end if;
+  if v_unit not in ('day', 'hour') then
+    v_errors := app_hidden.add_error(v_errors, 'unit', 'Unité inconnue : Jour (day) ou Heure (hour).');
+  elsif v_unit = 'hour' and v_half_day then
+    v_errors := app_hidden.add_error(v_errors, 'half_day_allowed', 'Un motif saisi en heures ne se prend pas par demi-journée.');
+  end if;
+  if v_cap is not null and v_cap <= 0 then
+    v_errors := app_hidden.add_error(v_errors, 'annual_cap', 'Le plafond annuel est strictement positif, ou vide pour aucun plafond.');
+  elsif v_cap is not null and (v_cap >= 1000000 or v_cap <> round(v_cap, 2)) then
+    v_errors := app_hidden.add_error(v_errors, 'annual_cap', 'Au plus 999 999,99, avec deux décimales au plus.');
+  end if;
+  if v_overrun not in ('refuse', 'warn') then
+    v_errors := app_hidden.add_error(v_errors, 'cap_overrun', 'Choix inconnu : Refuser (refuse) ou Avertir (warn).');
+  end if;
+  if v_effect not in ('none', 'neutralise', 'impute') then
+    v_errors := app_hidden.add_error(v_errors, 'annualisation_effect', 'Effet inconnu : none, neutralise ou impute.');
+  end if;
+  if exists (select 1 from unnest(v_contract_types) x(id) where not exists (select 1 from app_public.contract_types ct where ct.id = x.id)) then
+    v_errors := app_hidden.add_error(v_errors, 'contract_types', 'Type de contrat inconnu.');
+  end if;
+  perform app_hidden.invalid_fields(v_errors, 'WV516') where v_errors <> '{}'::jsonb;
+
+  if p_id is null then
+    insert into app_public.absence_types (code, name, category_id, unit, paid, splittable, annual_cap, cap_overrun, is_active,
+                                          half_day_allowed, documents_expected, validation_required, annualisation_effect, position)
+    values (v_code, v_name, v_category, v_unit, coalesce(app_hidden.in_bool(p_body, 'paid'), false),
+            coalesce(app_hidden.in_bool(p_body, 'splittable'), true), v_cap, v_overrun,
+            coalesce(app_hidden.in_bool(p_body, 'is_active'), true), v_half_day,
+            coalesce(app_hidden.in_bool(p_body, 'documents_expected'), false),
+            coalesce(app_hidden.in_bool(p_body, 'validation_required'), true), v_effect,
+            coalesce(app_hidden.in_int(p_body, 'position'), 0))
+    returning id into v_id;
+  else
+    update app_public.absence_types t set
+      code = v_code, name = v_name, category_id = v_category, unit = v_unit,
+      paid = coalesce(app_hidden.in_bool(p_body, 'paid'), t.paid),
+      splittable = coalesce(app_hidden.in_bool(p_body, 'splittable'), t.splittable),
+      annual_cap = v_cap, cap_overrun = v_overrun,
+      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), t.is_active),
+      half_day_allowed = v_half_day,
+      documents_expected = coalesce(app_hidden.in_bool(p_body, 'documents_expected'), t.documents_expected),
+      validation_required = coalesce(app_hidden.in_bool(p_body, 'validation_required'), t.validation_required),
+      annualisation_effect = v_effect,
+      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position)
+    where t.id = p_id;
+  end if;
+  -- Contract types concerned: empty means every contract.
+  delete from app_public.absence_type_contract_types a
+  where a.absence_type_id = v_id and a.contract_type_id <> all (v_contract_types);
+  insert into app_public.absence_type_contract_types (absence_type_id, contract_type_id)
+  select v_id, x.id from unnest(v_contract_types) x(id)
+  on conflict do nothing;
+  return app_hidden.absence_type_admin_json(v_id);
+end;
+$$;
+
+-- Deletes a type no absence uses; its associations go first, each under the orphan rule.
+create or replace function app_public.absence_type_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  perform app_hidden.require_staff();
+  perform 1 from app_public.absence_types t where t.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Motif d''absence introuvable.');
+  end if;
+  if exists (select 1 from app_public.absences a where a.type_id = p_id) then
+    perform app_hidden.invalid(null, 'Des absences utilisent ce motif : il ne peut pas être supprimé (désactivez-le).', 'WV516');
+  end if;
+  delete from app_public.counter_associations ca where ca.absence_type_id = p_id;
+  delete from app_public.absence_types t where t.id = p_id;
+  return null;
+end;
+$$;
+
+-- Posts -----------------------------------------------------------------------------------------
+
+create or replace function app_hidden.post_admin_json(p app_public.posts) returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+    'id', p.id, 'code', p.code, 'label', p.label, 'establishment', p.establishment_id,
+    'establishment_name', (select e.name from app_public.establishments e where e.id = p.establishment_id),
+    'start_time', to_char(p.start_time, 'HH24:MI'), 'end_time', to_char(p.end_time, 'HH24:MI'),
+    'break_start_time', to_char(p.break_start_time, 'HH24:MI'), 'break_end_time', to_char(p.break_end_time, 'HH24:MI'),
+    'break_paid', p.break_paid, 'is_active', p.is_active);
+$$;
+
+create or replace function app_public.posts_search(p_establishment int default null, p_active boolean default null,
+                                                   p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  with filtered as (
+    select p, p.id, p.code, e.name as establishment_name
+    from app_public.posts p join app_public.establishments e on e.id = p.establishment_id
+    where (p_establishment is null or p.establishment_id = p_establishment)
+      and (p_active is null or p.is_active = p_active)
+  ),
+  page as (
+    select f.p, row_number() over (order by f.establishment_name, lower(f.code), f.id) as n from filtered f
+    order by n
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(app_hidden.post_admin_json(page.p) order by page.n) from page), '[]'::jsonb));
+$$;
+
+create or replace function app_public.post_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.posts;
+begin
+  select * into v from app_public.posts p where p.id = p_id;
+  if not found then
+    perform app_hidden.not_found('Poste introuvable.');
+  end if;
+  return app_hidden.post_admin_json(v);
+end;
+$$;
+
+-- Creates (p_id null) or rewrites a post: field errors at once (400, WV517), the code clash
+-- with an absence type under code (the same shared rule as absence_type_save).
+create or replace function app_public.post_save(p_id int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_errors jsonb := '{}';
+  v_code text := app_hidden.in_trimmed(p_body, 'code');
+  v_label text := app_hidden.in_trimmed(p_body, 'label');
+  v_establishment int := app_hidden.in_int(p_body, 'establishment');
+  v_start time;
+  v_end time;
+  v_break_start time;
+  v_break_end time;
+  v_clash text;
+  v_field text;
+  v_id int := p_id;
+begin
+  perform app_hidden.require_staff();
+  if p_id is not null then
+    perform 1 from app_public.posts p where p.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Poste introuvable.');
+    end if;
+  end if;
+  if v_code is null then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
+  elsif v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+    v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
+  elsif exists (select 1 from app_public.posts p where lower(p.code) = lower(v_code) and p.establishment_id = v_establishment
+                and p.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un poste de cet établissement.', v_code));
+  else
+    v_clash := app_hidden.code_namespace_clash('posts', v_code);
+    if v_clash is not null then
+      v_errors := app_hidden.add_error(v_errors, 'code', v_clash);
+    end if;
+  end if;
+  if v_label is null then
+    v_errors := app_hidden.add_error(v_errors, 'label', 'Le libellé est obligatoire.');
+  elsif length(v_label) > 150 then
+    v_errors := app_hidden.add_error(v_errors, 'label', 'Au plus 150 caractères.');
+  end if;
+  if v_establishment is null then
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'L''établissement est obligatoire.');
+  elsif not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
+  end if;
+  foreach v_field in array array['start_time', 'end_time', 'break_start_time', 'break_end_time'] loop
+    if coalesce(app_hidden.in_text(p_body, v_field), '') !~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'
+       and (v_field in ('start_time', 'end_time') or app_hidden.in_text(p_body, v_field) is not null) then
+      v_errors := app_hidden.add_error(v_errors, v_field, 'Heure invalide : format attendu HH:MM.');
+    end if;
+  end loop;
+  perform app_hidden.invalid_fields(v_errors, 'WV517') where v_errors <> '{}'::jsonb;
+  v_start := (p_body ->> 'start_time')::time;
+  v_end := (p_body ->> 'end_time')::time;
+  v_break_start := (p_body ->> 'break_start_time')::time;
+  v_break_end := (p_body ->> 'break_end_time')::time;
+  if v_start = v_end then
+    v_errors := app_hidden.add_error(v_errors, 'end_time', 'La fin doit différer du début (une fin avant le début finit le lendemain).');
+  end if;
+  if (v_break_start is null) <> (v_break_end is null) then
+    v_errors := app_hidden.add_error(v_errors, case when v_break_start is null then 'break_start_time' else 'break_end_time' end,
+                                     'Une pause a un début et une fin.');
+  end if;
+  perform app_hidden.invalid_fields(v_errors, 'WV517') where v_errors <> '{}'::jsonb;
+  if p_id is null then
+    insert into app_public.posts (code, label, establishment_id, start_time, end_time, break_start_time, break_end_time, break_paid, is_active)
+    values (v_code, v_label, v_establishment, v_start, v_end, v_break_start, v_break_end,
+            coalesce(app_hidden.in_bool(p_body, 'break_paid'), false), coalesce(app_hidden.in_bool(p_body, 'is_active'), true))
+    returning id into v_id;
+  else
+    update app_public.posts p set
+      code = v_code, label = v_label, establishment_id = v_establishment, start_time = v_start, end_time = v_end,
+      break_start_time = v_break_start, break_end_time = v_break_end,
+      break_paid = coalesce(app_hidden.in_bool(p_body, 'break_paid'), p.break_paid),
+      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), p.is_active)
+    where p.id = p_id;
+  end if;
+  return app_public.post_get(v_id);
+end;
+$$;
+
+-- Counter associations (reason – counter) --------------------------------------------------------
+
+create or replace function app_hidden.counter_association_json(p_id int) returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+    'id', ca.id, 'absence_type', ca.absence_type_id, 'absence_type_code', t.code, 'absence_type_name', t.name,
+    'absence_type_active', t.is_active, 'counter_code', ca.counter_code, 'counter_name', k.name,
+    'is_consumable', k.is_consumable, 'is_active', ca.is_active)
+  from app_public.counter_associations ca
+  join app_public.absence_types t on t.id = ca.absence_type_id
+  join app_public.counter_kinds k on k.code = ca.counter_code
+  where ca.id = p_id;
+$$;
+
+create or replace function app_public.counter_associations_search(p_counter_code text default null, p_absence_type int default null,
+                                                                   p_page int default 1, p_page_size int default 50)
+returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  with filtered as (
+    select ca.id, ca.counter_code, t.code
+    from app_public.counter_associations ca join app_public.absence_types t on t.id = ca.absence_type_id
+    where (p_counter_code is null or ca.counter_code = p_counter_code)
+      and (p_absence_type is null or ca.absence_type_id = p_absence_type)
+  ),
+  page as (
+    select f.id, row_number() over (order by f.counter_code, f.code, f.id) as n from filtered f
+    order by n
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(app_hidden.counter_association_json(page.id) order by page.n) from page), '[]'::jsonb));
+$$;
+
+create or replace function app_public.counter_association_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if not exists (select 1 from app_public.counter_associations ca where ca.id = p_id) then
+    perform app_hidden.not_found('Association introuvable.');
+  end if;
+  return app_hidden.counter_association_json(p_id);
+end;
+$$;
+
+-- Creates (p_id null) or rewrites an association. Deactivating it, or moving it to another
+-- reason or counter, is refused under is_active while it would orphan an active counter
+-- (trigger of sql/counters/triggers.sql, WV311).
+create or replace function app_public.counter_association_save(p_id int, p_absence_type int, p_counter_code text,
+                                                               p_is_active boolean default true)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_errors jsonb := '{}';
+  v_code text := upper(nullif(btrim(p_counter_code), ''));
+  v_id int := p_id;
+begin
+  perform app_hidden.require_staff();
+  if p_id is not null then
+    perform 1 from app_public.counter_associations ca where ca.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Association introuvable.');
+    end if;
+  end if;
+  if p_absence_type is null then
+    v_errors := app_hidden.add_error(v_errors, 'absence_type', 'Le motif est obligatoire.');
+  elsif not exists (select 1 from app_public.absence_types t where t.id = p_absence_type) then
+    v_errors := app_hidden.add_error(v_errors, 'absence_type', 'Motif inconnu.');
+  end if;
+  if v_code is null then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Le compteur est obligatoire.');
+  elsif not exists (select 1 from app_public.counter_kinds k where k.code = v_code) then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Compteur inconnu.');
+  elsif exists (select 1 from app_public.counter_associations ca
+                where ca.absence_type_id = p_absence_type and ca.counter_code = v_code and ca.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Ce motif est déjà associé à ce compteur.');
+  end if;
+  perform app_hidden.invalid_fields(v_errors, 'WV312') where v_errors <> '{}'::jsonb;
+  if p_id is null then
+    insert into app_public.counter_associations (absence_type_id, counter_code, is_active)
+    values (p_absence_type, v_code, coalesce(p_is_active, true))
+    returning id into v_id;
+  else
+    update app_public.counter_associations ca
+    set absence_type_id = p_absence_type, counter_code = v_code, is_active = coalesce(p_is_active, ca.is_active)
+    where ca.id = p_id
+      and (ca.absence_type_id, ca.counter_code, ca.is_active) is distinct from (p_absence_type, v_code, coalesce(p_is_active, ca.is_active));
+  end if;
+  return app_hidden.counter_association_json(v_id);
+end;
+$$;
+
+-- Deletes an association, unless it would orphan an active counter (trigger, WV311).
+create or replace function app_public.counter_association_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  perform app_hidden.require_staff();
+  perform 1 from app_public.counter_associations ca where ca.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Association introuvable.');
+  end if;
+  delete from app_public.counter_associations ca where ca.id = p_id;
+  return null;
+end;
+$$;

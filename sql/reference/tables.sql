@@ -88,20 +88,32 @@ create table if not exists app_public.counter_associations (
 create index if not exists counter_associations_counter_idx on app_public.counter_associations (counter_code);
 
 -- Absence type codes and post codes share one namespace, compared case-insensitively.
+-- The message refusing p_code for a row of p_table ('posts' or 'absence_types'), or null
+-- when the other table holds no such code. The save functions of the back-office ask it to
+-- show the clash with the other field errors; the trigger below is the guard of every write.
+create or replace function app_hidden.code_namespace_clash(p_table text, p_code text) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select case
+    when p_table = 'posts' and exists (select 1 from app_public.absence_types t where lower(t.code) = lower(p_code))
+      then format('Le code « %s » est déjà utilisé par un motif d''absence.', p_code)
+    when p_table = 'absence_types' and exists (select 1 from app_public.posts p where lower(p.code) = lower(p_code))
+      then format('Le code « %s » est déjà utilisé par un poste.', p_code)
+  end;
+$$;
+
 -- The advisory lock on the lower-cased code makes the check safe under concurrent saves.
 create or replace function app_private.tg_code_namespace() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_clash text;
 begin
   if tg_op = 'UPDATE' and lower(old.code) = lower(new.code) then
     return new;
   end if;
   perform pg_advisory_xact_lock(hashtext('code-namespace:' || lower(new.code)));
-  if tg_table_name = 'posts'
-     and exists (select 1 from app_public.absence_types t where lower(t.code) = lower(new.code)) then
-    perform app_hidden.invalid('code', format('Le code « %s » est déjà utilisé par un motif d''absence.', new.code), 'WV010');
-  elsif tg_table_name = 'absence_types'
-     and exists (select 1 from app_public.posts p where lower(p.code) = lower(new.code)) then
-    perform app_hidden.invalid('code', format('Le code « %s » est déjà utilisé par un poste.', new.code), 'WV010');
+  v_clash := app_hidden.code_namespace_clash(tg_table_name, new.code);
+  if v_clash is not null then
+    perform app_hidden.invalid('code', v_clash, 'WV010');
   end if;
   return new;
 end;

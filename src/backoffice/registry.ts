@@ -61,12 +61,13 @@ export type Abilities = Record<string, boolean>;
 
 /**
  * A function the API does not expose: its body schema and SQL text; the parameters are the
- * row's id as $1 (row forms only), then the body's keys in order (objects as JSON).
+ * row's id as $1 (row forms only), then the body's keys in order (objects as JSON), or the
+ * whole body as one JSON parameter (keys: 'body').
  */
 export interface SqlCall {
   body: JsonSchema;
   sql: string;
-  keys: string[];
+  keys: string[] | 'body';
 }
 
 /** What every form of the registry declares (create, edit, actions). */

@@ -203,7 +203,7 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
     statement: (id, body) => ({
       text: call.sql,
       values: [...(id === null ? [] : [id]),
-        ...call.keys.map((key) => sqlParameter(body[key]))],
+        ...(call.keys === 'body' ? [JSON.stringify(body)] : call.keys.map((key) => sqlParameter(body[key])))],
     }),
   };
 }

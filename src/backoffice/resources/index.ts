@@ -1,6 +1,10 @@
 /** The resources of the back-office, in the order of the navigation. */
 import type { Resource } from '../registry.js';
 import { absenceCategoriesResource } from './absence-categories.js';
+import { absenceTypesResource } from './absence-types.js';
+import { counterAssociationsResource } from './counter-associations.js';
+import { countersResource } from './counters.js';
+import { postsResource } from './posts.js';
 import { auditLogResource } from './audit-log.js';
 import { employeeResource } from './employees.js';
 import { roleAttributionResource } from './role-attributions.js';
@@ -16,6 +20,10 @@ export const RESOURCES: readonly Resource[] = [
   establishmentResource,
   divisionResource,
   contractTypeResource,
-  auditLogResource,
+  absenceTypesResource,
   absenceCategoriesResource,
+  postsResource,
+  counterAssociationsResource,
+  countersResource,
+  auditLogResource,
 ];
