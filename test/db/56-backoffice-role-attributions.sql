@@ -2,7 +2,7 @@
 -- the employee-record perimeter (outside: 404), never one's own, never more than the editor
 -- holds (rank and establishments), every write audited, nothing written on a refusal.
 begin;
-select plan(32);
+select plan(37);
 select tests.freeze('2026-11-16 10:00+01');
 
 create temporary table ids as
@@ -106,6 +106,23 @@ select lives_ok(format('select app_public.role_attribution_delete(%s)',
                        (select ra.id from app_public.role_attributions ra where ra.account_id = (select alice from ids) and ra.role_id = 5)),
                 'the Admin deletes the attribution');
 select throws_ok('select app_public.role_attribution_delete(2147483647)', 'WN580', null, 'an unknown attribution: 404');
+
+-- Reads: the policies of role_attributions (one's own, the directory readers).
+select tests.authenticate_as('rh2');
+select is((app_public.role_attributions_search(p_account => (select chloe from ids), p_role => 'Manager n1') ->> 'count')::int, 1,
+          'a directory reader finds an attribution by account and role');
+select is((app_public.role_attributions_search(p_establishment => (select e1 from ids), p_role => 'Manager n1') -> 'results' -> 0 ->> 'account_username'),
+          'mgr1', 'the establishment filter keeps the attributions covering it');
+select is((app_public.role_attribution_get((select min(id) from app_public.role_attributions where account_id = (select chloe from ids) and role_id = 5))
+           ->> 'can_edit')::boolean, true, 'the staff RH n2 may edit the attribution it granted');
+select set_config('tests.chloe_attribution',
+                  (select min(id)::text from app_public.role_attributions where account_id = (select chloe from ids)), true);
+select tests.authenticate_as('alice');
+select is((app_public.role_attributions_search() ->> 'count')::int,
+          (select count(*)::int from app_public.role_attributions where account_id = (select alice from ids)),
+          'an employee reads only its own attributions');
+select throws_ok(format('select app_public.role_attribution_get(%s)', current_setting('tests.chloe_attribution')),
+                 'WN580', null, 'a colleague''s attribution: 404');
 
 select tests.as_owner();
 select is((select array_agg(verb order by id) from app_private.audit_log
