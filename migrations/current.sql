@@ -5,5 +5,6 @@
 --!include backoffice/reference.sql
 --!include backoffice/counters.sql
 --!include backoffice/role_attributions.sql
+--!include backoffice/contracts.sql
 --!include guards.sql
 --!include finalize.sql

@@ -344,3 +344,28 @@ describe('teams and employee records (the API’s rules: perimeter writers, not 
     expect(created.location).toBe(`/backoffice/employees/${row.id}/?fait=cree`);
   });
 });
+
+describe('contracts of an employee record', () => {
+  it('HR adds a contract through employee_update; an overlap comes back on the form, nothing written', async () => {
+    const alice = env.ids.employees!.alice!;
+    const cdd = (await env.db.query("select id from app_public.contract_types where code = 'CDD'")).rows[0]!.id as number;
+    const contracts = async () => count('select count(*) as n from app_public.contracts where employee_id = $1', [alice]);
+    const before = await contracts();
+    const action = `/backoffice/employees/${alice}/ajouter-contrat/`;
+    const overlap = await rh1.submit(action, { type: String(cdd), start_date: '2027-01-01', end_date: '', trial_end_date: '', job_title: '', weekly_hours: '' },
+      `/backoffice/employees/${alice}/`);
+    expect(overlap.status).toBe(400);
+    expect(overlap.text).toMatch(/role="alert">[^<]*chevauch/);
+    const hours = await rh1.submit(action, { type: String(cdd), start_date: '2027-01-01', weekly_hours: 'beaucoup' }, `/backoffice/employees/${alice}/`);
+    expect(hours.status).toBe(400);
+    expect(errorUnder(hours.text, 'a-ajouter-contrat-weekly_hours')).toBeDefined();
+    expect(await contracts()).toBe(before);
+    await env.db.query("update app_public.contracts set end_date = '2026-12-31' where employee_id = $1", [alice]);
+    const added = await rh1.submit(action, { type: String(cdd), start_date: '2027-01-01', end_date: '2027-06-30', job_title: 'Éducatrice', weekly_hours: '28,5' },
+      `/backoffice/employees/${alice}/`);
+    expect(added.status).toBe(303);
+    const row = (await env.db.query("select weekly_hours::text as h from app_public.contracts where employee_id = $1 and start_date = '2027-01-01'", [alice])).rows[0]!;
+    expect(row.h).toBe('28.50');
+    expect(await contracts()).toBe(before + 1);
+  });
+});

@@ -8,7 +8,11 @@
 import type pg from 'pg';
 import { html, message, type Html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
+import { s } from '../../http/schema.js';
 import { establishmentOptions } from './referentials.js';
+
+const contractTypeOptions = async (client: pg.PoolClient) => (await client.query<{ value: string; label: string }>(
+  "select id::text as value, code || ' — ' || name as label from app_public.contract_types order by id")).rows;
 
 interface Contract {
   id: number;
@@ -259,6 +263,35 @@ export const employeeResource = defineResource<Employee>({
         allowed: (e, can) => e.account !== null && Boolean(can.activation),
         submitLabel: 'Enregistrer',
         done: 'Le compte a été mis à jour.',
+      },
+      {
+        slug: 'ajouter-contrat',
+        title: 'Ajouter un contrat',
+        intro: 'Les contrats d’un salarié ne se chevauchent pas : datez d’abord la fin du contrat en cours si besoin.',
+        call: {
+          body: s.object({
+            type: s.id(),
+            start_date: s.date(),
+            end_date: s.nullable(s.date()),
+            trial_end_date: s.nullable(s.date()),
+            job_title: s.nullable(s.string({ maxLength: 200 })),
+            weekly_hours: s.nullable({ type: 'number', exclusiveMinimum: 0, maximum: 48 }),
+          }, ['type', 'start_date']),
+          sql: 'select app_public.employee_contract_add($1, $2::jsonb) as result',
+          keys: 'body',
+        },
+        fields: [
+          { key: 'type', label: 'Type de contrat', options: contractTypeOptions },
+          { key: 'start_date', label: 'Début' },
+          { key: 'end_date', label: 'Fin', hint: 'Vide : sans fin (CDI).' },
+          { key: 'trial_end_date', label: 'Fin de période d’essai' },
+          { key: 'job_title', label: 'Emploi' },
+          { key: 'weekly_hours', label: 'Heures par semaine', hint: 'De 0 (exclu) à 48 ; par exemple 35 ou 28,5.' },
+        ],
+        initial: () => ({}),
+        allowed: (_e, can) => Boolean(can.edit),
+        submitLabel: 'Ajouter le contrat',
+        done: 'Le contrat a été ajouté.',
       },
       {
         slug: 'remove-certificate',
