@@ -4,5 +4,7 @@
 --!include reference/tables.sql
 --!include backoffice/reference.sql
 --!include backoffice/counters.sql
+--!include backoffice/role_attributions.sql
+--!include backoffice/contracts.sql
 --!include guards.sql
 --!include finalize.sql

@@ -30,6 +30,7 @@ insert into app_private.never_null_guards (helper, why) values
   ('app_hidden.account_has_backoffice_access(integer,timestamp with time zone)', 'exists'),
   ('app_hidden.current_account_reads_audit_log()', 'conjunction of never-NULL terms'),
   ('app_hidden.account_rights_covered(integer)', 'true, false, or not exists (...)'),
+  ('app_hidden.account_in_role_reach(integer)', 'false for a NULL or unknown account; else true or a never-NULL helper'),
   ('app_hidden.can_read_document_file(integer)', 'disjunction of never-NULL helpers'),
   ('app_hidden.can_deposit_honorability(integer)', 'disjunction of never-NULL helpers'),
   ('app_hidden.in_scope(integer,integer[])', 'coalesce(... = any (scope), false)'),

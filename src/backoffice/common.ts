@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type pg from 'pg';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import type { Config } from '../config.js';
+import type { FileStorage } from '../storage/storage.js';
 import { withRequestTransaction, type ActingAccount } from '../db/transaction.js';
 import { getRequestAuth } from '../http/request-context.js';
 import { type Html, type NavLink, type NavUser, page } from './html.js';
@@ -13,6 +14,8 @@ export interface BackofficeDeps {
   pool: pg.Pool;
   limiter: RateLimiter;
   sessions: SessionStore;
+  /** Where uploads are stored (the API's storage module: honorability certificates). */
+  storage: FileStorage;
 }
 
 /** The session loaded by the authentication middleware (src/auth/middleware.ts). */
@@ -54,12 +57,13 @@ export function requireUser(req: Request, res: Response): BackofficeSession | nu
  * role, RLS), telling SQL whether this session passed a second factor.
  */
 export function asUser<T>(req: Request, session: BackofficeSession,
-  work: (client: pg.PoolClient, account: ActingAccount) => Promise<T>): Promise<T> {
+  work: (client: pg.PoolClient, account: ActingAccount) => Promise<T>,
+  options: { uploadedFiles?: readonly object[] } = {}): Promise<T> {
   const deps = req.app.locals.backoffice as BackofficeDeps;
   return withRequestTransaction(deps.pool, { accountId: session.accountId }, async (client, account) => {
     await client.query("select set_config('app.second_factor_verified', $1, true)", [secondFactorSetting(session)]);
     return work(client, account!);
-  }, deps.sessions.clock);
+  }, { ...deps.sessions.clock, ...options });
 }
 
 /**

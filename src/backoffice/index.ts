@@ -9,6 +9,7 @@ import { apiErrorFromPg } from '../http/errors.js';
 import { html, message } from './html.js';
 import { authenticatorRoutes } from './authenticators.js';
 import { type BackofficeDeps, asyncRoute, currentSession, navUser, render, requireUser } from './common.js';
+import { honorabilityRoutes } from './honorability.js';
 import { loginRoutes } from './login.js';
 import { RESOURCES } from './resources/index.js';
 import { resourceRoutes } from './views.js';
@@ -37,6 +38,8 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
     res.setHeader('Cache-Control', 'private, max-age=300');
     res.sendFile(STYLESHEET);
   });
+  // Multipart uploads check their CSRF token from the parsed form (honorability.ts).
+  router.use(honorabilityRoutes());
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
   // Every form carries the CSRF token of its session (sessions.ts): a forged post is refused.
   router.post(/.*/, asyncRoute(async (req: Request, res: Response, next: NextFunction) => {

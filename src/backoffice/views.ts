@@ -36,12 +36,14 @@ function compileList(resource: Resource): CompiledList {
     };
   } else {
     const route = routes.find((r) => r.operationId === operationId);
-    if (!route?.sql || !route.paginated || !route.query) {
-      throw new Error(`back-office ${resource.slug}: ${operationId} is not a paginated SQL route with a query schema`);
+    if (!route?.sql || !route.paginated) {
+      throw new Error(`back-office ${resource.slug}: ${operationId} is not a paginated SQL route`);
     }
+    // A list without query parameters (contract types) has no filter to draw.
+    const query: JsonSchema = route.query ?? { type: 'object', properties: {} };
     const text = sqlText(route);
     compiled = {
-      resource, properties: (route.query.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(route.query, true),
+      resource, properties: (query.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(query, true),
       statement: (query, page, deps) => ({ text, values: sqlValues(route, { params: {}, query, body: {}, page, pageSize, config: deps.config }) }),
     };
   }

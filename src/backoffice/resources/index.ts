@@ -6,9 +6,24 @@ import { counterAssociationsResource } from './counter-associations.js';
 import { countersResource } from './counters.js';
 import { postsResource } from './posts.js';
 import { auditLogResource } from './audit-log.js';
+import { employeeResource } from './employees.js';
+import { roleAttributionResource } from './role-attributions.js';
+import { contractTypeResource, divisionResource, establishmentResource } from './referentials.js';
 import { shiftChangeResource } from './shift-change-requests.js';
+import { teamResource } from './teams.js';
 
 export const RESOURCES: readonly Resource[] = [
-  shiftChangeResource, auditLogResource,
-  absenceTypesResource, absenceCategoriesResource, postsResource, counterAssociationsResource, countersResource,
+  shiftChangeResource,
+  employeeResource,
+  roleAttributionResource,
+  teamResource,
+  establishmentResource,
+  divisionResource,
+  contractTypeResource,
+  absenceTypesResource,
+  absenceCategoriesResource,
+  postsResource,
+  counterAssociationsResource,
+  countersResource,
+  auditLogResource,
 ];

@@ -1,0 +1,314 @@
+/**
+ * Employees (issue 13, point 4): the directory, each record with its contracts, teams, account
+ * ("Compte actif"), role attributions and honorability certificate. Every read and write goes
+ * through the API's SQL functions (employees_list / employee_get, account_activation_set,
+ * honorability_certificate_*) or the back-office's role attribution functions
+ * (sql/backoffice/role_attributions.sql): the perimeter and the rights are theirs.
+ */
+import type pg from 'pg';
+import { html, message, type Html } from '../html.js';
+import { defineResource, type FormField } from '../registry.js';
+import { s } from '../../http/schema.js';
+import { establishmentOptions } from './referentials.js';
+
+const contractTypeOptions = async (client: pg.PoolClient) => (await client.query<{ value: string; label: string }>(
+  "select id::text as value, code || ' — ' || name as label from app_public.contract_types order by id")).rows;
+
+interface Contract {
+  id: number;
+  type_code: string;
+  type_name: string;
+  start_date: string;
+  end_date: string | null;
+  trial_end_date: string | null;
+  job_title: string | null;
+  weekly_hours: string | null;
+}
+
+interface Assignment {
+  id: number;
+  team: number;
+  team_name: string;
+  start_date: string | null;
+  end_date: string | null;
+}
+
+export interface Employee {
+  id: number;
+  first_name: string;
+  last_name: string;
+  name: string;
+  professional_email: string | null;
+  birth_date: string | null;
+  is_polyvalent: boolean;
+  main_establishment: number | null;
+  main_establishment_name: string | null;
+  secondary_establishments: number[];
+  teams: Assignment[];
+  contracts: Contract[];
+  account: { id: number; username: string; is_active: boolean } | null;
+}
+
+export interface RoleAttribution {
+  id: number;
+  account: number;
+  role: string;
+  start_date: string | null;
+  end_date: string | null;
+  establishments: number[];
+  establishment_names: string[];
+  restricts_by_establishment: boolean;
+  is_current: boolean;
+}
+
+export interface AccountRoles {
+  account: { id: number; username: string; name: string; is_active: boolean; is_staff: boolean; is_superuser: boolean };
+  can_edit: boolean;
+  results: RoleAttribution[];
+}
+
+interface Certificate {
+  filename: string;
+  uploaded_at: string;
+  uploaded_by: string;
+  size_bytes: number;
+  file?: string;
+}
+
+const DAY = new Intl.DateTimeFormat('fr-FR', { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' });
+const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+
+export const frDay = (iso: string | null) => (iso ? DAY.format(new Date(`${iso}T00:00:00Z`)) : null);
+
+/** "du 01/12/2026 au 30/06/2027", "depuis le …", "jusqu’au …", "sans limite de dates". */
+export function period(start: string | null, end: string | null): string {
+  if (start && end) return `du ${frDay(start)} au ${frDay(end)}`;
+  if (start) return `depuis le ${frDay(start)}`;
+  if (end) return `jusqu’au ${frDay(end)}`;
+  return 'sans limite de dates';
+}
+
+/** Reads with a statement that may be refused (404 of a missing certificate) without ending the transaction. */
+async function readOrNull<T>(client: pg.PoolClient, sql: string, values: unknown[]): Promise<T | null> {
+  await client.query('savepoint optional_read');
+  try {
+    const { rows } = await client.query<{ result: T }>(sql, values);
+    await client.query('release savepoint optional_read');
+    return rows[0]!.result;
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('WN') !== true) throw error;
+    await client.query('rollback to savepoint optional_read');
+    return null;
+  }
+}
+
+export function rolesTable(roles: RoleAttribution[], actions?: (role: RoleAttribution) => Html): Html {
+  if (roles.length === 0) return html`<p>Aucun rôle.</p>`;
+  return html`<div class="table-wrap"><table>
+  <caption>Rôles attribués</caption>
+  <thead><tr><th scope="col">Rôle</th><th scope="col">Période</th><th scope="col">Établissements</th><th scope="col">En vigueur</th>${actions ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
+  <tbody>${roles.map((r) => html`<tr>
+    <th scope="row">${r.role}</th>
+    <td>${period(r.start_date, r.end_date)}</td>
+    <td>${r.restricts_by_establishment ? (r.establishment_names.length ? r.establishment_names.join(', ') : 'toute l’association') : 'sans objet'}</td>
+    <td>${r.is_current ? 'oui' : 'non'}</td>
+    ${actions ? html`<td>${actions(r)}</td>` : ''}
+  </tr>`)}</tbody>
+</table></div>`;
+}
+
+function contractsTable(contracts: Contract[]): Html {
+  if (contracts.length === 0) return html`<p>Aucun contrat.</p>`;
+  return html`<div class="table-wrap"><table>
+  <caption>Contrats</caption>
+  <thead><tr><th scope="col">Type</th><th scope="col">Période</th><th scope="col">Fin de période d’essai</th><th scope="col">Emploi</th><th scope="col">Heures par semaine</th></tr></thead>
+  <tbody>${contracts.map((c) => html`<tr>
+    <th scope="row">${c.type_code} — ${c.type_name}</th>
+    <td>${period(c.start_date, c.end_date)}</td>
+    <td>${frDay(c.trial_end_date) ?? '—'}</td>
+    <td>${c.job_title ?? '—'}</td>
+    <td>${c.weekly_hours ?? '—'}</td>
+  </tr>`)}</tbody>
+</table></div>`;
+}
+
+function teamsTable(teams: Assignment[]): Html {
+  if (teams.length === 0) return html`<p>Aucune équipe.</p>`;
+  return html`<ul>${teams.map((t) => html`<li><a href="/backoffice/teams/${t.team}/">${t.team_name}</a> (${period(t.start_date, t.end_date)})</li>`)}</ul>`;
+}
+
+async function render(e: Employee, client: pg.PoolClient): Promise<Html> {
+  const secondary = e.secondary_establishments.length
+    ? (await client.query<{ name: string }>('select name from app_public.establishments where id = any ($1::int[]) order by name',
+      [e.secondary_establishments])).rows.map((r) => r.name).join(', ')
+    : '—';
+  const roles = e.account
+    ? await readOrNull<AccountRoles>(client, 'select app_public.account_role_attributions($1) as result', [e.account.id])
+    : null;
+  const canDeposit = (await client.query<{ ok: boolean }>('select app_hidden.can_deposit_honorability($1) as ok', [e.id])).rows[0]!.ok;
+  const certificate = await readOrNull<Certificate>(client, 'select app_public.honorability_certificate_get(p_employee => $1) as result', [e.id]);
+  return html`<section class="card" aria-labelledby="fiche">
+  <h2 id="fiche">La fiche</h2>
+  <dl class="facts">
+    <dt>Nom</dt><dd>${e.last_name}</dd>
+    <dt>Prénom</dt><dd>${e.first_name}</dd>
+    <dt>Adresse professionnelle</dt><dd>${e.professional_email ?? '—'}</dd>
+    <dt>Date de naissance</dt><dd>${frDay(e.birth_date) ?? '—'}</dd>
+    <dt>Agent polyvalent</dt><dd>${e.is_polyvalent ? 'oui' : 'non'}</dd>
+    <dt>Établissement principal</dt><dd>${e.main_establishment_name ?? '—'}</dd>
+    <dt>Établissements secondaires</dt><dd>${secondary}</dd>
+    <dt>Compte</dt><dd>${e.account ? `${e.account.username} — ${e.account.is_active ? 'actif' : 'fermé'}` : 'aucun'}</dd>
+  </dl>
+</section>
+<section class="card" aria-labelledby="contrats">
+  <h2 id="contrats">Contrats</h2>
+  ${contractsTable(e.contracts)}
+</section>
+<section class="card" aria-labelledby="equipes">
+  <h2 id="equipes">Équipes</h2>
+  ${teamsTable(e.teams)}
+</section>
+${roles ? html`<section class="card" aria-labelledby="roles">
+  <h2 id="roles">Rôles</h2>
+  ${rolesTable(roles.results)}
+  <p><a href="/backoffice/role-attributions/?account=${roles.account.id}">Attributions de rôle de ce compte</a></p>
+  ${roles.can_edit ? '' : html`<p class="muted">Les rôles s’attribuent par un compte du personnel d’administration qui détient lui-même ces droits ; personne ne modifie ses propres rôles.</p>`}
+</section>` : ''}
+<section class="card" aria-labelledby="honorabilite">
+  <h2 id="honorabilite">Attestation d’honorabilité</h2>
+  ${certificate
+    ? html`<p>${certificate.filename}, déposée le ${DATE_TIME.format(new Date(certificate.uploaded_at))} par ${certificate.uploaded_by}.</p>
+  ${certificate.file ? html`<p><a href="${certificate.file}">Télécharger l’attestation</a></p>` : message('info', 'Vous n’avez pas le droit d’en lire le contenu.')}`
+    : html`<p>Aucune attestation déposée.</p>`}
+  ${canDeposit ? html`<p><a href="/backoffice/employees/${e.id}/honorability/">${certificate ? 'Remplacer l’attestation' : 'Déposer l’attestation'}</a></p>` : ''}
+</section>`;
+}
+
+/** The record's own fields (contracts and teams keep their lists: PATCH leaves absent keys unchanged). */
+const RECORD_FIELDS: FormField[] = [
+  { key: 'last_name', label: 'Nom' },
+  { key: 'first_name', label: 'Prénom' },
+  { key: 'professional_email', label: 'Adresse professionnelle', hint: 'Reçoit l’invitation à définir le mot de passe.' },
+  { key: 'birth_date', label: 'Date de naissance' },
+  { key: 'is_polyvalent', label: 'Agent polyvalent', widget: 'checkbox' },
+  { key: 'main_establishment', label: 'Établissement principal', options: establishmentOptions },
+  { key: 'secondary_establishments', label: 'Établissements secondaires', options: establishmentOptions },
+];
+
+const CAN_WRITE_RECORDS = "select app_hidden.current_account_has('employee.change_employee_record') as ok";
+
+export const employeeResource = defineResource<Employee>({
+  slug: 'employees',
+  title: 'Salariés',
+  summary: 'Fiches des salariés : contrats, équipes, compte actif, rôles et attestation d’honorabilité.',
+  available: async (client) =>
+    (await client.query<{ ok: boolean }>("select app_hidden.current_account_has('employee.view_employee_directory') as ok")).rows[0]!.ok,
+  create: {
+    title: 'Nouvelle fiche salarié',
+    submitLabel: 'Créer la fiche et son compte',
+    intro: 'Le compte est ouvert sans mot de passe utilisable, avec le rôle Salarié ; une invitation part vers l’adresse professionnelle si elle est donnée.',
+    operationId: 'employees_create',
+    fields: RECORD_FIELDS,
+    allowed: async (client) => (await client.query<{ ok: boolean }>(CAN_WRITE_RECORDS)).rows[0]!.ok,
+    done: 'La fiche a été créée.',
+  },
+  list: {
+    operationId: 'employees_list',
+    pageSize: 25,
+    caption: 'Salariés, par nom',
+    empty: 'Aucun salarié ne correspond à ces filtres.',
+    filters: [
+      { key: 'search', label: 'Recherche', hint: 'Prénom, nom ou adresse électronique.' },
+      { key: 'establishment', label: 'Établissement', options: establishmentOptions },
+      { key: 'scope', label: 'Périmètre', options: async () => [{ value: 'perimeter', label: 'Mon périmètre' }] },
+    ],
+    columns: [
+      { label: 'Nom', rowHeader: true, value: (e) => html`<a href="/backoffice/employees/${e.id}/">${e.last_name} ${e.first_name}</a>` },
+      { label: 'Établissement principal', value: (e) => e.main_establishment_name ?? '—' },
+      { label: 'Compte', value: (e) => (e.account ? `${e.account.username}${e.account.is_active ? '' : ' (fermé)'}` : '—') },
+    ],
+  },
+  detail: {
+    operationId: 'employees_read',
+    title: (e) => `${e.first_name} ${e.last_name}`,
+    abilities: async (client, id) => (await client.query<{ a: Record<string, boolean> }>(
+      `select jsonb_build_object(
+         'activation', not app_hidden.is_current_employee($1)
+                       and (app_hidden.may(null, 'employee.change_account_activation', $1)
+                            or app_hidden.may(null, 'employee.change_interim_account_activation', $1)),
+         'edit', app_hidden.may(null, 'employee.change_employee_record', $1),
+         'remove_certificate', app_hidden.can_deposit_honorability($1)
+                               and exists (select 1 from app_public.honorability_certificates h where h.employee_id = $1)) as a`, [id])).rows[0]!.a,
+    render,
+    edit: {
+      title: 'Modifier la fiche',
+      submitLabel: 'Enregistrer',
+      operationId: 'employees_partial_update',
+      fields: RECORD_FIELDS,
+      initial: (e) => ({
+        last_name: e.last_name, first_name: e.first_name, professional_email: e.professional_email, birth_date: e.birth_date,
+        is_polyvalent: e.is_polyvalent, main_establishment: e.main_establishment, secondary_establishments: e.secondary_establishments,
+      }),
+      allowed: (_e, can) => Boolean(can.edit),
+      done: 'La fiche a été enregistrée.',
+    },
+    actions: [
+      {
+        slug: 'account-activation',
+        title: 'Compte',
+        intro: 'Un compte fermé ne se connecte plus ; ses jetons cessent de fonctionner à la requête suivante.',
+        operationId: 'employee_account_activation',
+        fields: [{ key: 'is_active', label: 'Compte actif', widget: 'checkbox' }],
+        initial: (e) => ({ is_active: e.account?.is_active ?? false }),
+        allowed: (e, can) => e.account !== null && Boolean(can.activation),
+        submitLabel: 'Enregistrer',
+        done: 'Le compte a été mis à jour.',
+      },
+      {
+        slug: 'ajouter-contrat',
+        title: 'Ajouter un contrat',
+        intro: 'Les contrats d’un salarié ne se chevauchent pas : datez d’abord la fin du contrat en cours si besoin.',
+        call: {
+          body: s.object({
+            type: s.id(),
+            start_date: s.date(),
+            end_date: s.nullable(s.date()),
+            trial_end_date: s.nullable(s.date()),
+            job_title: s.nullable(s.string({ maxLength: 200 })),
+            weekly_hours: s.nullable({ type: 'number', exclusiveMinimum: 0, maximum: 48 }),
+          }, ['type', 'start_date']),
+          sql: 'select app_public.employee_contract_add($1, $2::jsonb) as result',
+          keys: 'body',
+        },
+        fields: [
+          { key: 'type', label: 'Type de contrat', options: contractTypeOptions },
+          { key: 'start_date', label: 'Début' },
+          { key: 'end_date', label: 'Fin', hint: 'Vide : sans fin (CDI).' },
+          { key: 'trial_end_date', label: 'Fin de période d’essai' },
+          { key: 'job_title', label: 'Emploi' },
+          { key: 'weekly_hours', label: 'Heures par semaine', hint: 'De 0 (exclu) à 48 ; par exemple 35 ou 28,5.' },
+        ],
+        initial: () => ({}),
+        allowed: (_e, can) => Boolean(can.edit),
+        submitLabel: 'Ajouter le contrat',
+        done: 'Le contrat a été ajouté.',
+      },
+      {
+        slug: 'remove-certificate',
+        title: 'Retirer l’attestation d’honorabilité',
+        intro: 'Le fichier est supprimé du stockage.',
+        call: {
+          body: { type: 'object', properties: {} },
+          sql: 'select app_public.honorability_certificate_delete(p_employee => $1) as result',
+          keys: [],
+        },
+        fields: [],
+        initial: () => ({}),
+        allowed: (_e, can) => Boolean(can.remove_certificate),
+        submitLabel: 'Retirer l’attestation',
+        done: 'L’attestation a été retirée.',
+        danger: true,
+      },
+    ],
+  },
+});

@@ -1,0 +1,124 @@
+/**
+ * Teams (issue 13, point 4): list and detail with their establishments and members, through
+ * the API's SQL functions (teams_list, team_get): members are those the account may read.
+ */
+import type pg from 'pg';
+import { html } from '../html.js';
+import { defineResource, type FormField, type Option } from '../registry.js';
+import { period } from './employees.js';
+import { establishmentOptions } from './referentials.js';
+
+/** Team writes: employee.change_team, bounded to teams with an establishment of the perimeter (SPEC Permissions rule 7). */
+const CAN_CHANGE_TEAMS = "select app_hidden.current_account_has('employee.change_team') as ok";
+const TEAM_ABILITIES = `select app_hidden.current_account_has('employee.change_team')
+  and (app_hidden.perimeter_is_whole('employee.change_team')
+       or exists (select 1 from app_public.team_establishments te where te.team_id = $1
+                  and te.establishment_id = any (app_hidden.perimeter_establishment_ids('employee.change_team')))) as ok`;
+
+const TEAM_FIELDS: FormField[] = [
+  { key: 'name', label: 'Nom' },
+  { key: 'establishments', label: 'Établissements', options: establishmentOptions, hint: 'Au moins un ; seulement ceux de votre périmètre.' },
+];
+
+/** Employees of the caller's team-writing perimeter, to add as members. */
+async function memberOptions(client: pg.PoolClient): Promise<Option[]> {
+  return (await client.query<Option>(
+    `select e.id::text as value, e.last_name || ' ' || e.first_name as label from app_public.employees e
+     where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name`)).rows;
+}
+
+interface Team {
+  id: number;
+  name: string;
+  establishments: number[];
+  establishment_names: string[];
+  members?: Array<{ id: number; employee: number; employee_name: string; start_date: string | null; end_date: string | null }>;
+}
+
+export const teamResource = defineResource<Team>({
+  slug: 'teams',
+  title: 'Équipes',
+  summary: 'Équipes, leurs établissements et leurs membres.',
+  available: async () => true,
+  create: {
+    title: 'Nouvelle équipe',
+    submitLabel: 'Créer l’équipe',
+    operationId: 'teams_create',
+    fields: TEAM_FIELDS,
+    allowed: async (client) => (await client.query<{ ok: boolean }>(CAN_CHANGE_TEAMS)).rows[0]!.ok,
+    done: 'L’équipe a été créée.',
+  },
+  list: {
+    operationId: 'teams_list',
+    pageSize: 25,
+    caption: 'Équipes, par nom',
+    empty: 'Aucune équipe ne correspond à ces filtres.',
+    filters: [
+      { key: 'search', label: 'Recherche', hint: 'Une partie du nom.' },
+      { key: 'establishment', label: 'Établissement', options: establishmentOptions },
+    ],
+    columns: [
+      { label: 'Nom', rowHeader: true, value: (t) => html`<a href="/backoffice/teams/${t.id}/">${t.name}</a>` },
+      { label: 'Établissements', value: (t) => t.establishment_names.join(', ') },
+    ],
+  },
+  detail: {
+    operationId: 'teams_read',
+    title: (t) => t.name,
+    abilities: async (client, id) => {
+      const ok = (await client.query<{ ok: boolean }>(TEAM_ABILITIES, [id])).rows[0]!.ok;
+      return { edit: ok, delete: ok };
+    },
+    edit: {
+      title: 'Modifier l’équipe',
+      submitLabel: 'Enregistrer',
+      operationId: 'teams_update',
+      fields: TEAM_FIELDS,
+      initial: (t) => ({ name: t.name, establishments: t.establishments }),
+      allowed: (_t, can) => Boolean(can.edit),
+      done: 'L’équipe a été enregistrée.',
+    },
+    render: async (t) => html`<section class="card" aria-labelledby="fiche">
+  <h2 id="fiche">L’équipe</h2>
+  <dl class="facts">
+    <dt>Nom</dt><dd>${t.name}</dd>
+    <dt>Établissements</dt><dd>${t.establishment_names.join(', ')}</dd>
+  </dl>
+</section>
+<section class="card" aria-labelledby="membres">
+  <h2 id="membres">Membres</h2>
+  ${t.members?.length
+    ? html`<ul>${t.members.map((m) => html`<li><a href="/backoffice/employees/${m.employee}/">${m.employee_name}</a> (${period(m.start_date, m.end_date)})</li>`)}</ul>`
+    : html`<p>Aucun membre que vous puissiez lire.</p>`}
+</section>`,
+    actions: [
+      {
+        slug: 'ajouter-membre',
+        title: 'Ajouter un membre',
+        operationId: 'teams_members_add',
+        fields: [
+          { key: 'employee', label: 'Salarié', options: memberOptions },
+          { key: 'start_date', label: 'Début', hint: 'Inclus ; vide : aujourd’hui.' },
+          { key: 'end_date', label: 'Fin', hint: 'Incluse ; vide : sans fin.' },
+        ],
+        initial: () => ({}),
+        allowed: (_t, can) => Boolean(can.edit),
+        submitLabel: 'Ajouter',
+        done: 'Le membre a été ajouté.',
+      },
+      {
+        slug: 'supprimer',
+        title: 'Supprimer l’équipe',
+        intro: 'Ses affectations sont supprimées avec elle.',
+        operationId: 'teams_delete',
+        fields: [],
+        initial: () => ({}),
+        allowed: (_t, can) => Boolean(can.delete),
+        submitLabel: 'Supprimer',
+        done: 'L’équipe a été supprimée.',
+        danger: true,
+        afterwards: 'list',
+      },
+    ],
+  },
+});
