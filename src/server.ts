@@ -105,7 +105,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.json(openApi);
   });
   mountDocs(app);
-  mountBackoffice(app, { config, pool, limiter, sessions });
+  mountBackoffice(app, { config, pool, limiter, sessions, storage });
   app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type pg from 'pg';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import type { Config } from '../config.js';
+import type { FileStorage } from '../storage/storage.js';
 import { withRequestTransaction, type ActingAccount } from '../db/transaction.js';
 import { getRequestAuth } from '../http/request-context.js';
 import { type Html, type NavLink, type NavUser, page } from './html.js';
@@ -13,6 +14,8 @@ export interface BackofficeDeps {
   pool: pg.Pool;
   limiter: RateLimiter;
   sessions: SessionStore;
+  /** Files of deleted documents are removed after the commit of an action that deletes them. */
+  storage: FileStorage;
 }
 
 /** The session loaded by the authentication middleware (src/auth/middleware.ts). */

@@ -60,8 +60,14 @@ export interface Action<Row> {
   intro?: string;
   /** A route of the manifest (its body schema and its SQL call) ... */
   operationId?: string;
-  /** ... or a function the API does not expose (SQL text with $1 = id, then the body's keys in order). */
-  call?: { body: JsonSchema; sql: string; keys: string[] };
+  /**
+   * ... or a SQL call the manifest does not hold as such: SQL text with $1 = id, then the body's
+   * keys in order; or, with `jsonBody`, $2 = the whole body as jsonb and $3 = the public URL (an
+   * API function whose route has a handler, e.g. to purge files after the commit).
+   */
+  call?: { body: JsonSchema; sql: string; keys: string[]; jsonBody?: boolean };
+  /** The call may delete documents: their files are removed right after the commit, as the API does. */
+  purgesFiles?: boolean;
   fields: FormField[];
   /** Initial values of the form. */
   initial: (row: Row) => Record<string, unknown>;

@@ -4,7 +4,9 @@
  */
 import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
+import { withAuthenticatorTransaction } from '../db/transaction.js';
 import { apiErrorFromPg, type FieldErrors } from '../http/errors.js';
+import { purgeStorageGarbageIn } from '../storage/garbage.js';
 import { sqlText, sqlValues } from '../http/router.js';
 import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
@@ -165,11 +167,26 @@ function compileAction(resource: Resource, action: Action<Record<string, unknown
   const call = action.call!;
   return {
     action, schema: call.body, validate: compileValidator(call.body, false),
-    statement: (id, body) => ({
+    statement: (id, body, deps) => ({
       text: call.sql,
-      values: [id, ...call.keys.map((key) => (body[key] !== null && typeof body[key] === 'object' ? JSON.stringify(body[key]) : body[key] ?? null))],
+      values: call.jsonBody
+        ? [id, JSON.stringify(body), deps.config.publicUrl]
+        : [id, ...call.keys.map((key) => (body[key] !== null && typeof body[key] === 'object' ? JSON.stringify(body[key]) : body[key] ?? null))],
     }),
   };
+}
+
+/**
+ * After a committed action that deleted document rows: removes their files now, as the API's
+ * routes do (src/http/routes/documents.ts). A failure only delays the removal to the worker.
+ */
+async function purgeAfterCommit(req: Request, deps: BackofficeDeps): Promise<void> {
+  try {
+    await withAuthenticatorTransaction(deps.pool, (client) => purgeStorageGarbageIn(client, deps.storage),
+      { frozenNow: deps.config.frozenNow?.() });
+  } catch (error) {
+    req.log?.warn({ err: error }, 'storage purge left to the worker');
+  }
 }
 
 interface FormState {
@@ -256,6 +273,7 @@ ${forms.map(({ action, schema }) => {
       await show(req, res, known.status, { slug: compiled.action.slug, values: body, errors });
       return;
     }
+    if (compiled.action.purgesFiles) await purgeAfterCommit(req, deps);
     res.redirect(303, `${base}${id}/?fait=${compiled.action.slug}`);
   }));
   return router;
