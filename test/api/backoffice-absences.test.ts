@@ -165,7 +165,7 @@ describe('absences in the back-office: decisions', () => {
     const validate = await formOf(rh1, abs.id, 'validate');
     const stale = await post(rh1, abs.id, 'validate', { csrf_token: validate.csrf, version: '5' });
     expect(stale.status).toBe(409);
-    expect(stale.text).toMatch(/role="alert">Quelqu'un d'autre a déjà traité cette absence/);
+    expect(stale.text).toMatch(/role="alert">Quelqu&#39;un d&#39;autre a déjà traité cette absence/);
     expect(await row(abs.id)).toMatchObject({ status: 'pending', version: 1 });
   });
 
