@@ -3,5 +3,6 @@
 
 --!include absences/api.sql
 --!include absences/triggers.sql
+--!include backoffice/reference.sql
 --!include backoffice/absences.sql
 --!include finalize.sql

@@ -1,12 +1,13 @@
 /**
- * Forms of the registry's actions: inputs drawn from the action's JSON Schema (the manifest
- * route's body, or the schema of a back-office-only function), the form data turned into the
- * JSON body that schema validates, and errors shown under their field.
+ * Forms of the registry (create, edit, actions): inputs drawn from the form's JSON Schema (the
+ * manifest route's body, or the schema of a back-office-only function), choices read from the
+ * database, the form data turned into the JSON body that schema validates, and errors shown
+ * under their field.
  */
 import type { FieldErrors } from '../http/errors.js';
 import type { JsonSchema } from '../http/schema.js';
 import { html, trusted, type Html } from './html.js';
-import type { FormField } from './registry.js';
+import type { FormField, Option } from './registry.js';
 
 const SLOT_TIMES = [
   ['start_time', 'Début'],
@@ -51,9 +52,66 @@ function slotEditor(prefix: string, field: FormField, slots: Slot[], errors: str
 </fieldset>`;
 }
 
-/** The inputs of a form (the CSRF token and the button are the caller's). */
-export function formFields(prefix: string, fields: FormField[], schema: JsonSchema, values: Record<string, unknown>, errors: FieldErrors): Html {
+/** The properties of an object schema, a nullable one (anyOf [schema, null]) read as its schema. */
+function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  return Object.fromEntries(Object.entries(properties).map(([key, property]) => {
+    const members = Array.isArray(property.anyOf) ? (property.anyOf as JsonSchema[]) : null;
+    const inner = members?.find((m) => m.type !== 'null');
+    return [key, members && inner ? { ...inner, type: [...typesOf(inner), 'null'] } : property];
+  }));
+}
+
+/** Longest string still typed in a one-line input. */
+const ONE_LINE_MAX = 200;
+
+/** The types a schema admits (['integer', 'null'] for a nullable integer). */
+function typesOf(schema: JsonSchema): string[] {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as JsonSchema[]).flatMap(typesOf);
+  const type = schema.type;
+  return Array.isArray(type) ? (type as string[]) : typeof type === 'string' ? [type] : [];
+}
+
+function enumOf(schema: JsonSchema): string[] | null {
+  return Array.isArray(schema.enum) ? (schema.enum as unknown[]).filter((v): v is string => typeof v === 'string') : null;
+}
+
+type Widget = NonNullable<FormField['widget']> | 'number' | 'date' | 'time';
+
+/** The widget of a field: declared, or drawn from its schema (see FormField). */
+function widgetOf(field: FormField, property: JsonSchema): Widget {
+  if (field.widget) return field.widget;
+  const types = typesOf(property);
+  if (types.includes('array')) return 'multiselect';
+  if (field.options || enumOf(property)) return 'select';
+  if (types.includes('boolean')) return 'checkbox';
+  if (types.includes('integer') || types.includes('number')) return 'number';
+  if (property.format === 'date') return 'date';
+  if (property.format === 'time-hm') return 'time';
+  if (typeof property.maxLength === 'number' && property.maxLength <= ONE_LINE_MAX) return 'text';
+  return 'textarea';
+}
+
+/** The choices of a select: the field's options (read from the database) or the schema's enum. */
+function choicesOf(field: FormField, property: JsonSchema, options: Record<string, Option[]>): Option[] {
+  const items = (property.items ?? {}) as JsonSchema;
+  return options[field.key] ?? (enumOf(property) ?? enumOf(items) ?? []).map((v) => ({ value: v, label: v }));
+}
+
+/** Loads the choices of the fields that read them from the database, keyed by field. */
+export async function loadOptions(fields: FormField[], client: import('pg').PoolClient): Promise<Record<string, Option[]>> {
+  const options: Record<string, Option[]> = {};
+  for (const field of fields) if (field.options) options[field.key] = await field.options(client);
+  return options;
+}
+
+const asText = (value: unknown) => (value == null ? '' : String(value));
+
+/** The inputs of a form (the CSRF token and the button are the caller's). */
+export function formFields(prefix: string, fields: FormField[], schema: JsonSchema, values: Record<string, unknown>, errors: FieldErrors,
+  options: Record<string, Option[]> = {}): Html {
+  const properties = propertiesOf(schema);
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   return html`${fields.map((field) => {
     const id = `${prefix}-${field.key}`;
     const property = properties[field.key] ?? {};
@@ -61,7 +119,10 @@ export function formFields(prefix: string, fields: FormField[], schema: JsonSche
     const fieldErrors = errors[field.key];
     const aria = describedBy(id, Boolean(field.hint), Boolean(fieldErrors));
     const hint = field.hint ? html`<p class="hint" id="${id}-aide">${field.hint}</p>` : '';
-    switch (field.widget) {
+    const mandatory = field.required || (required.has(field.key) && !typesOf(property).includes('null'));
+    const label = html`<label for="${id}">${field.label}${mandatory ? html` <span class="muted">(obligatoire)</span>` : ''}</label>`;
+    const ariaRequired = mandatory ? trusted(' aria-required="true"') : '';
+    switch (widgetOf(field, property)) {
       case 'hidden':
         return html`<input type="hidden" name="${field.key}" value="${value == null ? '' : String(value)}">`;
       case 'slots':
@@ -69,11 +130,47 @@ export function formFields(prefix: string, fields: FormField[], schema: JsonSche
       case 'checkbox':
         return html`<div class="field check"><input type="checkbox" id="${id}" name="${field.key}" value="1"${value ? trusted(' checked') : ''}${aria}>
   <label for="${id}">${field.label}</label>${hint}${errorBlock(id, fieldErrors)}</div>`;
+      case 'select': {
+        const current = asText(value);
+        return html`<div class="field">${label}${hint}
+  <select id="${id}" name="${field.key}"${ariaRequired}${aria}>
+    <option value="">${mandatory ? '— choisir —' : '(aucun)'}</option>
+    ${choicesOf(field, property, options).map((c) => html`<option value="${c.value}"${c.value === current ? trusted(' selected') : ''}>${c.label}</option>`)}
+  </select>
+  ${errorBlock(id, fieldErrors)}
+</div>`;
+      }
+      case 'multiselect': {
+        const chosen = new Set((Array.isArray(value) ? value : []).map(asText));
+        return html`<fieldset class="choices" id="${id}"${aria}>
+  <legend>${field.label}</legend>${hint}
+  ${choicesOf(field, property, options).map((c, i) => html`<div class="check"><input type="checkbox" id="${id}-${i}" name="${field.key}" value="${c.value}"${chosen.has(c.value) ? trusted(' checked') : ''}>
+    <label for="${id}-${i}">${c.label}</label></div>`)}
+  ${errorBlock(id, fieldErrors)}
+</fieldset>`;
+      }
+      case 'number':
+        return html`<div class="field">${label}${hint}
+  <input type="text" inputmode="${typesOf(property).includes('integer') ? 'numeric' : 'decimal'}" id="${id}" name="${field.key}" value="${asText(value)}"${ariaRequired}${aria}>
+  ${errorBlock(id, fieldErrors)}
+</div>`;
+      case 'date':
+      case 'time':
+        return html`<div class="field">${label}${hint}
+  <input type="${widgetOf(field, property)}" id="${id}" name="${field.key}" value="${asText(value)}"${ariaRequired}${aria}>
+  ${errorBlock(id, fieldErrors)}
+</div>`;
+      case 'text': {
+        const maxLength = typeof property.maxLength === 'number' ? trusted(` maxlength="${property.maxLength}"`) : '';
+        return html`<div class="field">${label}${hint}
+  <input type="text" id="${id}" name="${field.key}" value="${asText(value)}"${maxLength}${ariaRequired}${aria}>
+  ${errorBlock(id, fieldErrors)}
+</div>`;
+      }
       default: {
         const maxLength = typeof property.maxLength === 'number' ? trusted(` maxlength="${property.maxLength}"`) : '';
-        return html`<div class="field">
-  <label for="${id}">${field.label}${field.required ? html` <span class="muted">(obligatoire)</span>` : ''}</label>${hint}
-  <textarea id="${id}" name="${field.key}" rows="3"${maxLength}${field.required ? trusted(' aria-required="true"') : ''}${aria}>${value == null ? '' : String(value)}</textarea>
+        return html`<div class="field">${label}${hint}
+  <textarea id="${id}" name="${field.key}" rows="3"${maxLength}${ariaRequired}${aria}>${asText(value)}</textarea>
   ${errorBlock(id, fieldErrors)}
 </div>`;
       }
@@ -81,23 +178,36 @@ export function formFields(prefix: string, fields: FormField[], schema: JsonSche
   })}`;
 }
 
+/** A form value as the schema's scalar: integers and decimals parsed (a decimal comma accepted), '' is null. */
+function scalar(raw: string, schema: JsonSchema): unknown {
+  const types = typesOf(schema);
+  if (raw === '') return null;
+  if (types.includes('integer')) return /^-?\d{1,9}$/.test(raw) ? Number(raw) : raw;
+  if (types.includes('number')) return /^-?\d{1,9}([.,]\d{1,6})?$/.test(raw) ? Number(raw.replace(',', '.')) : raw;
+  return raw;
+}
+
 /** Form data → the JSON body of the schema: integers, booleans, slot lists; '' is null. */
 export function formBody(fields: FormField[], schema: JsonSchema, form: Record<string, unknown>): Record<string, unknown> {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = propertiesOf(schema);
   const text = (key: string) => (typeof form[key] === 'string' ? (form[key] as string).trim() : '');
   const body: Record<string, unknown> = {};
   for (const field of fields) {
-    const type = properties[field.key]?.type;
-    if (field.widget === 'slots') {
+    const property = properties[field.key] ?? {};
+    const widget = widgetOf(field, property);
+    if (widget === 'slots') {
       const slots = slotsFrom(field.key, form);
       body[field.key] = slots.length === 0 && field.emptyAsNull ? null : slots;
-    } else if (field.widget === 'checkbox') {
+    } else if (widget === 'checkbox') {
       body[field.key] = text(field.key) !== '';
-    } else if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) {
-      const raw = text(field.key);
-      body[field.key] = /^-?\d{1,9}$/.test(raw) ? Number(raw) : raw === '' ? null : raw;
+    } else if (widget === 'multiselect') {
+      // A repeated name arrives as a list, a single one as a string, none as nothing.
+      const raw = form[field.key];
+      const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v): v is string => typeof v === 'string');
+      const itemSchema = (property.items ?? {}) as JsonSchema;
+      body[field.key] = items.map((v) => v.trim()).filter((v) => v !== '').map((v) => scalar(v, itemSchema));
     } else {
-      body[field.key] = text(field.key) === '' ? null : text(field.key);
+      body[field.key] = scalar(text(field.key), property);
     }
   }
   return body;

@@ -1,8 +1,9 @@
 /**
  * The back-office resource registry (the role Django's ModelAdmin plays): for each resource,
- * the manifest route it lists through, its filters, its columns and its row detail. The
- * generic views (views.ts) draw filters and validate them from the route's own JSON Schema,
- * call the route's SQL function as the signed-in account, and show SQL errors under their field.
+ * the route (or back-office SQL call) it lists through, its filters, its columns, its row
+ * detail with read-only related rows, its create and edit forms and its actions. The generic
+ * views (views.ts) draw filters and form inputs and validate them from the JSON Schemas, call
+ * the SQL function as the signed-in account, and show SQL errors under their field.
  */
 import type pg from 'pg';
 import type { JsonSchema } from '../http/schema.js';
@@ -36,13 +37,19 @@ export interface RowContext {
   filterLink: (filters: Record<string, string | number>) => string;
 }
 
-/** A field of an action's form; its type and limits come from the action's JSON Schema. */
+/**
+ * A field of a form; its type and limits come from the form's JSON Schema. Default widget:
+ * options or an enum give a select (a list of check boxes for an array), a boolean a check
+ * box, a date or time its input, a string longer than 200 characters a textarea, else a text input.
+ */
 export interface FormField {
   key: string;
   label: string;
   hint?: string;
-  /** hidden (version), textarea, checkbox, slots (the slot editor); default: from the schema. */
-  widget?: 'hidden' | 'textarea' | 'checkbox' | 'slots';
+  /** hidden (version), textarea, checkbox, slots (the slot editor), text, select, multiselect; default: from the schema. */
+  widget?: 'hidden' | 'textarea' | 'checkbox' | 'slots' | 'text' | 'select' | 'multiselect';
+  /** Choices read from the database as the signed-in account (foreign keys): a select or check boxes. */
+  options?: (client: pg.PoolClient) => Promise<Option[]>;
   /** Required by the rule even where the schema allows null (a refusal's reason): marked « obligatoire ». */
   required?: boolean;
   /** slots: an empty list is sent as null (no value) rather than []. */
@@ -52,28 +59,74 @@ export interface FormField {
 /** What the signed-in account may do on a row (a SQL function answers; the transitions check again). */
 export type Abilities = Record<string, boolean>;
 
-export interface Action<Row> {
-  /** Path segment: POST /backoffice/<resource>/<id>/<slug>/. */
-  slug: string;
+/**
+ * A function the API does not expose: its body schema and SQL text; the parameters are the
+ * row's id as $1 (row forms only), then the body's keys in order (objects as JSON).
+ */
+export interface SqlCall {
+  body: JsonSchema;
+  sql: string;
+  keys: string[];
+  /**
+   * Instead of the keys: $2 = the whole body as jsonb and $3 = the public URL (an API function
+   * whose route has a handler rather than a SQL call, e.g. to purge files after the commit).
+   */
+  jsonBody?: boolean;
+}
+
+/** What every form of the registry declares (create, edit, actions). */
+export interface FormSpec {
   title: string;
   submitLabel: string;
   intro?: string;
   /** A route of the manifest (its body schema and its SQL call) ... */
   operationId?: string;
-  /**
-   * ... or a SQL call the manifest does not hold as such: SQL text with $1 = id, then the body's
-   * keys in order; or, with `jsonBody`, $2 = the whole body as jsonb and $3 = the public URL (an
-   * API function whose route has a handler, e.g. to purge files after the commit).
-   */
-  call?: { body: JsonSchema; sql: string; keys: string[]; jsonBody?: boolean };
+  /** ... or a function the API does not expose. */
+  call?: SqlCall;
+  fields: FormField[];
+  /** The success message after the redirect. */
+  done: string;
   /** The call may delete documents: their files are removed right after the commit, as the API does. */
   purgesFiles?: boolean;
-  fields: FormField[];
+}
+
+export interface Action<Row> extends FormSpec {
+  /** Path segment: POST /backoffice/<resource>/<id>/<slug>/. */
+  slug: string;
   /** Initial values of the form. */
   initial: (row: Row) => Record<string, unknown>;
   allowed: (row: Row, abilities: Abilities) => boolean;
-  done: string;
   danger?: boolean;
+  /** 'list': the row is gone afterwards (a deletion), the redirect goes to the list. */
+  afterwards?: 'list';
+}
+
+/** The create form (no row): GET and POST /backoffice/<resource>/nouveau/. */
+export interface CreateForm extends FormSpec {
+  initial?: () => Record<string, unknown>;
+  /** Whether the signed-in account is offered the form (SQL refuses the others anyway). */
+  allowed: (client: pg.PoolClient) => Promise<boolean>;
+}
+
+/** The edit form of a row: GET and POST /backoffice/<resource>/<id>/modifier/. */
+export interface EditForm<Row> extends FormSpec {
+  initial: (row: Row) => Record<string, unknown>;
+  allowed: (row: Row, abilities: Abilities) => boolean;
+}
+
+/** A read-only block of rows tied to the row on its detail page (a counter's journal). */
+export interface RelatedRows<Row> {
+  title: string;
+  empty: string;
+  rows: (row: Row, client: pg.PoolClient) => Promise<Array<Record<string, unknown>>>;
+  columns: Array<Column<Record<string, unknown>>>;
+}
+
+/** A list read by a function the API does not expose: $1.. = the query's keys, then page and page size. */
+export interface ListCall {
+  query: JsonSchema;
+  sql: string;
+  keys: string[];
 }
 
 export interface Resource<Row = Record<string, unknown>> {
@@ -85,8 +138,10 @@ export interface Resource<Row = Record<string, unknown>> {
   /** Whether the signed-in account may open it (the SQL function refuses the others anyway). */
   available: (client: pg.PoolClient) => Promise<boolean>;
   list: {
-    /** operationId of a paginated GET route of the manifest. */
-    operationId: string;
+    /** operationId of a paginated GET route of the manifest ... */
+    operationId?: string;
+    /** ... or a back-office SQL call answering { count, results }. */
+    call?: ListCall;
     pageSize: number;
     filters: Filter[];
     columns: Array<Column<Row>>;
@@ -95,13 +150,21 @@ export interface Resource<Row = Record<string, unknown>> {
     /** Shown under the row, folded (<details>): keyboard-accessible without script. */
     rowDetail?: (row: Row, context: RowContext) => Html;
   };
+  /** Offered on the list page (a « Créer » link) to the accounts it allows. */
+  create?: CreateForm;
   detail?: {
-    /** operationId of the GET route reading one row by its {id}. */
-    operationId: string;
+    /** operationId of the GET route reading one row by its {id} ... */
+    operationId?: string;
+    /** ... or SQL text reading it ($1 = id) as `result`. */
+    sql?: string;
     title: (row: Row) => string;
     abilities?: (client: pg.PoolClient, id: number) => Promise<Abilities>;
     /** The page's body above the action forms; `client` reads more as the same account (audit trail). */
     render: (row: Row, client: pg.PoolClient) => Promise<Html>;
+    /** Read-only blocks under the body (a counter's journal). */
+    related?: Array<RelatedRows<Row>>;
+    /** Offered on the detail page (a « Modifier » link) when `allowed`. */
+    edit?: EditForm<Row>;
     actions: Array<Action<Row>>;
   };
 }

@@ -1,6 +1,8 @@
 /**
  * Generic views of the registry: the list page (filters from the route's JSON Schema,
- * validation by the same schema, SQL errors under their field, pagination).
+ * validation by the same schema, SQL errors under their field, pagination), the detail page
+ * (related rows, action forms), and the create and edit pages; every form is drawn, validated
+ * and answered the same way (forms.ts, formView below).
  */
 import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
@@ -12,29 +14,43 @@ import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
 import type { JsonSchema } from '../http/schema.js';
 import { compileValidator, toFieldErrors } from '../http/validation.js';
+import type { BackofficeSession } from './sessions.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message, trusted, type Html } from './html.js';
-import { formBody, formFields } from './forms.js';
-import type { Abilities, Action, Filter, Option, Resource, RowContext } from './registry.js';
+import { formBody, formFields, loadOptions } from './forms.js';
+import type { Abilities, Action, Filter, FormSpec, Option, Resource, RowContext } from './registry.js';
 
 interface CompiledList {
   resource: Resource;
-  route: RouteSpec;
-  sql: string;
   properties: Record<string, JsonSchema>;
   validate: ValidateFunction;
+  /** The SQL call of a page of the list for validated filters. */
+  statement: (query: Record<string, unknown>, page: number, deps: BackofficeDeps) => { text: string; values: unknown[] };
 }
 
 function compileList(resource: Resource): CompiledList {
-  const route = routes.find((r) => r.operationId === resource.list.operationId);
-  if (!route?.sql || !route.paginated || !route.query) {
-    throw new Error(`back-office ${resource.slug}: ${resource.list.operationId} is not a paginated SQL route with a query schema`);
+  const { operationId, call, pageSize } = resource.list;
+  let compiled: CompiledList;
+  if (call) {
+    compiled = {
+      resource, properties: (call.query.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(call.query, true),
+      statement: (query, page) => ({ text: call.sql, values: [...call.keys.map((key) => query[key] ?? null), page, pageSize] }),
+    };
+  } else {
+    const route = routes.find((r) => r.operationId === operationId);
+    if (!route?.sql || !route.paginated || !route.query) {
+      throw new Error(`back-office ${resource.slug}: ${operationId} is not a paginated SQL route with a query schema`);
+    }
+    const text = sqlText(route);
+    compiled = {
+      resource, properties: (route.query.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(route.query, true),
+      statement: (query, page, deps) => ({ text, values: sqlValues(route, { params: {}, query, body: {}, page, pageSize, config: deps.config }) }),
+    };
   }
-  const properties = (route.query.properties ?? {}) as Record<string, JsonSchema>;
   for (const filter of resource.list.filters) {
-    if (!properties[filter.key]) throw new Error(`back-office ${resource.slug}: the route has no query parameter ${filter.key}`);
+    if (!compiled.properties[filter.key]) throw new Error(`back-office ${resource.slug}: the list has no query parameter ${filter.key}`);
   }
-  return { resource, route, sql: sqlText(route), properties, validate: compileValidator(route.query, true) };
+  return compiled;
 }
 
 /** The input of a filter, drawn from its JSON Schema (enum or options: select; date; integer; text). */
@@ -67,8 +83,8 @@ function listUrl(slug: string, filters: Record<string, string | number>): string
   return `/backoffice/${slug}/${query ? `?${query}` : ''}`;
 }
 
-function listPage(list: CompiledList) {
-  const { resource, route } = list;
+function listPage(list: CompiledList, deleted: Array<Action<Record<string, unknown>>>) {
+  const { resource } = list;
   return asyncRoute(async (req: Request, res: Response) => {
     const session = requireUser(req, res);
     if (!session) return;
@@ -83,22 +99,23 @@ function listPage(list: CompiledList) {
     const query: Record<string, unknown> = { ...raw };
     let errors: FieldErrors = list.validate(query) ? {} : toFieldErrors(list.validate.errors);
 
-    const { options, result } = await asUser(req, session, async (client) => {
+    const { options, result, creates } = await asUser(req, session, async (client) => {
       const options: Record<string, Option[]> = {};
       for (const filter of resource.list.filters) if (filter.options) options[filter.key] = await filter.options(client);
-      if (Object.keys(errors).length) return { options, result: null };
+      const creates = resource.create ? await resource.create.allowed(client) : false;
+      if (Object.keys(errors).length) return { options, result: null, creates };
       await client.query('savepoint list');
       try {
-        const values = sqlValues(route, { params: {}, query, body: {}, page: pageNumber, pageSize: resource.list.pageSize, config: deps.config });
-        const { rows } = await client.query<{ result: { count: number; results: Array<Record<string, unknown>> } }>(list.sql, values);
-        return { options, result: rows[0]!.result };
+        const { rows } = await client.query<{ result: { count: number; results: Array<Record<string, unknown>> } }>(
+          list.statement(query, pageNumber, deps));
+        return { options, result: rows[0]!.result, creates };
       } catch (error) {
         // A refused filter comes back under its field; anything else is the page's error.
         const known = apiErrorFromPg(error);
         if (known?.status !== 400) throw error;
         await client.query('rollback to savepoint list');
         errors = known.body as FieldErrors;
-        return { options, result: null };
+        return { options, result: null, creates };
       }
     });
 
@@ -112,7 +129,10 @@ function listPage(list: CompiledList) {
   ${pageNumber < lastPage ? html`<a href="${listUrl(resource.slug, { ...raw, page: pageNumber + 1 })}" rel="next">Page suivante</a>` : ''}
 </nav>` : '';
     const columns = resource.list.columns;
+    const done = req.query.fait === 'cree' ? resource.create?.done : deleted.find((a) => a.slug === req.query.fait)?.done;
     render(req, res, Object.keys(errors).length ? 400 : 200, resource.title, await navUser(req, session), html`
+${done ? message('success', done) : ''}
+${creates ? html`<p><a class="button" href="/backoffice/${resource.slug}/nouveau/">${resource.create!.title}</a></p>` : ''}
 <form method="get" action="/backoffice/${resource.slug}/" class="filters card" aria-label="Filtres">
   ${resource.list.filters.map((filter) => filterInput(filter, list.properties[filter.key]!, raw[filter.key] ?? '', errors[filter.key], options[filter.key]))}
   <div class="filter-actions">
@@ -146,32 +166,45 @@ function manifestRoute(resource: Resource, operationId: string): RouteSpec {
   return route;
 }
 
-interface CompiledAction {
-  action: Action<Record<string, unknown>>;
+const NO_BODY: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
+
+interface CompiledForm<Spec extends FormSpec = FormSpec> {
+  spec: Spec;
   schema: JsonSchema;
   validate: ValidateFunction;
-  /** The SQL call of the action for a row and a validated body. */
-  statement: (id: number, body: Record<string, unknown>, deps: BackofficeDeps) => { text: string; values: unknown[] };
+  /** The SQL call of the form for a row (null: a creation) and a validated body. */
+  statement: (id: number | null, body: Record<string, unknown>, deps: BackofficeDeps) => { text: string; values: unknown[] };
 }
 
-function compileAction(resource: Resource, action: Action<Record<string, unknown>>): CompiledAction {
-  if (action.operationId) {
-    const route = manifestRoute(resource, action.operationId);
-    if (!route.body) throw new Error(`back-office ${resource.slug}: ${action.operationId} has no body schema`);
+type CompiledAction = CompiledForm<Action<Record<string, unknown>>>;
+
+/** A body value as a SQL parameter: objects and lists as JSON (the function takes jsonb). */
+function sqlParameter(value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  return typeof value === 'object' ? JSON.stringify(value) : value;
+}
+
+function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): CompiledForm<Spec> {
+  if (spec.operationId) {
+    const route = manifestRoute(resource, spec.operationId);
+    const schema = route.body ?? NO_BODY;
     const text = sqlText(route);
     return {
-      action, schema: route.body, validate: compileValidator(route.body, false),
-      statement: (id, body, deps) => ({ text, values: sqlValues(route, { params: { id }, query: {}, body, page: 1, pageSize: 1, config: deps.config }) }),
+      spec, schema, validate: compileValidator(schema, false),
+      statement: (id, body, deps) => ({
+        text, values: sqlValues(route, { params: id === null ? {} : { id }, query: {}, body, page: 1, pageSize: 1, config: deps.config }),
+      }),
     };
   }
-  const call = action.call!;
+  const call = spec.call;
+  if (!call) throw new Error(`back-office ${resource.slug}: the form « ${spec.title} » has neither operationId nor call`);
   return {
-    action, schema: call.body, validate: compileValidator(call.body, false),
+    spec, schema: call.body, validate: compileValidator(call.body, false),
     statement: (id, body, deps) => ({
       text: call.sql,
       values: call.jsonBody
-        ? [id, JSON.stringify(body), deps.config.publicUrl]
-        : [id, ...call.keys.map((key) => (body[key] !== null && typeof body[key] === 'object' ? JSON.stringify(body[key]) : body[key] ?? null))],
+        ? [...(id === null ? [] : [id]), JSON.stringify(body), deps.config.publicUrl]
+        : [...(id === null ? [] : [id]), ...call.keys.map((key) => sqlParameter(body[key]))],
     }),
   };
 }
@@ -190,91 +223,263 @@ async function purgeAfterCommit(req: Request, deps: BackofficeDeps): Promise<voi
 }
 
 interface FormState {
-  slug: string;
   values: Record<string, unknown>;
   errors: FieldErrors;
 }
 
-/** The detail page of a row, with the forms of the actions this account may take. */
-function detailPage(resource: Resource, actions: CompiledAction[]) {
-  const detail = resource.detail!;
-  const route = manifestRoute(resource, detail.operationId);
-  const text = sqlText(route);
-  const base = `/backoffice/${resource.slug}/`;
-
-  async function show(req: Request, res: Response, status: number, form: FormState | null): Promise<void> {
-    const session = requireUser(req, res);
-    if (!session) return;
-    const deps = req.app.locals.backoffice as BackofficeDeps;
-    const id = Number(req.params.id);
-    const { row, abilities, body } = await asUser(req, session, async (client) => {
-      const values = sqlValues(route, { params: { id }, query: {}, body: {}, page: 1, pageSize: 1, config: deps.config });
-      const row = (await client.query<{ result: Record<string, unknown> }>(text, values)).rows[0]!.result;
-      const abilities: Abilities = detail.abilities ? await detail.abilities(client, id) : {};
-      return { row, abilities, body: await detail.render(row, client) };
-    });
-    const done = actions.find((a) => a.action.slug === req.query.fait);
-    const forms = actions.filter((a) => a.action.allowed(row, abilities));
-    // A refused post of a form this account is not offered (forged, or the row changed meanwhile).
-    const orphan = form && !forms.some((a) => a.action.slug === form.slug) ? Object.values(form.errors).flat() : [];
-    render(req, res, status, detail.title(row), await navUser(req, session), (csrf) => html`
-<p><a href="${base}">← ${resource.title}</a></p>
-${done && !form ? message('success', done.action.done) : ''}
-${orphan.length ? message('error', orphan.join(' ')) : ''}
-${body}
-${forms.map(({ action, schema }) => {
-      const state = form?.slug === action.slug ? form : null;
-      const errors = state?.errors ?? {};
-      const shown = new Set(action.fields.filter((f) => f.widget !== 'hidden').map((f) => f.key));
-      const general = Object.entries(errors).filter(([key]) => !shown.has(key)).flatMap(([, m]) => m);
-      return html`<section class="card action" aria-labelledby="action-${action.slug}">
-  <h2 id="action-${action.slug}">${action.title}</h2>
-  ${action.intro ? html`<p>${action.intro}</p>` : ''}
-  <form method="post" action="${base}${id}/${action.slug}/" novalidate>
+/**
+ * One form of the registry: CSRF token, the errors of keys that have no visible field on top,
+ * the inputs with their errors under them, the button.
+ */
+function formView(prefix: string, action: string, compiled: CompiledForm, values: Record<string, unknown>, errors: FieldErrors,
+  options: Record<string, Option[]>, csrf: string, danger = false): Html {
+  const { spec, schema } = compiled;
+  const shown = new Set(spec.fields.filter((f) => f.widget !== 'hidden').map((f) => f.key));
+  const general = Object.entries(errors).filter(([key]) => !shown.has(key)).flatMap(([, m]) => m);
+  return html`<form method="post" action="${action}" novalidate>
     <input type="hidden" name="csrf_token" value="${csrf}">
     ${general.length ? message('error', general.join(' ')) : ''}
-    ${formFields(`a-${action.slug}`, action.fields, schema, state?.values ?? action.initial(row), errors)}
-    <button type="submit"${action.danger ? trusted(' class="danger"') : ''}>${action.submitLabel}</button>
-  </form>
+    ${formFields(prefix, spec.fields, schema, values, errors, options)}
+    <button type="submit"${danger ? trusted(' class="danger"') : ''}>${spec.submitLabel}</button>
+  </form>`;
+}
+
+/** An empty input of a field that admits no null reads « obligatoire », not a type error. */
+function emptyIsMissing(body: Record<string, unknown>, errors: FieldErrors): FieldErrors {
+  // A null in the body is an empty input; an error on it can only be that null is not admitted.
+  return Object.fromEntries(Object.entries(errors).map(([key, messages]) => [key, body[key] === null ? ['Ce champ est obligatoire.'] : messages]));
+}
+
+/**
+ * Validates the posted form against its schema and runs its SQL call as the signed-in account.
+ * Returns the call's result, or the errors to show on the form again (a refusal of the rules:
+ * 400 under its field, 403 and 409 on top; a 404 stays the page's answer).
+ */
+async function submitForm(req: Request, session: BackofficeSession, compiled: CompiledForm, id: number | null):
+  Promise<{ ok: true; result: unknown } | { ok: false; status: number; state: FormState }> {
+  const deps = req.app.locals.backoffice as BackofficeDeps;
+  const body = formBody(compiled.spec.fields, compiled.schema, req.body ?? {});
+  if (!compiled.validate(body)) return { ok: false, status: 400, state: { values: body, errors: emptyIsMissing(body, toFieldErrors(compiled.validate.errors)) } };
+  try {
+    const { rows } = await asUser(req, session, (client) => client.query<{ result?: unknown }>(compiled.statement(id, body, deps)));
+    if (compiled.spec.purgesFiles) await purgeAfterCommit(req, deps);
+    return { ok: true, result: rows[0]?.result ?? null };
+  } catch (error) {
+    const known = apiErrorFromPg(error);
+    if (!known || known.status === 404 || known.status >= 500) throw error;
+    const errors = known.status === 400 ? (known.body as FieldErrors) : { non_field_errors: [String(known.body.detail)] };
+    return { ok: false, status: known.status, state: { values: body, errors } };
+  }
+}
+
+/** The message of a form page this account may not open: SQL's refusal of its post, if any. */
+function refusal(state: FormState | null, fallback: string): string {
+  const messages = state ? Object.values(state.errors).flat() : [];
+  return messages.length ? messages.join(' ') : fallback;
+}
+
+/** The SQL reading one row of a resource by id ($1), as `result`. */
+function rowReader(resource: Resource): (id: number, deps: BackofficeDeps) => { text: string; values: unknown[] } {
+  const detail = resource.detail!;
+  if (detail.sql) {
+    const text = detail.sql;
+    return (id) => ({ text, values: [id] });
+  }
+  const route = manifestRoute(resource, detail.operationId ?? '');
+  const text = sqlText(route);
+  return (id, deps) => ({ text, values: sqlValues(route, { params: { id }, query: {}, body: {}, page: 1, pageSize: 1, config: deps.config }) });
+}
+
+const ID_PATTERN = /^[1-9]\d{0,9}$/;
+const EDIT_SLUG = 'modifier';
+
+/** The related rows of the detail page: read-only tables, one per block. */
+async function relatedBlocks(resource: Resource, row: Record<string, unknown>, client: import('pg').PoolClient): Promise<Html> {
+  const blocks = resource.detail!.related ?? [];
+  const context: RowContext = { options: {}, filterLink: (filters) => listUrl(resource.slug, filters) };
+  const parts: Html[] = [];
+  for (const [i, block] of blocks.entries()) {
+    const rows = await block.rows(row, client);
+    parts.push(html`<section class="card related" aria-labelledby="lies-${i}">
+  <h2 id="lies-${i}">${block.title}</h2>
+  ${rows.length === 0 ? html`<p>${block.empty}</p>` : html`<div class="table-wrap"><table>
+    <thead><tr>${block.columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead>
+    <tbody>${rows.map((r) => html`<tr>${block.columns.map((c) => c.rowHeader
+      ? html`<th scope="row">${c.value(r, context)}</th>`
+      : html`<td>${c.value(r, context)}</td>`)}</tr>`)}</tbody>
+  </table></div>`}
+</section>`);
+  }
+  return html`${parts}`;
+}
+
+/** The detail page of a row (related rows, the forms of the actions this account may take) and its edit page. */
+function detailPage(resource: Resource, actions: CompiledAction[]) {
+  const detail = resource.detail!;
+  const read = rowReader(resource);
+  const base = `/backoffice/${resource.slug}/`;
+  const edit = detail.edit ? compileForm(resource, detail.edit) : null;
+
+  async function load(req: Request, session: BackofficeSession, id: number, work: (row: Record<string, unknown>, abilities: Abilities, client: import('pg').PoolClient) => Promise<Html>) {
+    const deps = req.app.locals.backoffice as BackofficeDeps;
+    return asUser(req, session, async (client) => {
+      const row = (await client.query<{ result: Record<string, unknown> }>(read(id, deps))).rows[0]!.result;
+      const abilities: Abilities = detail.abilities ? await detail.abilities(client, id) : {};
+      return { row, abilities, body: await work(row, abilities, client) };
+    });
+  }
+
+  async function show(req: Request, res: Response, status: number, form: (FormState & { slug: string }) | null): Promise<void> {
+    const session = requireUser(req, res);
+    if (!session) return;
+    const id = Number(req.params.id);
+    let forms: CompiledAction[] = [];
+    const options: Record<string, Record<string, Option[]>> = {};
+    let editable = false;
+    const { row, body } = await load(req, session, id, async (row, abilities, client) => {
+      forms = actions.filter((a) => a.spec.allowed(row, abilities));
+      editable = Boolean(edit?.spec.allowed(row, abilities));
+      for (const a of forms) options[a.spec.slug] = await loadOptions(a.spec.fields, client);
+      return html`${await detail.render(row, client)}${await relatedBlocks(resource, row, client)}`;
+    });
+    const done = req.query.fait === EDIT_SLUG ? edit?.spec.done
+      : req.query.fait === 'cree' ? resource.create?.done
+      : actions.find((a) => a.spec.slug === req.query.fait)?.spec.done;
+    // A refused post of a form this account is not offered (forged, or the row changed meanwhile).
+    const orphan = form && !forms.some((a) => a.spec.slug === form.slug) ? Object.values(form.errors).flat() : [];
+    render(req, res, status, detail.title(row), await navUser(req, session), (csrf) => html`
+<p><a href="${base}">← ${resource.title}</a></p>
+${done && !form ? message('success', done) : ''}
+${orphan.length ? message('error', orphan.join(' ')) : ''}
+${editable ? html`<p><a class="button" href="${base}${id}/${EDIT_SLUG}/">${edit!.spec.title}</a></p>` : ''}
+${body}
+${forms.map((compiled) => {
+      const { spec } = compiled;
+      const state = form?.slug === spec.slug ? form : null;
+      return html`<section class="card action" aria-labelledby="action-${spec.slug}">
+  <h2 id="action-${spec.slug}">${spec.title}</h2>
+  ${spec.intro ? html`<p>${spec.intro}</p>` : ''}
+  ${formView(`a-${spec.slug}`, `${base}${id}/${spec.slug}/`, compiled, state?.values ?? spec.initial(row), state?.errors ?? {},
+    options[spec.slug] ?? {}, csrf, spec.danger)}
 </section>`;
     })}`);
   }
 
+  /** The edit page: the row's form alone, refused (403 page) to an account it does not allow. */
+  async function showEdit(req: Request, res: Response, status: number, state: FormState | null): Promise<void> {
+    const session = requireUser(req, res);
+    if (!session || !edit) return;
+    const id = Number(req.params.id);
+    let allowed = false;
+    let options: Record<string, Option[]> = {};
+    const { row } = await load(req, session, id, async (row, abilities, client) => {
+      allowed = edit.spec.allowed(row, abilities);
+      if (allowed) options = await loadOptions(edit.spec.fields, client);
+      return html``;
+    });
+    const user = await navUser(req, session);
+    if (!allowed) {
+      render(req, res, 403, 'Action refusée', user, message('error', refusal(state, 'Votre compte ne peut pas modifier cette fiche.')));
+      return;
+    }
+    render(req, res, status, `${edit.spec.title} — ${detail.title(row)}`, user, (csrf) => html`
+<p><a href="${base}${id}/">← ${detail.title(row)}</a></p>
+<section class="card action">
+  ${edit.spec.intro ? html`<p>${edit.spec.intro}</p>` : ''}
+  ${formView('e', `${base}${id}/${EDIT_SLUG}/`, edit, state?.values ?? edit.spec.initial(row), state?.errors ?? {}, options, csrf)}
+</section>`);
+  }
+
   const router = express.Router();
   router.get(`/${resource.slug}/:id/`, asyncRoute(async (req, res, next) => {
-    if (!/^[1-9]\d{0,9}$/.test(String(req.params.id))) {
+    if (!ID_PATTERN.test(String(req.params.id))) {
       next();
       return;
     }
     await show(req, res, 200, null);
   }));
+  if (edit) {
+    router.get(`/${resource.slug}/:id/${EDIT_SLUG}/`, asyncRoute(async (req, res, next) => {
+      if (!ID_PATTERN.test(String(req.params.id))) {
+        next();
+        return;
+      }
+      await showEdit(req, res, 200, null);
+    }));
+    router.post(`/${resource.slug}/:id/${EDIT_SLUG}/`, asyncRoute(async (req, res, next) => {
+      if (!ID_PATTERN.test(String(req.params.id))) {
+        next();
+        return;
+      }
+      const session = requireUser(req, res);
+      if (!session) return;
+      const id = Number(req.params.id);
+      const outcome = await submitForm(req, session, edit, id);
+      if (!outcome.ok) {
+        await showEdit(req, res, outcome.status, outcome.state);
+        return;
+      }
+      res.redirect(303, `${base}${id}/?fait=${EDIT_SLUG}`);
+    }));
+  }
   router.post(`/${resource.slug}/:id/:action/`, asyncRoute(async (req, res, next) => {
-    const compiled = actions.find((a) => a.action.slug === req.params.action);
-    if (!compiled || !/^[1-9]\d{0,9}$/.test(String(req.params.id))) {
+    const compiled = actions.find((a) => a.spec.slug === req.params.action);
+    if (!compiled || !ID_PATTERN.test(String(req.params.id))) {
       next();
       return;
     }
     const session = requireUser(req, res);
     if (!session) return;
-    const deps = req.app.locals.backoffice as BackofficeDeps;
     const id = Number(req.params.id);
-    const body = formBody(compiled.action.fields, compiled.schema, req.body ?? {});
-    if (!compiled.validate(body)) {
-      await show(req, res, 400, { slug: compiled.action.slug, values: body, errors: toFieldErrors(compiled.validate.errors) });
+    const outcome = await submitForm(req, session, compiled, id);
+    if (!outcome.ok) {
+      await show(req, res, outcome.status, { slug: compiled.spec.slug, ...outcome.state });
       return;
     }
-    try {
-      await asUser(req, session, (client) => client.query(compiled.statement(id, body, deps)));
-    } catch (error) {
-      // Refusals of the rules come back on the form (a 404 stays the page's answer).
-      const known = apiErrorFromPg(error);
-      if (!known || known.status === 404 || known.status >= 500) throw error;
-      const errors = known.status === 400 ? (known.body as FieldErrors) : { non_field_errors: [String(known.body.detail)] };
-      await show(req, res, known.status, { slug: compiled.action.slug, values: body, errors });
+    res.redirect(303, compiled.spec.afterwards === 'list' ? `${base}?fait=${compiled.spec.slug}` : `${base}${id}/?fait=${compiled.spec.slug}`);
+  }));
+  return router;
+}
+
+/** The create page: GET shows the form, POST creates, then the new row's detail (or the list). */
+function createPage(resource: Resource) {
+  const create = compileForm(resource, resource.create!);
+  const base = `/backoffice/${resource.slug}/`;
+  const action = `${base}nouveau/`;
+
+  async function show(req: Request, res: Response, session: BackofficeSession, status: number, state: FormState | null): Promise<void> {
+    const { allowed, options } = await asUser(req, session, async (client) => {
+      const allowed = await create.spec.allowed(client);
+      return { allowed, options: allowed ? await loadOptions(create.spec.fields, client) : {} };
+    });
+    const user = await navUser(req, session);
+    if (!allowed) {
+      render(req, res, 403, 'Action refusée', user, message('error', refusal(state, 'Votre compte ne peut pas créer de fiche ici.')));
       return;
     }
-    if (compiled.action.purgesFiles) await purgeAfterCommit(req, deps);
-    res.redirect(303, `${base}${id}/?fait=${compiled.action.slug}`);
+    render(req, res, status, create.spec.title, user, (csrf) => html`
+<p><a href="${base}">← ${resource.title}</a></p>
+<section class="card action">
+  ${create.spec.intro ? html`<p>${create.spec.intro}</p>` : ''}
+  ${formView('c', action, create, state?.values ?? create.spec.initial?.() ?? {}, state?.errors ?? {}, options, csrf)}
+</section>`);
+  }
+
+  const router = express.Router();
+  router.get(`/${resource.slug}/nouveau/`, asyncRoute(async (req, res) => {
+    const session = requireUser(req, res);
+    if (session) await show(req, res, session, 200, null);
+  }));
+  router.post(`/${resource.slug}/nouveau/`, asyncRoute(async (req, res) => {
+    const session = requireUser(req, res);
+    if (!session) return;
+    const outcome = await submitForm(req, session, create, null);
+    if (!outcome.ok) {
+      await show(req, res, session, outcome.status, outcome.state);
+      return;
+    }
+    const id = (outcome.result as { id?: unknown } | null)?.id;
+    res.redirect(303, resource.detail && typeof id === 'number' ? `${base}${id}/?fait=cree` : `${base}?fait=cree`);
   }));
   return router;
 }
@@ -283,10 +488,10 @@ ${forms.map(({ action, schema }) => {
 export function resourceRoutes(resources: readonly Resource[]): express.Router {
   const router = express.Router();
   for (const resource of resources) {
-    router.get(`/${resource.slug}/`, listPage(compileList(resource)));
-    if (resource.detail) {
-      router.use(detailPage(resource, resource.detail.actions.map((action) => compileAction(resource, action))));
-    }
+    const actions = (resource.detail?.actions ?? []).map((action) => compileForm(resource, action));
+    router.get(`/${resource.slug}/`, listPage(compileList(resource), actions.filter((a) => a.spec.afterwards === 'list').map((a) => a.spec)));
+    if (resource.create) router.use(createPage(resource));
+    if (resource.detail) router.use(detailPage(resource, actions));
   }
   return router;
 }
