@@ -48,8 +48,11 @@ export interface FormField {
   hint?: string;
   /** hidden (version), textarea, checkbox, slots (the slot editor), text, select, multiselect; default: from the schema. */
   widget?: 'hidden' | 'textarea' | 'checkbox' | 'slots' | 'text' | 'select' | 'multiselect';
-  /** Choices read from the database as the signed-in account (foreign keys): a select or check boxes. */
-  options?: (client: pg.PoolClient) => Promise<Option[]>;
+  /**
+   * Choices read from the database as the signed-in account (foreign keys): a select or check
+   * boxes. Row forms (edit, actions) pass the row: choices may depend on its state.
+   */
+  options?: (client: pg.PoolClient, row?: Record<string, unknown>) => Promise<Option[]>;
   /** Required by the rule even where the schema allows null (a refusal's reason): marked « obligatoire ». */
   required?: boolean;
   /** slots: an empty list is sent as null (no value) rather than []. */

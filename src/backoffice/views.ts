@@ -339,7 +339,7 @@ function detailPage(resource: Resource, actions: CompiledAction[]) {
     const { row, body } = await load(req, session, id, async (row, abilities, client) => {
       forms = actions.filter((a) => a.spec.allowed(row, abilities));
       editable = Boolean(edit?.spec.allowed(row, abilities));
-      for (const a of forms) options[a.spec.slug] = await loadOptions(a.spec.fields, client);
+      for (const a of forms) options[a.spec.slug] = await loadOptions(a.spec.fields, client, row);
       return html`${await detail.render(row, client)}${await relatedBlocks(resource, row, client)}`;
     });
     const done = req.query.fait === EDIT_SLUG ? edit?.spec.done
@@ -374,7 +374,7 @@ ${forms.map((compiled) => {
     let options: Record<string, Option[]> = {};
     const { row } = await load(req, session, id, async (row, abilities, client) => {
       allowed = edit.spec.allowed(row, abilities);
-      if (allowed) options = await loadOptions(edit.spec.fields, client);
+      if (allowed) options = await loadOptions(edit.spec.fields, client, row);
       return html``;
     });
     const user = await navUser(req, session);

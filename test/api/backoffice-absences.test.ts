@@ -59,7 +59,33 @@ async function formOf(visitor: BackofficeVisitor, id: number, action: string) {
     csrf: /name="csrf_token" value="([^"]+)"/.exec(found)![1]!,
     version: /name="version" value="(\d+)"/.exec(found)?.[1] ?? '',
     form: found,
+    values: valuesOf(found),
   };
+}
+
+/** The edit form of absence `id` (its own page), as formOf. */
+async function editFormOf(visitor: BackofficeVisitor, id: number) {
+  const page = await visitor.get(`/backoffice/absences/${id}/modifier/`);
+  const found = new RegExp(`<form method="post" action="/backoffice/absences/${id}/modifier/"[\\s\\S]*?</form>`).exec(page.text)?.[0];
+  if (!found) throw new Error(`no edit form on absence ${id} (${page.status})`);
+  return { page, form: found, values: valuesOf(found) };
+}
+
+/** The options of the select `name` in a form, as [value, label]. */
+function optionsOf(formHtml: string, name: string): Array<[string, string]> {
+  const select = new RegExp(`<select id="[^"]+" name="${name}"[^>]*>([\\s\\S]*?)</select>`).exec(formHtml)?.[1] ?? '';
+  return [...select.matchAll(/<option value="([^"]*)"[^>]*>([^<]*)<\/option>/g)].map((m) => [m[1]!, m[2]!]);
+}
+
+/** What a browser would post from a form as it is shown: inputs, selected options, textareas. */
+function valuesOf(formHtml: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const m of formHtml.matchAll(/<input type="(?:hidden|date|time|text)"[^>]*?name="([^"]+)"[^>]*?value="([^"]*)"/g)) values[m[1]!] = m[2]!;
+  for (const m of formHtml.matchAll(/<select id="[^"]+" name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    values[m[1]!] = /<option value="([^"]*)" selected>/.exec(m[2]!)?.[1] ?? '';
+  }
+  for (const m of formHtml.matchAll(/<textarea id="[^"]+" name="([^"]+)"[^>]*>([^<]*)<\/textarea>/g)) values[m[1]!] = m[2]!;
+  return values;
 }
 
 function post(visitor: BackofficeVisitor, id: number, action: string, fields: Record<string, string>) {
@@ -133,7 +159,7 @@ describe('absences in the back-office: decisions', () => {
     const abs = await request('CP', '2026-12-14');
     const validate = await formOf(rh1, abs.id, 'validate');
     expect(validate.version).toBe('1');
-    const ok = await post(rh1, abs.id, 'validate', { csrf_token: validate.csrf, version: validate.version, reason: '' });
+    const ok = await post(rh1, abs.id, 'validate', { ...validate.values, reason: '' });
     expect(ok.status).toBe(303);
     expect(ok.location).toBe(`/backoffice/absences/${abs.id}/?fait=validate`);
     const shown = await rh1.get(ok.location!);
@@ -163,7 +189,7 @@ describe('absences in the back-office: decisions', () => {
   it('a stale version answers the conflict on the form, nothing written', async () => {
     const abs = await request('CP', '2026-12-16');
     const validate = await formOf(rh1, abs.id, 'validate');
-    const stale = await post(rh1, abs.id, 'validate', { csrf_token: validate.csrf, version: '5' });
+    const stale = await post(rh1, abs.id, 'validate', { ...validate.values, version: '5' });
     expect(stale.status).toBe(409);
     expect(stale.text).toMatch(/role="alert">Quelqu&#39;un d&#39;autre a déjà traité cette absence/);
     expect(await row(abs.id)).toMatchObject({ status: 'pending', version: 1 });
@@ -232,7 +258,7 @@ describe('absences in the back-office: decisions', () => {
     expect(detail.status).toBe(200);
     expect(detail.text).not.toContain(`<form method="post" action="/backoffice/absences/${own.body.id}/`);
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(detail.text)![1]!;
-    const forged = await post(rh1, own.body.id, 'validate', { csrf_token: csrf, version: '1' });
+    const forged = await post(rh1, own.body.id, 'validate', { csrf_token: csrf, version: '1', date_end: '2026-12-02', type: String(T.FOR) });
     expect(forged.status).toBe(403);
     expect(forged.text).toContain('Vous ne pouvez pas décider de votre propre demande d&#39;absence.');
     expect(await row(own.body.id)).toMatchObject({ status: 'pending', version: 1 });
@@ -264,5 +290,114 @@ describe('absences in the back-office: documents', () => {
     expect(page.text).toContain('(contenu réservé aux RH et au salarié)');
     expect(page.text).not.toContain(path);
     expect((await fetch(`${env.url}${path}`, { headers: { cookie: mgr1.cookieHeader() } })).status).toBe(403);
+  });
+});
+
+describe('absences in the back-office: the form', () => {
+  async function notes(title: string) {
+    return (await notifications(env, 'alice')).filter((n) => n.startsWith(`${title} |`));
+  }
+
+  it('shows decided_by read-only and a status field without the cancellation states; sets a validated absence back to pending', async () => {
+    const abs = await request('CP', '2026-12-09', '2026-12-10');
+    const validate = await formOf(rh1, abs.id, 'validate');
+    expect((await post(rh1, abs.id, 'validate', validate.values)).status).toBe(303);
+    const before = await balance(env, 'alice', 'CP');
+
+    const detail = await rh1.get(`/backoffice/absences/${abs.id}/`);
+    expect(detail.text).toContain(`href="/backoffice/absences/${abs.id}/modifier/"`);
+    const edit = await editFormOf(rh1, abs.id);
+    expect(edit.page.status).toBe(200);
+    expect(optionsOf(edit.form, 'status')).toEqual([['', '— choisir —'], ['validated', 'Validée (actuel)'], ['pending', 'En attente']]);
+    expect(edit.form).not.toMatch(/name="decided_(by|at)"/);
+    expect(edit.page.text).toContain('« Décidée par » et sa date sont écrits par la décision : ils ne se modifient pas ici.');
+    expect(edit.values).toMatchObject({ status: 'validated', type: String(T.CP), date_start: '2026-12-09', date_end: '2026-12-10' });
+
+    const saved = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, status: 'pending' } });
+    expect(saved.status).toBe(303);
+    expect(saved.location).toBe(`/backoffice/absences/${abs.id}/?fait=modifier`);
+    const record = await env.get(`/api/absences/${abs.id}/`, await env.login('rh1'));
+    expect([record.body.status, record.body.decided_by, record.body.decided_at, record.body.version]).toEqual(['pending', null, null, 3]);
+    expect(await balance(env, 'alice', 'CP')).toBe(before);
+    expect((await notes('Absence remise en attente')).at(-1)).toContain('remise en attente par Claire Dubois');
+    expect(await auditVerbs(env, abs.id)).toEqual(['Creation', 'Validation', 'Modification']);
+    // Pending now: the decisions are offered again, the status field offers pending alone.
+    expect((await rh1.get(`/backoffice/absences/${abs.id}/`)).text).toContain(`action="/backoffice/absences/${abs.id}/validate/"`);
+    expect(optionsOf((await editFormOf(rh1, abs.id)).form, 'status')).toEqual([['', '— choisir —'], ['pending', 'En attente (actuel)']]);
+  });
+
+  it('a refused request: corrections refused under status (nothing written), set back to pending it reserves again', async () => {
+    const abs = await request('CP', '2026-12-17');
+    const refuse = await formOf(rh1, abs.id, 'refuse');
+    expect((await post(rh1, abs.id, 'refuse', { ...refuse.values, reason: 'Effectif' })).status).toBe(303);
+    const released = await balance(env, 'alice', 'CP');
+    const edit = await editFormOf(rh1, abs.id);
+    expect(optionsOf(edit.form, 'status').map(([v]) => v)).toEqual(['', 'refused', 'pending']);
+
+    const corrected = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, comment: 'Revu' } });
+    expect(corrected.status).toBe(400);
+    expect(corrected.text).toMatch(/id="e-status-erreur">Une absence refusée ne se modifie plus\./);
+    expect(await row(abs.id)).toMatchObject({ status: 'refused', version: 2 });
+
+    const forged = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, status: 'validated' } });
+    expect(forged.status).toBe(400);
+    expect(forged.text).toMatch(/id="e-status-erreur">Le statut ne peut être remis qu’« En attente »|id="e-status-erreur">Le statut ne peut être remis qu&#39;« En attente »/);
+    expect(await row(abs.id)).toMatchObject({ status: 'refused', version: 2 });
+
+    const reopened = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, status: 'pending', comment: 'Revu' } });
+    expect(reopened.status).toBe(303);
+    expect(await row(abs.id)).toMatchObject({ status: 'pending', version: 4, decided_by: null, decision_reason: null });
+    const [acquired, taken, planned] = released.split('/').map(Number);
+    expect(await balance(env, 'alice', 'CP')).toBe(`${acquired!.toFixed(2)}/${taken!.toFixed(2)}/${(planned! + 1).toFixed(2)}`);
+  });
+
+  it('never writes the cancellation states: no form in those states, a forged post refused under status, nothing written', async () => {
+    const abs = await declared('FOR', '2026-12-11');
+    const edit = await editFormOf(rh1, abs.id);
+    const cancelled = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, status: 'cancelled' } });
+    expect(cancelled.status).toBe(400);
+    expect(cancelled.text).toContain('id="e-status-erreur"');
+    expect(await row(abs.id)).toMatchObject({ status: 'validated', version: 1 });
+
+    expect((await env.post(`/api/absences/${abs.id}/request-cancellation/`, alice, {})).status).toBe(200);
+    const detail = await rh1.get(`/backoffice/absences/${abs.id}/`);
+    expect(detail.text).not.toContain(`/backoffice/absences/${abs.id}/modifier/`);
+    expect((await rh1.get(`/backoffice/absences/${abs.id}/modifier/`)).status).toBe(403);
+    const forged = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, version: '2', status: 'pending' } });
+    expect(forged.status).toBe(403);
+    expect(forged.text).toContain('Le statut d&#39;une absence « Annulation demandée » ne se modifie pas');
+    expect(await row(abs.id)).toMatchObject({ status: 'cancellation_requested', version: 2 });
+  });
+
+  it('a correction reruns the rules (errors under their field, nothing written) and compensates the counters', async () => {
+    const abs = await declared('CP', '2026-12-01', '2026-12-02');
+    const before = await balance(env, 'alice', 'CP');
+    const edit = await editFormOf(rh1, abs.id);
+    const backwards = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, date_end: '2026-11-30' } });
+    expect(backwards.status).toBe(400);
+    expect(backwards.text).toContain('id="e-date_end-erreur"');
+    expect(backwards.text).toMatch(/name="date_end" value="2026-11-30"/);
+    expect(await row(abs.id)).toMatchObject({ status: 'validated', version: 1 });
+    expect(await balance(env, 'alice', 'CP')).toBe(before);
+
+    const longer = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, date_end: '2026-12-03' } });
+    expect(longer.status).toBe(303);
+    expect(await row(abs.id)).toMatchObject({ status: 'validated', version: 2 });
+    const [acquired, taken, planned] = before.split('/').map(Number);
+    expect(await balance(env, 'alice', 'CP')).toBe(`${acquired!.toFixed(2)}/${taken!.toFixed(2)}/${(planned! + 1).toFixed(2)}`);
+    expect(await auditVerbs(env, abs.id)).toEqual(['Creation', 'Correction']);
+  });
+
+  it('a validation that corrects the end date needs a reason (400 under reason, nothing written)', async () => {
+    const abs = await request('CP', '2026-12-30', '2026-12-31');
+    const validate = await formOf(rh1, abs.id, 'validate');
+    const missing = await post(rh1, abs.id, 'validate', { ...validate.values, date_end: '2026-12-30' });
+    expect(missing.status).toBe(400);
+    expect(missing.text).toContain('id="a-validate-reason-erreur"');
+    expect(await row(abs.id)).toMatchObject({ status: 'pending', version: 1 });
+    const ok = await post(rh1, abs.id, 'validate', { ...validate.values, date_end: '2026-12-30', reason: 'Un seul jour possible' });
+    expect(ok.status).toBe(303);
+    expect(await row(abs.id)).toMatchObject({ status: 'validated', decision_reason: 'Un seul jour possible' });
+    expect((await notes("Demande d'absence validée")).at(-1)).toContain('validée avec modification');
   });
 });

@@ -9,7 +9,7 @@ import type { RouteSpec } from '../../http/route.js';
 import { routes } from '../../http/routes/index.js';
 import { s, type JsonSchema } from '../../http/schema.js';
 import { html, message, type Html } from '../html.js';
-import { defineResource, type FormField } from '../registry.js';
+import { defineResource, type FormField, type Option } from '../registry.js';
 import { auditTrail } from './audit-log.js';
 
 interface AbsenceDocument {
@@ -206,6 +206,50 @@ ${await auditTrail(client, 'absence', a.id)}`;
 
 const version: FormField = { key: 'version', label: 'Version', widget: 'hidden' };
 
+/** Absence types offered in a form: the active ones, and the absence's own type. */
+async function typeOptions(client: pg.PoolClient, row?: Record<string, unknown>): Promise<Option[]> {
+  return (await client.query<Option>(
+    `select t.id::text as value, t.code || ' — ' || t.name as label from app_public.absence_types t
+     where t.is_active or t.id = $1 order by t.code`, [row?.type ?? null])).rows;
+}
+
+const HALF_OPTIONS: Option[] = [{ value: 'morning', label: 'Matin' }, { value: 'afternoon', label: 'Après-midi' }];
+
+/**
+ * The status field of the form (SPEC, absence state table): the current state, and « En
+ * attente » for a decided absence (the technical state set back to pending). It never offers
+ * « Annulation demandée » nor « Annulée »: in those states the form is not offered at all.
+ */
+export function statusOptions(row?: Record<string, unknown>): Option[] {
+  const current = row?.status as Absence['status'] | undefined;
+  const values: Array<Absence['status']> = current === 'validated' || current === 'refused' ? [current, 'pending'] : ['pending'];
+  return values.map((value) => ({ value, label: value === current ? `${STATUS_LABELS[value]} (actuel)` : STATUS_LABELS[value] }));
+}
+
+/** The form's body: the manager-side correction of PATCH /api/absences/<id>/ and the status field. */
+const patchProperties = ((bodyOf('absence_update').properties ?? {}) as Record<string, JsonSchema>);
+const EDIT_BODY = s.object({
+  ...Object.fromEntries(Object.entries(patchProperties).filter(([key]) => key !== 'remove_document_ids')),
+  version: s.int({ minimum: 1, description: 'Version lue ; périmée : 409.' }),
+  status: s.enum(['pending', 'validated', 'refused'], { description: 'Seule la remise « En attente » d’une absence décidée écrit quelque chose.' }),
+}, ['version']);
+
+const EDIT_FIELDS: FormField[] = [
+  version,
+  {
+    key: 'status', label: 'Statut', options: async (_client, row) => statusOptions(row), required: true,
+    hint: 'Une absence validée ou refusée peut être remise « En attente » (sa décision est effacée, le journal d’audit la garde) ; les décisions se prennent avec les actions de la fiche.',
+  },
+  { key: 'type', label: 'Motif', options: typeOptions, required: true },
+  { key: 'date_start', label: 'Premier jour', required: true },
+  { key: 'date_end', label: 'Dernier jour', required: true },
+  { key: 'start_half', label: 'Demi-journée de début', options: async () => HALF_OPTIONS, hint: '« (aucun) » : la journée entière.' },
+  { key: 'end_half', label: 'Demi-journée de fin', options: async () => HALF_OPTIONS, hint: '« (aucun) » : la journée entière.' },
+  { key: 'start_time', label: 'Heure de début', hint: 'Motifs en heures seulement (une seule date).' },
+  { key: 'end_time', label: 'Heure de fin', hint: 'Motifs en heures seulement (une seule date).' },
+  { key: 'comment', label: 'Commentaire' },
+];
+
 export const absenceResource = defineResource<Absence>({
   slug: 'absences',
   title: 'Absences',
@@ -254,6 +298,24 @@ export const absenceResource = defineResource<Absence>({
     abilities: async (client, id) =>
       (await client.query<{ a: Record<string, boolean> | null }>('select app_public.absence_abilities($1) as a', [id])).rows[0]!.a ?? {},
     render,
+    edit: {
+      title: 'Modifier l’absence',
+      submitLabel: 'Enregistrer',
+      intro: 'Les corrections rejouent toutes les règles de déclaration et compensent les compteurs, comme la correction de l’API. « Décidée par » et sa date sont écrits par la décision : ils ne se modifient pas ici.',
+      call: {
+        body: EDIT_BODY,
+        sql: 'select app_public.absence_backoffice_save(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
+        keys: [],
+        jsonBody: true,
+      },
+      fields: EDIT_FIELDS,
+      initial: (a) => ({
+        version: a.version, status: a.status, type: a.type, date_start: a.date_start, date_end: a.date_end,
+        start_half: a.start_half, end_half: a.end_half, start_time: a.start_time, end_time: a.end_time, comment: a.comment,
+      }),
+      allowed: (a, can) => Boolean(can.correct) && (a.status === 'pending' || a.status === 'validated' || a.status === 'refused'),
+      done: 'L’absence a été enregistrée.',
+    },
     actions: [
       {
         slug: 'validate',
@@ -264,8 +326,13 @@ export const absenceResource = defineResource<Absence>({
           keys: [],
           jsonBody: true,
         },
-        fields: [version, { key: 'reason', label: 'Motif (facultatif)', hint: 'Transmis au salarié avec la notification.' }],
-        initial: (a) => ({ version: a.version, reason: null }),
+        fields: [
+          version,
+          { key: 'date_end', label: 'Dernier jour accordé', hint: 'Le modifier corrige la demande : un motif est alors obligatoire.' },
+          { key: 'type', label: 'Motif d’absence accordé', options: typeOptions, hint: 'Le changer requalifie la demande : un motif est alors obligatoire.' },
+          { key: 'reason', label: 'Motif de la décision', hint: 'Facultatif si la demande est validée telle quelle ; transmis au salarié avec la notification.' },
+        ],
+        initial: (a) => ({ version: a.version, date_end: a.date_end, type: a.type, reason: null }),
         allowed: (a, can) => a.status === 'pending' && Boolean(can.decide),
         submitLabel: 'Valider la demande',
         done: 'La demande a été validée ; le salarié est notifié.',
