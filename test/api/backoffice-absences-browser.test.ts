@@ -86,6 +86,18 @@ describe('absences in the back-office, in the browser', { timeout: 120_000 }, ()
     await expect(page.getByRole('link', { name: 'billet.pdf' }).isVisible()).resolves.toBe(true);
     await check(page, 'absences-02-detail');
 
+    // The form: the status field offers the current state and « En attente », nothing else.
+    await page.getByRole('link', { name: 'Modifier l’absence' }).click();
+    await page.getByRole('heading', { name: /^Modifier l’absence/ }).waitFor();
+    expect(await page.getByLabel('Statut').locator('option').allTextContents()).toEqual(['— choisir —', 'Validée (actuel)', 'En attente']);
+    await check(page, 'absences-04-form');
+    // A correction refused by the rules comes back under its field, focusable by keyboard.
+    await page.getByLabel('Dernier jour').fill('2026-12-20');
+    await page.getByRole('button', { name: 'Enregistrer' }).click();
+    await page.locator('#e-date_end-erreur').waitFor();
+    await check(page, 'absences-05-form-error');
+    await page.goto(`${env.url}/backoffice/absences/${id}/`);
+
     await page.getByRole('button', { name: 'Annuler l’absence' }).click();
     await page.getByText('L’absence est annulée ; le salarié est notifié.').waitFor();
     const recredited = (Number(before.remaining) + 2).toFixed(2);
