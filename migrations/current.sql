@@ -2,9 +2,12 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include reference/tables.sql
+--!include absences/api.sql
+--!include absences/triggers.sql
 --!include backoffice/reference.sql
 --!include backoffice/counters.sql
 --!include backoffice/role_attributions.sql
 --!include backoffice/contracts.sql
+--!include backoffice/absences.sql
 --!include guards.sql
 --!include finalize.sql

@@ -190,11 +190,16 @@ $$;
 
 -- Routes --------------------------------------------------------------------------------
 
--- GET /api/absences/?status=&employee=&from=&to=
+-- GET /api/absences/?status=&employee=&from=&to=&establishment=&type=
+-- establishment: the employee's main or secondary workplace (the back-office list's filter,
+-- as for day-change requests); type: the absence type. Both come last so that positional
+-- calls of the first signature keep their meaning.
+drop function if exists app_public.absences_list(text, int, date, date, int, int, text);
 create or replace function app_public.absences_list(p_status text default null, p_employee int default null,
                                          p_from date default null, p_to date default null,
                                          p_page int default 1, p_page_size int default 50,
-                                         p_public_url text default null)
+                                         p_public_url text default null,
+                                         p_establishment int default null, p_type int default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 -- Planned with each call's values: whether there is a list of readers, and its size, decide
@@ -225,6 +230,12 @@ begin
       and (p_employee is null or a.employee_id = p_employee)
       and (p_from is null or a.date_end >= p_from)
       and (p_to is null or a.date_start <= p_to)
+      and (p_type is null or a.type_id = p_type)
+      and (p_establishment is null
+           or exists (select 1 from app_public.employees e
+                      where e.id = a.employee_id and e.main_establishment_id = p_establishment)
+           or exists (select 1 from app_public.employee_secondary_establishments s
+                      where s.employee_id = a.employee_id and s.establishment_id = p_establishment))
   )
   select (select count(*) from visible),
          array(select v.id from visible v order by v.date_start desc, v.id desc

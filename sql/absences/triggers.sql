@@ -8,11 +8,17 @@
 create or replace function app_private.tg_absences_guard() returns trigger
 language plpgsql as $$
 begin
-  if old.status in ('refused', 'cancelled') then
+  -- The back-office sets a decided absence back to pending (app_public.absence_set_pending
+  -- marks its own update): the only way out of refused, and out of validated back to pending.
+  if current_setting('app.absence_reopening', true) = 'on' then
+    if not (old.status in ('validated', 'refused') and new.status = 'pending') then
+      raise exception using errcode = 'WV910', detail = 'status',
+        message = format('Transition d''état interdite : %s → %s.', old.status, new.status);
+    end if;
+  elsif old.status in ('refused', 'cancelled') then
     raise exception using errcode = 'WV910', detail = 'status',
       message = 'Une absence refusée ou annulée est en lecture seule.';
-  end if;
-  if (old.status, new.status) not in (('pending', 'pending'), ('pending', 'validated'), ('pending', 'refused'),
+  elsif (old.status, new.status) not in (('pending', 'pending'), ('pending', 'validated'), ('pending', 'refused'),
                                       ('validated', 'validated'), ('validated', 'cancellation_requested'),
                                       ('validated', 'cancelled'), ('cancellation_requested', 'validated'),
                                       ('cancellation_requested', 'cancellation_requested'),

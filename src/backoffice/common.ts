@@ -14,7 +14,7 @@ export interface BackofficeDeps {
   pool: pg.Pool;
   limiter: RateLimiter;
   sessions: SessionStore;
-  /** Where uploads are stored (the API's storage module: honorability certificates). */
+  /** Where uploads are stored (the API's storage module): honorability certificates; files of deleted documents, removed after the commit. */
   storage: FileStorage;
 }
 

@@ -99,9 +99,9 @@ function choicesOf(field: FormField, property: JsonSchema, options: Record<strin
 }
 
 /** Loads the choices of the fields that read them from the database, keyed by field. */
-export async function loadOptions(fields: FormField[], client: import('pg').PoolClient): Promise<Record<string, Option[]>> {
+export async function loadOptions(fields: FormField[], client: import('pg').PoolClient, row?: Record<string, unknown>): Promise<Record<string, Option[]>> {
   const options: Record<string, Option[]> = {};
-  for (const field of fields) if (field.options) options[field.key] = await field.options(client);
+  for (const field of fields) if (field.options) options[field.key] = await field.options(client, row);
   return options;
 }
 

@@ -48,8 +48,11 @@ export interface FormField {
   hint?: string;
   /** hidden (version), textarea, checkbox, slots (the slot editor), text, select, multiselect; default: from the schema. */
   widget?: 'hidden' | 'textarea' | 'checkbox' | 'slots' | 'text' | 'select' | 'multiselect';
-  /** Choices read from the database as the signed-in account (foreign keys): a select or check boxes. */
-  options?: (client: pg.PoolClient) => Promise<Option[]>;
+  /**
+   * Choices read from the database as the signed-in account (foreign keys): a select or check
+   * boxes. Row forms (edit, actions) pass the row: choices may depend on its state.
+   */
+  options?: (client: pg.PoolClient, row?: Record<string, unknown>) => Promise<Option[]>;
   /** Required by the rule even where the schema allows null (a refusal's reason): marked « obligatoire ». */
   required?: boolean;
   /** slots: an empty list is sent as null (no value) rather than []. */
@@ -68,6 +71,11 @@ export interface SqlCall {
   body: JsonSchema;
   sql: string;
   keys: string[] | 'body';
+  /**
+   * After the body: the public URL (an API function whose route has a handler rather than a SQL
+   * call, e.g. to purge files after the commit, takes it for its links).
+   */
+  publicUrl?: boolean;
 }
 
 /** What every form of the registry declares (create, edit, actions). */
@@ -82,6 +90,8 @@ export interface FormSpec {
   fields: FormField[];
   /** The success message after the redirect. */
   done: string;
+  /** The call may delete documents: their files are removed right after the commit, as the API does. */
+  purgesFiles?: boolean;
 }
 
 export interface Action<Row> extends FormSpec {

@@ -6,7 +6,9 @@
  */
 import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
+import { withAuthenticatorTransaction } from '../db/transaction.js';
 import { apiErrorFromPg, type FieldErrors } from '../http/errors.js';
+import { purgeStorageGarbageIn } from '../storage/garbage.js';
 import { sqlText, sqlValues } from '../http/router.js';
 import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
@@ -200,12 +202,26 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
   if (!call) throw new Error(`back-office ${resource.slug}: the form « ${spec.title} » has neither operationId nor call`);
   return {
     spec, schema: call.body, validate: compileValidator(call.body, false),
-    statement: (id, body) => ({
+    statement: (id, body, deps) => ({
       text: call.sql,
       values: [...(id === null ? [] : [id]),
-        ...(call.keys === 'body' ? [JSON.stringify(body)] : call.keys.map((key) => sqlParameter(body[key])))],
+        ...(call.keys === 'body' ? [JSON.stringify(body)] : call.keys.map((key) => sqlParameter(body[key]))),
+        ...(call.publicUrl ? [deps.config.publicUrl] : [])],
     }),
   };
+}
+
+/**
+ * After a committed action that deleted document rows: removes their files now, as the API's
+ * routes do (src/http/routes/documents.ts). A failure only delays the removal to the worker.
+ */
+async function purgeAfterCommit(req: Request, deps: BackofficeDeps): Promise<void> {
+  try {
+    await withAuthenticatorTransaction(deps.pool, (client) => purgeStorageGarbageIn(client, deps.storage),
+      { frozenNow: deps.config.frozenNow?.() });
+  } catch (error) {
+    req.log?.warn({ err: error }, 'storage purge left to the worker');
+  }
 }
 
 interface FormState {
@@ -248,6 +264,7 @@ async function submitForm(req: Request, session: BackofficeSession, compiled: Co
   if (!compiled.validate(body)) return { ok: false, status: 400, state: { values: body, errors: emptyIsMissing(body, toFieldErrors(compiled.validate.errors)) } };
   try {
     const { rows } = await asUser(req, session, (client) => client.query<{ result?: unknown }>(compiled.statement(id, body, deps)));
+    if (compiled.spec.purgesFiles) await purgeAfterCommit(req, deps);
     return { ok: true, result: rows[0]?.result ?? null };
   } catch (error) {
     const known = apiErrorFromPg(error);
@@ -324,7 +341,7 @@ function detailPage(resource: Resource, actions: CompiledAction[]) {
     const { row, body } = await load(req, session, id, async (row, abilities, client) => {
       forms = actions.filter((a) => a.spec.allowed(row, abilities));
       editable = Boolean(edit?.spec.allowed(row, abilities));
-      for (const a of forms) options[a.spec.slug] = await loadOptions(a.spec.fields, client);
+      for (const a of forms) options[a.spec.slug] = await loadOptions(a.spec.fields, client, row);
       return html`${await detail.render(row, client)}${await relatedBlocks(resource, row, client)}`;
     });
     const done = req.query.fait === EDIT_SLUG ? edit?.spec.done
@@ -359,7 +376,7 @@ ${forms.map((compiled) => {
     let options: Record<string, Option[]> = {};
     const { row } = await load(req, session, id, async (row, abilities, client) => {
       allowed = edit.spec.allowed(row, abilities);
-      if (allowed) options = await loadOptions(edit.spec.fields, client);
+      if (allowed) options = await loadOptions(edit.spec.fields, client, row);
       return html``;
     });
     const user = await navUser(req, session);

@@ -3,6 +3,7 @@
  * Filters by model, target, actor, verb and date; each line shows before and after side by
  * side, the keys that changed marked (not by colour alone).
  */
+import type pg from 'pg';
 import { html, trusted, type Html } from '../html.js';
 import { defineResource } from '../registry.js';
 
@@ -54,6 +55,25 @@ export function auditDiff(before: Record<string, unknown> | null, after: Record<
     <td>${after ? showValue(after[key]) : html`<span class="absent">—</span>`}</td>
   </tr>`)}</tbody>
 </table>`;
+}
+
+const TRAIL_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+
+/** The audit lines of one row of `model`, for readers of the audit log (others see no trail). */
+export async function auditTrail(client: pg.PoolClient, model: string, id: number): Promise<Html> {
+  const reads = (await client.query<{ ok: boolean }>('select app_hidden.current_account_reads_audit_log() as ok')).rows[0]!.ok;
+  if (!reads) return html``;
+  const { rows } = await client.query<{ result: { results: AuditLine[] } }>(
+    'select app_public.audit_log_search(p_model => $1, p_target_id => $2, p_page_size => 200) as result', [model, id]);
+  const lines = rows[0]!.result.results;
+  return html`<section class="card" aria-labelledby="historique">
+  <h2 id="historique">Historique (journal d’audit)</h2>
+  <ol class="trail">${lines.map((line) => html`<li><details>
+    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${line.verb} · ${line.actor_identity?.display_name ?? 'sans compte'}</summary>
+    ${auditDiff(line.before, line.after)}
+  </details></li>`)}</ol>
+  <p><a href="/backoffice/audit-log/?model=${model}&amp;target_id=${id}">Ouvrir dans le journal d’audit</a></p>
+</section>`;
 }
 
 export const auditLogResource = defineResource<AuditLine>({

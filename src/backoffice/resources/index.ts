@@ -5,6 +5,7 @@ import { absenceTypesResource } from './absence-types.js';
 import { counterAssociationsResource } from './counter-associations.js';
 import { countersResource } from './counters.js';
 import { postsResource } from './posts.js';
+import { absenceResource } from './absences.js';
 import { auditLogResource } from './audit-log.js';
 import { employeeResource } from './employees.js';
 import { roleAttributionResource } from './role-attributions.js';
@@ -14,6 +15,7 @@ import { teamResource } from './teams.js';
 
 export const RESOURCES: readonly Resource[] = [
   shiftChangeResource,
+  absenceResource,
   employeeResource,
   roleAttributionResource,
   teamResource,

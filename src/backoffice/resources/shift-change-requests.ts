@@ -3,12 +3,11 @@
  * slots, current day, warnings, audit trail), the HR correction of a pending request and the
  * two decisions, through the same SQL functions as the API (same rules, same notifications).
  */
-import type pg from 'pg';
 import { slotInput } from '../../http/routes/shift-change-requests.js';
 import { s } from '../../http/schema.js';
 import { html, message, type Html } from '../html.js';
 import { defineResource } from '../registry.js';
-import { auditDiff } from './audit-log.js';
+import { auditTrail } from './audit-log.js';
 
 interface Slot {
   start_time: string;
@@ -77,23 +76,6 @@ function slotsTable(caption: string, slots: Slot[]): Html {
 function options(request: { is_remote: boolean; is_offsite: boolean }): string {
   const list = [request.is_remote ? 'télétravail' : '', request.is_offsite ? 'hors de l’établissement' : ''].filter(Boolean);
   return list.length ? list.join(', ') : 'aucune';
-}
-
-/** The audit lines of the request, for readers of the audit log (others see no trail). */
-async function auditTrail(client: pg.PoolClient, id: number): Promise<Html> {
-  const reads = (await client.query<{ ok: boolean }>('select app_hidden.current_account_reads_audit_log() as ok')).rows[0]!.ok;
-  if (!reads) return html``;
-  const { rows } = await client.query<{ result: { results: Array<{ id: number; at: string; verb: string; actor_identity: { display_name: string | null; username: string | null } | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null }> } }>(
-    'select app_public.audit_log_search(p_model => $1, p_target_id => $2, p_page_size => 200) as result', ['shift_change_request', id]);
-  const lines = rows[0]!.result.results;
-  return html`<section class="card" aria-labelledby="historique">
-  <h2 id="historique">Historique (journal d’audit)</h2>
-  <ol class="trail">${lines.map((line) => html`<li><details>
-    <summary>${DATE_TIME.format(new Date(line.at))} · ${line.verb} · ${line.actor_identity?.display_name ?? 'sans compte'}</summary>
-    ${auditDiff(line.before, line.after)}
-  </details></li>`)}</ol>
-  <p><a href="/backoffice/audit-log/?model=shift_change_request&amp;target_id=${id}">Ouvrir dans le journal d’audit</a></p>
-</section>`;
 }
 
 const version = { key: 'version', label: 'Version', widget: 'hidden' } as const;
@@ -166,7 +148,7 @@ ${r.current_day ? html`<section class="card" aria-labelledby="actuelle">
   ${r.current_day.comment ? html`<p>Commentaire : ${r.current_day.comment}</p>` : ''}
 </section>` : ''}
 ${r.status !== 'pending' ? message('info', 'Cette demande est décidée : elle ne se modifie plus.') : ''}
-${await auditTrail(client, r.id)}`,
+${await auditTrail(client, 'shift_change_request', r.id)}`,
     actions: [
       {
         slug: 'correct',

@@ -150,6 +150,7 @@ export const absenceRoutes: RouteModule = {
       summary: 'Absences : les siennes, et pour l’encadrement celles de son périmètre',
       description:
         'Sans status, tous les états. from/to : absences qui chevauchent la fenêtre (dates incluses). ' +
+        'establishment : lieu de travail principal ou secondaire du salarié ; type : motif d’absence. ' +
         'Un statut inconnu répond 400 sous la clé `status`. Chaque ligne porte `warnings: null`. ' +
         'Un salarié sans lieu de travail principal n’apparaît qu’à l’encadrement de toute l’association.',
       tags: TAGS,
@@ -160,6 +161,8 @@ export const absenceRoutes: RouteModule = {
         employee: s.id('Fiche du salarié.'),
         from: s.date({ description: 'Début de la fenêtre (inclus).' }),
         to: s.date({ description: 'Fin de la fenêtre (incluse).' }),
+        establishment: s.id('Établissement du lieu de travail principal ou secondaire du salarié.'),
+        type: s.id('Motif d’absence.'),
       }),
       paginated: true,
       sql: {
@@ -172,6 +175,8 @@ export const absenceRoutes: RouteModule = {
           { name: 'p_page', from: 'page', cast: 'int' },
           { name: 'p_page_size', from: 'page_size', cast: 'int' },
           publicUrl,
+          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+          { name: 'p_type', from: 'query', key: 'type', cast: 'int' },
         ],
       },
       status: 200,

@@ -742,7 +742,7 @@ export interface paths {
         };
         /**
          * Absences : les siennes, et pour l’encadrement celles de son périmètre
-         * @description Sans status, tous les états. from/to : absences qui chevauchent la fenêtre (dates incluses). Un statut inconnu répond 400 sous la clé `status`. Chaque ligne porte `warnings: null`. Un salarié sans lieu de travail principal n’apparaît qu’à l’encadrement de toute l’association.
+         * @description Sans status, tous les états. from/to : absences qui chevauchent la fenêtre (dates incluses). establishment : lieu de travail principal ou secondaire du salarié ; type : motif d’absence. Un statut inconnu répond 400 sous la clé `status`. Chaque ligne porte `warnings: null`. Un salarié sans lieu de travail principal n’apparaît qu’à l’encadrement de toute l’association.
          *
          *     Permission : `absences.view_absence_queue (périmètre) ; sinon ses propres absences`.
          */
@@ -6708,6 +6708,10 @@ export interface operations {
                 from?: string;
                 /** @description Fin de la fenêtre (incluse). */
                 to?: string;
+                /** @description Établissement du lieu de travail principal ou secondaire du salarié. */
+                establishment?: number;
+                /** @description Motif d’absence. */
+                type?: number;
                 /** @description Page (à partir de 1). */
                 page?: number;
                 /** @description Taille de page (défaut 50, au plus 200). */
