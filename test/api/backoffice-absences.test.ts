@@ -362,6 +362,7 @@ describe('absences in the back-office: the form', () => {
     expect((await env.post(`/api/absences/${abs.id}/request-cancellation/`, alice, {})).status).toBe(200);
     const detail = await rh1.get(`/backoffice/absences/${abs.id}/`);
     expect(detail.text).not.toContain(`/backoffice/absences/${abs.id}/modifier/`);
+    expect(detail.text).toContain('Une demande d’annulation est en cours : le statut et la période ne se modifient pas avant sa décision.');
     expect((await rh1.get(`/backoffice/absences/${abs.id}/modifier/`)).status).toBe(403);
     const forged = await rh1.request('POST', `/backoffice/absences/${abs.id}/modifier/`, { form: { ...edit.values, version: '2', status: 'pending' } });
     expect(forged.status).toBe(403);

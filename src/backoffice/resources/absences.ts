@@ -201,6 +201,7 @@ ${a.warnings?.length ? html`<section class="card" aria-labelledby="avertissement
 ${documentsSection(a)}
 ${await countersSection(client, a)}
 ${a.status === 'refused' || a.status === 'cancelled' ? message('info', `Cette absence est ${a.status === 'refused' ? 'refusée' : 'annulée'} : elle reste au dossier.`) : ''}
+${a.status === 'cancellation_requested' ? message('info', 'Une demande d’annulation est en cours : le statut et la période ne se modifient pas avant sa décision.') : ''}
 ${await auditTrail(client, 'absence', a.id)}`;
 }
 
