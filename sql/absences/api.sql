@@ -67,6 +67,17 @@ begin
 end;
 $$;
 
+-- The hint of the decision panel (GET detail's can_decide): would a decision of the caller
+-- pass absence_check_decider, on a state a decision accepts (a pending request or a
+-- requested cancellation)? Never NULL. The transitions check again.
+create or replace function app_hidden.absence_decidable(p_absence app_public.absences) returns boolean
+language sql stable as $$
+  select coalesce(p_absence.status in ('pending', 'cancellation_requested')
+                  and app_hidden.current_account_has('absences.decide_absence')
+                  and app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id)
+                  and app_hidden.is_current_employee(p_absence.employee_id) is false, false);
+$$;
+
 -- Manager-side corrections and previews of a row: never one's own absence, and only
 -- inside the manager workspace's perimeter.
 create or replace function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
@@ -190,11 +201,13 @@ $$;
 
 -- Routes --------------------------------------------------------------------------------
 
--- GET /api/absences/?status=&employee=&from=&to=
+-- GET /api/absences/?status=&employee=&establishment=&from=&to=
+-- establishment: the employee's main or secondary workplace (as the day-change requests' list).
+drop function if exists app_public.absences_list(text, int, date, date, int, int, text);
 create or replace function app_public.absences_list(p_status text default null, p_employee int default null,
                                          p_from date default null, p_to date default null,
                                          p_page int default 1, p_page_size int default 50,
-                                         p_public_url text default null)
+                                         p_public_url text default null, p_establishment int default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 -- Planned with each call's values: whether there is a list of readers, and its size, decide
@@ -225,6 +238,11 @@ begin
       and (p_employee is null or a.employee_id = p_employee)
       and (p_from is null or a.date_end >= p_from)
       and (p_to is null or a.date_start <= p_to)
+      and (p_establishment is null
+           or exists (select 1 from app_public.employees e
+                      where e.id = a.employee_id and e.main_establishment_id = p_establishment)
+           or exists (select 1 from app_public.employee_secondary_establishments s
+                      where s.employee_id = a.employee_id and s.establishment_id = p_establishment))
   )
   select (select count(*) from visible),
          array(select v.id from visible v order by v.date_start desc, v.id desc
@@ -234,8 +252,8 @@ begin
 end;
 $$;
 
--- GET /api/absences/<id>/: the record, its documents, and for the employee and the queue
--- perimeter the planned day of the first day.
+-- GET /api/absences/<id>/: the record, its documents, whether the caller may decide it now
+-- (can_decide), and for the employee and the queue perimeter the planned day of the first day.
 create or replace function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -247,6 +265,7 @@ begin
     perform app_hidden.not_found('Absence introuvable.', 'WN201');
   end if;
   return app_hidden.absence_json(v.id, p_public_url)
+         || jsonb_build_object('can_decide', app_hidden.absence_decidable(v))
          || case when v.employee_id = app_hidden.current_employee_id()
                    or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', v.employee_id)
                  then jsonb_build_object('planned_day', app_hidden.planned_day_json(v.employee_id, v.date_start))

@@ -98,6 +98,11 @@ const absence = s.object(
       s.array(s.string(), { description: 'Liste (éventuellement vide) en création, correction et lecture unitaire ; null dans les listes.' }),
     ),
     documents: s.array(s.ref('AbsenceDocument')),
+    can_decide: s.bool({
+      description:
+        'Lecture unitaire seulement : le lecteur peut-il valider ou refuser maintenant (droit de décider sur ce salarié, ' +
+        'pas sa propre absence, demande en attente ou annulation demandée) ? Indication pour le panneau de décision.',
+    }),
     planned_day: s.object(
       {
         date: s.date(),
@@ -150,6 +155,7 @@ export const absenceRoutes: RouteModule = {
       summary: 'Absences : les siennes, et pour l’encadrement celles de son périmètre',
       description:
         'Sans status, tous les états. from/to : absences qui chevauchent la fenêtre (dates incluses). ' +
+        'establishment : salariés dont c’est le lieu de travail principal ou secondaire. ' +
         'Un statut inconnu répond 400 sous la clé `status`. Chaque ligne porte `warnings: null`. ' +
         'Un salarié sans lieu de travail principal n’apparaît qu’à l’encadrement de toute l’association.',
       tags: TAGS,
@@ -158,6 +164,7 @@ export const absenceRoutes: RouteModule = {
       query: s.object({
         status: s.enum(STATUSES, { description: 'pending, validated, refused, cancellation_requested ou cancelled.' }),
         employee: s.id('Fiche du salarié.'),
+        establishment: s.id('Établissement du salarié (lieu de travail principal ou secondaire).'),
         from: s.date({ description: 'Début de la fenêtre (inclus).' }),
         to: s.date({ description: 'Fin de la fenêtre (incluse).' }),
       }),
@@ -172,6 +179,7 @@ export const absenceRoutes: RouteModule = {
           { name: 'p_page', from: 'page', cast: 'int' },
           { name: 'p_page_size', from: 'page_size', cast: 'int' },
           publicUrl,
+          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
         ],
       },
       status: 200,
