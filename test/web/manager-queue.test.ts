@@ -3,10 +3,14 @@
  * day change; the DA without action foot; the 409 of a second decider; keyboard alone) and
  * "Déclarer une absence". Against a real server and database; axe-core and screenshots.
  */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PDF, typeIds } from '../api/absence-helpers.js';
-import { checkPage, counterFigures, login, numberIn, openPage, poll, screenshots, browserWalk, type WatchedPage } from './browser.js';
+import {
+  checkPage, counterFigures, login, numberIn, openPage, poll, screenshots, browserWalk, DESKTOP, PHONE, SCREENSHOT_DIR, type WatchedPage,
+} from './browser.js';
 
 const walk = browserWalk();
 let types: Record<string, number>;
@@ -27,6 +31,24 @@ const hasFocus = (locator: Locator) =>
 /** Does the focus lie inside the element? */
 const holdsFocus = (locator: Locator) =>
   locator.evaluate((element) => (element as unknown as DomNode).contains((element as unknown as DomNode).ownerDocument.activeElement));
+
+/**
+ * The panel is a modal dialog that scrolls on its own: captures of the screen (not of the page
+ * behind it) at desktop and phone widths, its top and its foot.
+ */
+async function panelScreenshots(page: Page, dialog: Locator, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+    await page.setViewportSize(viewport);
+    await dialog.evaluate((element) => { (element as unknown as { scrollTop: number }).scrollTop = 0; });
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`) });
+    await dialog.evaluate((element) => { const box = element as unknown as { scrollTop: number; scrollHeight: number }; box.scrollTop = box.scrollHeight; });
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-foot-${label}.png`) });
+  }
+  await page.setViewportSize(DESKTOP);
+}
 
 /** The browser logs every refused request; the one a step provoked on purpose is no page error. */
 function forgetRefusal(page: WatchedPage, status: number): void {
@@ -85,7 +107,7 @@ describe('manager screens', () => {
     // The employee's CP counter as the server counts it (the request already reserved its days).
     await poll(() => dialog.locator('.counter-table tbody tr').count()).toBe(1);
     await checkPage(manager, 'Panneau de décision (absence)');
-    await screenshots(manager, 'decision-panel-absence');
+    await panelScreenshots(manager, dialog, 'decision-panel-absence');
     await dialog.getByRole('button', { name: 'Valider', exact: true }).click();
     await poll(() => manager.getByRole('status').filter({ hasText: 'Demande d’absence de Alice Martin validée.' }).count()).toBe(1);
     expect(await panel(manager).count()).toBe(0);
@@ -139,7 +161,7 @@ describe('manager screens', () => {
     expect((await page.locator(`[id="${describedBy.at(-1)}"]`).textContent())!.length).toBeGreaterThan(5);
     forgetRefusal(page, 400);
     await checkPage(page, 'Panneau de décision (modification, en erreur)');
-    await screenshots(page, 'decision-panel-day-change');
+    await panelScreenshots(page, shift, 'decision-panel-day-change');
     await reason.fill('Réunion institutionnelle ce jour-là.');
     await shift.getByRole('button', { name: 'Refuser' }).click();
     await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée de Alice Martin refusée.' }).count()).toBe(1);
@@ -154,6 +176,51 @@ describe('manager screens', () => {
     expect(employee.problems).toEqual([]);
     await page.context().close();
     await employee.context().close();
+  });
+
+  it('corrections in the panel: a date_end correction previews its count and needs a reason; an adjusted day is granted with its reason', async () => {
+    await fileAbsence('alice', 'FOR', '2026-12-21', '2026-12-23');
+    const alice = await walk.env.login('alice');
+    const filed = await walk.env.post('/api/shift-change-requests/', alice, {
+      date: '2026-11-26', reason: 'demande_personnelle', slots: [{ start_time: '08:00', end_time: '16:00', break_start_time: '12:00', break_end_time: '12:30' }],
+    });
+    expect(filed.status).toBe(201);
+    const page = await openPage(walk.browser, walk.env.url);
+    await openQueue(page, 'mgr1');
+    await examine(page, /Examiner la demande de Alice Martin, Formation, du 21\/12\/2026 au 23\/12\/2026/).click();
+    const dialog = panel(page);
+    const decision = dialog.getByRole('form', { name: 'Décision' });
+    await decision.getByLabel('Date de fin (correction)').fill('2026-12-22');
+    await poll(() => decision.locator('.correction-preview strong').textContent()).toBe('2 jours');
+    await decision.getByRole('button', { name: 'Valider avec correction' }).click();
+    const reason = decision.getByLabel('Motif de la décision');
+    await poll(() => reason.getAttribute('aria-invalid')).toBe('true');
+    await reason.fill('Le 23 est un jour de réunion.');
+    await decision.getByRole('button', { name: 'Valider avec correction' }).click();
+    await poll(() => page.getByRole('status').filter({ hasText: 'validée' }).count()).toBe(1);
+    const { body: absences } = await walk.env.get(`/api/absences/?employee=${E.alice}&from=2026-12-21&to=2026-12-21`, alice);
+    expect(absences.results[0]).toMatchObject({ status: 'validated', date_end: '2026-12-22', decision_reason: 'Le 23 est un jour de réunion.' });
+
+    await filters(page).getByLabel('Type de demande').selectOption('shift_change');
+    await examine(page, /Examiner la modification de journée de Alice Martin du 26\/11\/2026/).click();
+    const shift = panel(page, 'Demande de modification de journée');
+    const foot = shift.getByRole('form', { name: 'Décision' });
+    await foot.getByLabel('Accorder une journée ajustée').check();
+    const slot = foot.getByRole('group', { name: 'Créneau accordé 1' });
+    expect(await slot.getByLabel('Début', { exact: true }).inputValue()).toBe('08:00');
+    await slot.getByLabel('Début', { exact: true }).fill('09:00');
+    await slot.getByLabel('Fin', { exact: true }).fill('17:00');
+    await foot.getByRole('button', { name: 'Valider la journée ajustée' }).click();
+    await poll(() => foot.getByLabel('Motif de la décision').getAttribute('aria-invalid')).toBe('true');
+    await foot.getByLabel('Motif de la décision').fill('Ouverture assurée à 9 h seulement.');
+    await foot.getByRole('button', { name: 'Valider la journée ajustée' }).click();
+    await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée de Alice Martin validée.' }).count()).toBe(1);
+    const { body: granted } = await walk.env.get(`/api/shift-change-requests/${filed.body.id}/`, alice);
+    expect(granted.granted_slots[0]).toMatchObject({ start_time: '09:00', end_time: '17:00' });
+    expect(granted.decision_reason).toBe('Ouverture assurée à 9 h seulement.');
+    forgetRefusal(page, 400);
+    expect(page.problems).toEqual([]);
+    await page.context().close();
   });
 
   it('two managers decide the same request: the second sees the 409 message and the queue reloads', async () => {
@@ -176,6 +243,7 @@ describe('manager screens', () => {
     await poll(() => examine(second, name).count()).toBe(0);
     forgetRefusal(second, 409);
     await checkPage(second, 'Panneau de décision, décision périmée');
+    await panelScreenshots(second, panel(second), 'decision-panel-stale');
     await panel(second).getByRole('button', { name: /^Fermer/ }).click();
     expect(await panel(second).count()).toBe(0);
     // The first decision stands.
@@ -198,7 +266,7 @@ describe('manager screens', () => {
     expect(await dialog.getByRole('form', { name: 'Décision' }).count()).toBe(0);
     expect(await dialog.getByRole('button', { name: /Valider|Refuser/ }).count()).toBe(0);
     await checkPage(page, 'Panneau de décision du DA');
-    await screenshots(page, 'decision-panel-da');
+    await panelScreenshots(page, dialog, 'decision-panel-da');
     await page.keyboard.press('Escape');
     expect(await dialog.count()).toBe(0);
     expect(page.problems).toEqual([]);
