@@ -241,6 +241,10 @@ describe('manager screens', () => {
     await poll(() => panel(second).getByRole('alert').filter({ hasText: STALE }).count()).toBe(1);
     // The queue behind the panel was reloaded: the request left the pending list.
     await poll(() => examine(second, name).count()).toBe(0);
+    // The record was reloaded too: decided, it has no action foot; the message stays.
+    await poll(() => panel(second).getByRole('form', { name: 'Décision' }).count()).toBe(0);
+    expect(await panel(second).locator('.badge').textContent()).toBe('Validée');
+    expect(await panel(second).getByRole('alert').filter({ hasText: STALE }).count()).toBe(1);
     forgetRefusal(second, 409);
     await checkPage(second, 'Panneau de décision, décision périmée');
     await panelScreenshots(second, panel(second), 'decision-panel-stale');

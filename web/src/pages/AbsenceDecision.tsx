@@ -37,12 +37,16 @@ export function AbsenceDecision({ id, onDecided }: { id: number; onDecided(messa
     queryFn: () => ok(api.GET('/api/absence-types/', { params: { query: { page_size: 200 } } })),
     staleTime: 10 * 60_000,
   });
+  // Kept above the record: a 409 reloads it, and its message stays when the action foot goes.
+  const outcome = useDecisionOutcome();
   if (absence.isPending) return <Loading what="de la demande" />;
   if (absence.error) return <ErrorNotice error={absence.error} />;
-  return <AbsenceBody absence={absence.data} types={types.data?.results ?? []} onDecided={onDecided} />;
+  return <AbsenceBody absence={absence.data} types={types.data?.results ?? []} outcome={outcome} onDecided={onDecided} />;
 }
 
-function AbsenceBody({ absence, types, onDecided }: { absence: Absence; types: AbsenceType[]; onDecided(message: string): void }) {
+type Outcome = ReturnType<typeof useDecisionOutcome>;
+
+function AbsenceBody({ absence, types, outcome, onDecided }: { absence: Absence; types: AbsenceType[]; outcome: Outcome; onDecided(message: string): void }) {
   const type = types.find((candidate) => candidate.id === absence.type);
   const year = Number(absence.date_start.slice(0, 4));
   const counters = useQuery({
@@ -54,6 +58,7 @@ function AbsenceBody({ absence, types, onDecided }: { absence: Absence; types: A
 
   return (
     <div className="decision-body">
+      <StaleNotice stale={outcome.stale} />
       <dl className="facts">
         <dt>Salarié</dt>
         <dd>{absence.employee_name ?? '—'}</dd>
@@ -142,7 +147,7 @@ function AbsenceBody({ absence, types, onDecided }: { absence: Absence; types: A
         )}
       </Section>
 
-      {absence.can_decide && <AbsenceActions absence={absence} types={types} onDecided={onDecided} />}
+      {absence.can_decide && <AbsenceActions absence={absence} types={types} outcome={outcome} onDecided={onDecided} />}
     </div>
   );
 }
@@ -155,13 +160,12 @@ interface Correction {
 }
 
 /** The action foot: validate (with a date_end correction or a requalification) or refuse; for a cancellation request, grant or refuse it. */
-function AbsenceActions({ absence, types, onDecided }: { absence: Absence; types: AbsenceType[]; onDecided(message: string): void }) {
+function AbsenceActions({ absence, types, outcome, onDecided }: { absence: Absence; types: AbsenceType[]; outcome: Outcome; onDecided(message: string): void }) {
   const id = useId();
   const cancellation = absence.status === 'cancellation_requested';
   const initial: Correction = { date_end: absence.date_end, type: String(absence.type), start_time: absence.start_time ?? '', end_time: absence.end_time ?? '' };
   const [draft, setDraft] = useState<Correction>(initial);
   const [reason, setReason] = useState('');
-  const outcome = useDecisionOutcome();
   const type = types.find((candidate) => String(candidate.id) === draft.type);
   const hourly = type ? type.unit === 'hour' : absence.counted_unit === 'hour';
 
@@ -290,7 +294,6 @@ function AbsenceActions({ absence, types, onDecided }: { absence: Absence; types
       <FieldError id={`${id}-reason`} messages={errors.reason} />
 
       <OtherErrors errors={errors} shown={['date_end', 'type', 'start_time', 'end_time', 'reason']} />
-      <StaleNotice stale={stale} />
       {decide.error instanceof ApiFailure ? null : <ErrorNotice error={decide.error} />}
       <div className="actions">
         <button type="submit" className="primary" disabled={decide.isPending || stale}>

@@ -14,12 +14,15 @@ export function ShiftChangeDecision({ id, onDecided }: { id: number; onDecided(m
     queryKey: ['queue-item', 'shift_change', id],
     queryFn: () => ok(api.GET('/api/shift-change-requests/{id}/', { params: { path: { id } } })),
   });
+  // Kept above the record: a 409 reloads it, and its message stays when the action foot goes.
+  const outcome = useDecisionOutcome();
   if (request.isPending) return <Loading what="de la demande" />;
   if (request.error) return <ErrorNotice error={request.error} />;
   const r = request.data;
   const options = [r.is_remote ? 'télétravail' : null, r.is_offsite ? 'hors de l’établissement' : null].filter(Boolean).join(', ');
   return (
     <div className="decision-body">
+      <StaleNotice stale={outcome.stale} />
       <dl className="facts">
         <dt>Salarié</dt>
         <dd>{r.employee_name ?? '—'}</dd>
@@ -53,7 +56,7 @@ export function ShiftChangeDecision({ id, onDecided }: { id: number; onDecided(m
         <Warnings warnings={r.warnings} />
       </Section>
 
-      {r.can_decide && <ShiftChangeActions request={r} planned={r.current_day.slots} onDecided={onDecided} />}
+      {r.can_decide && <ShiftChangeActions request={r} planned={r.current_day.slots} outcome={outcome} onDecided={onDecided} />}
     </div>
   );
 }
@@ -84,12 +87,16 @@ const draftOf = (slot: Slot): SlotDraft => ({
 });
 
 /** The action foot: validate as asked or with an adjusted day (and its reason), or refuse with a reason. */
-function ShiftChangeActions({ request, planned, onDecided }: { request: Schemas['ShiftChangeRequest']; planned: Slot[]; onDecided(message: string): void }) {
+function ShiftChangeActions({ request, planned, outcome, onDecided }: {
+  request: Schemas['ShiftChangeRequest'];
+  planned: Slot[];
+  outcome: ReturnType<typeof useDecisionOutcome>;
+  onDecided(message: string): void;
+}) {
   const id = useId();
   const [adjusting, setAdjusting] = useState(false);
   const [slots, setSlots] = useState<SlotDraft[]>(() => (request.slots.length ? request.slots : planned).map(draftOf));
   const [reason, setReason] = useState('');
-  const outcome = useDecisionOutcome();
 
   const decide = useMutation({
     mutationFn: (action: 'validate' | 'refuse') =>
@@ -185,7 +192,6 @@ function ShiftChangeActions({ request, planned, onDecided }: { request: Schemas[
       <FieldError id={`${id}-reason`} messages={errors.reason} />
 
       <OtherErrors errors={errors} shown={adjusting ? [...slotKeys, 'reason'] : ['reason']} />
-      <StaleNotice stale={stale} />
       {decide.error instanceof ApiFailure ? null : <ErrorNotice error={decide.error} />}
       <div className="actions">
         <button type="submit" className="primary" disabled={decide.isPending || stale}>
