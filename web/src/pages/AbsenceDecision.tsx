@@ -187,14 +187,15 @@ function AbsenceActions({ absence, types, outcome, onDecided }: { absence: Absen
     queryFn: () =>
       ok(api.POST('/api/absences/{id}/preview/', {
         params: { path: { id: absence.id } },
+        // The row as the validation would leave it: what it holds, with the corrections sent.
         body: {
           type: corrections.type ?? absence.type,
           date_start: absence.date_start,
-          date_end: hourly ? absence.date_start : corrections.date_end ?? absence.date_end,
-          start_half: hourly ? null : absence.start_half,
-          end_half: hourly ? null : absence.end_half,
-          start_time: hourly ? (corrections.start_time ?? absence.start_time) : null,
-          end_time: hourly ? (corrections.end_time ?? absence.end_time) : null,
+          date_end: corrections.date_end ?? absence.date_end,
+          start_half: absence.start_half,
+          end_half: absence.end_half,
+          start_time: corrections.start_time !== undefined ? corrections.start_time : absence.start_time,
+          end_time: corrections.end_time !== undefined ? corrections.end_time : absence.end_time,
         },
       })),
     enabled: corrected && !cancellation,
@@ -293,7 +294,7 @@ function AbsenceActions({ absence, types, outcome, onDecided }: { absence: Absen
         aria-describedby={errors.reason?.length ? `${id}-reason-hint ${id}-reason-error` : `${id}-reason-hint`} />
       <FieldError id={`${id}-reason`} messages={errors.reason} />
 
-      <OtherErrors errors={errors} shown={['date_end', 'type', 'start_time', 'end_time', 'reason']} />
+      <OtherErrors errors={errors} shown={cancellation ? ['reason'] : ['type', 'reason', ...(hourly ? ['start_time', 'end_time'] : ['date_end'])]} />
       {decide.error instanceof ApiFailure ? null : <ErrorNotice error={decide.error} />}
       <div className="actions">
         <button type="submit" className="primary" disabled={decide.isPending || stale}>
