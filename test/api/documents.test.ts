@@ -331,7 +331,7 @@ describe('OpenAPI', () => {
     expect(patch.requestBody.content['multipart/form-data'].encoding.remove_document_ids).toEqual({ style: 'form', explode: true });
     expect(Object.keys(patch.responses)).toEqual(expect.arrayContaining(['200', '400', '403', '404', '409']));
     const list = schema.paths['/api/absences/'].get;
-    expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'employee', 'from', 'to', 'page', 'page_size']);
+    expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'employee', 'establishment', 'from', 'to', 'page', 'page_size']);
     expect(list.parameters[0].schema.enum).toEqual(['pending', 'validated', 'refused', 'cancellation_requested', 'cancelled']);
     expect(schema.paths['/api/absences/{id}/validate/'].post.requestBody.content['application/json'].schema.required).toEqual(['version']);
     expect(Object.keys(schema.paths['/api/absences/{id}/validate/'].post.responses)).toEqual(expect.arrayContaining(['403', '404', '409']));
