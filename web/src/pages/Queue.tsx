@@ -67,15 +67,20 @@ export function Queue() {
 
   const absences = useQuery({
     queryKey: ['queue', 'absence', filters, page],
-    queryFn: () =>
-      ok(api.GET('/api/absences/', { params: { query: { ...queryOf(filters, page), status: (filters.status || undefined) as AbsenceStatus | undefined } } })),
+    // The answer keeps its page: while the next one loads, the caption still names the rows shown.
+    queryFn: async () => ({
+      ...(await ok(api.GET('/api/absences/', { params: { query: { ...queryOf(filters, page), status: (filters.status || undefined) as AbsenceStatus | undefined } } }))),
+      page,
+    }),
     enabled: filters.kind === 'absence',
     placeholderData: keepPreviousData,
   });
   const shifts = useQuery({
     queryKey: ['queue', 'shift_change', filters, page],
-    queryFn: () =>
-      ok(api.GET('/api/shift-change-requests/', { params: { query: { ...queryOf(filters, page), status: (filters.status || undefined) as ShiftStatus | undefined } } })),
+    queryFn: async () => ({
+      ...(await ok(api.GET('/api/shift-change-requests/', { params: { query: { ...queryOf(filters, page), status: (filters.status || undefined) as ShiftStatus | undefined } } }))),
+      page,
+    }),
     enabled: filters.kind === 'shift_change',
     placeholderData: keepPreviousData,
   });
@@ -178,9 +183,9 @@ export function Queue() {
 
       {list.data && (
         <div className="table-wrap">
-          <table className="queue">
+          <table className="queue" aria-busy={list.isPlaceholderData}>
             <caption>
-              {kindLabel} : {count} résultat{count > 1 ? 's' : ''}{pages > 1 ? `, page ${Math.min(page, pages)} sur ${pages}` : ''}
+              {kindLabel} : {count} résultat{count > 1 ? 's' : ''}{pages > 1 ? `, page ${Math.min(list.data.page, pages)} sur ${pages}` : ''}
             </caption>
             {filters.kind === 'absence' ? (
               <>
