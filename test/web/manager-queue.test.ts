@@ -223,6 +223,33 @@ describe('manager screens', () => {
     await page.context().close();
   });
 
+  it('a requested cancellation is decided in the panel: what granting it would recredit, a refusal with its reason', async () => {
+    const id = await fileAbsence('alice', 'CP', '2026-12-28', '2026-12-29');
+    expect((await walk.env.post(`/api/absences/${id}/validate/`, await walk.env.login('rh1'), { version: 1 })).status).toBe(200);
+    expect((await walk.env.post(`/api/absences/${id}/request-cancellation/`, await walk.env.login('alice'), { comment: 'Finalement je travaille.' })).status).toBe(200);
+    const page = await openPage(walk.browser, walk.env.url);
+    await openQueue(page, 'mgr1');
+    await filters(page).getByLabel('Statut').selectOption('cancellation_requested');
+    await examine(page, /Examiner la demande de Alice Martin, Congés payés, du 28\/12\/2026 au 29\/12\/2026/).click();
+    const dialog = panel(page);
+    const foot = dialog.getByRole('form', { name: 'Décision' });
+    await foot.waitFor();
+    const text = await dialog.textContent();
+    expect(text).toContain('Finalement je travaille.');
+    expect(text).toContain('Accorder l’annulation recréditerait');
+    expect(text).toContain('CP 2026');
+    await foot.getByRole('button', { name: 'Refuser l’annulation' }).click();
+    await poll(() => foot.getByLabel('Motif de la décision').getAttribute('aria-invalid')).toBe('true');
+    await foot.getByLabel('Motif de la décision').fill('Planning de fin d’année déjà bouclé.');
+    await foot.getByRole('button', { name: 'Refuser l’annulation' }).click();
+    await poll(() => page.getByRole('status').filter({ hasText: 'Annulation refusée : l’absence de Alice Martin est maintenue.' }).count()).toBe(1);
+    const { body } = await walk.env.get(`/api/absences/${id}/`, await walk.env.login('alice'));
+    expect(body).toMatchObject({ status: 'validated', cancellation_decision_reason: 'Planning de fin d’année déjà bouclé.' });
+    forgetRefusal(page, 400);
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('two managers decide the same request: the second sees the 409 message and the queue reloads', async () => {
     await fileAbsence('alice', 'FOR', '2026-12-03');
     const first = await openPage(walk.browser, walk.env.url);
