@@ -67,6 +67,17 @@ begin
 end;
 $$;
 
+-- The hint of the decision panel (GET detail's can_decide): would a decision of the caller
+-- pass absence_check_decider, on a state a decision accepts (a pending request or a
+-- requested cancellation)? Never NULL. The transitions check again.
+create or replace function app_hidden.absence_decidable(p_absence app_public.absences) returns boolean
+language sql stable as $$
+  select coalesce(p_absence.status in ('pending', 'cancellation_requested')
+                  and app_hidden.current_account_has('absences.decide_absence')
+                  and app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id)
+                  and app_hidden.is_current_employee(p_absence.employee_id) is false, false);
+$$;
+
 -- Manager-side corrections and previews of a row: never one's own absence, and only
 -- inside the manager workspace's perimeter.
 create or replace function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
@@ -245,8 +256,8 @@ begin
 end;
 $$;
 
--- GET /api/absences/<id>/: the record, its documents, and for the employee and the queue
--- perimeter the planned day of the first day.
+-- GET /api/absences/<id>/: the record, its documents, whether the caller may decide it now
+-- (can_decide), and for the employee and the queue perimeter the planned day of the first day.
 create or replace function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -258,6 +269,7 @@ begin
     perform app_hidden.not_found('Absence introuvable.', 'WN201');
   end if;
   return app_hidden.absence_json(v.id, p_public_url)
+         || jsonb_build_object('can_decide', app_hidden.absence_decidable(v))
          || case when v.employee_id = app_hidden.current_employee_id()
                    or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', v.employee_id)
                  then jsonb_build_object('planned_day', app_hidden.planned_day_json(v.employee_id, v.date_start))

@@ -265,7 +265,18 @@ begin
 end;
 $$;
 
--- GET /api/shift-change-requests/<id>/: the record with current_day and warnings.
+-- The hint of the decision panel (detail's can_decide): a pending request that the caller
+-- may decide, as shift_change_for_decision checks (the back-office's abilities, one source).
+-- Never NULL. The transitions check again. plpgsql: shift_change_abilities comes later in sql/ORDER.
+create or replace function app_hidden.shift_change_decidable(p_request app_public.shift_change_requests) returns boolean
+language plpgsql stable as $$
+begin
+  return coalesce(p_request.status = 'pending'
+                  and (app_public.shift_change_abilities(p_request.id) ->> 'decide')::boolean, false);
+end;
+$$;
+
+-- GET /api/shift-change-requests/<id>/: the record with current_day, warnings and can_decide.
 create or replace function app_public.shift_change_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -277,7 +288,8 @@ begin
   end if;
   return app_hidden.shift_change_record(v.id)
          || jsonb_build_object('current_day', app_hidden.current_day_json(v.employee_id, v.date),
-                               'warnings', app_hidden.shift_change_warnings(v));
+                               'warnings', app_hidden.shift_change_warnings(v),
+                               'can_decide', app_hidden.shift_change_decidable(v));
 end;
 $$;
 

@@ -7,6 +7,7 @@ import { Counters } from './pages/Counters';
 import { Planning } from './pages/Planning';
 import { MyRequests } from './pages/MyRequests';
 import { Notifications, useUnreadCount } from './pages/Notifications';
+import { Queue } from './pages/Queue';
 
 interface Screen {
   path: string;
@@ -23,6 +24,9 @@ const SCREENS: Screen[] = [
   { path: '/demandes', label: 'Mes demandes', render: () => <MyRequests />, shown: hasEmployee },
   { path: '/absences/nouvelle', label: 'Demander une absence', render: () => <AbsenceRequest />, shown: hasEmployee },
   { path: '/compteurs', label: 'Mes compteurs', render: () => <Counters />, shown: hasEmployee },
+  // Manager screens: shown from the API's hints (the server refuses anyway).
+  { path: '/file', label: 'File des demandes', render: () => <Queue />, shown: (me) => me.can_view_absence_queue },
+  { path: '/absences/declarer', label: 'Déclarer une absence', render: () => <AbsenceRequest declare />, shown: (me) => me.can_decide_absences },
   { path: '/notifications', label: 'Notifications', render: () => <Notifications />, shown: () => true },
   { path: '/compte', label: 'Mon compte', render: () => <Account />, shown: () => true },
 ];

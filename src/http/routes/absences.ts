@@ -98,6 +98,11 @@ const absence = s.object(
       s.array(s.string(), { description: 'Liste (éventuellement vide) en création, correction et lecture unitaire ; null dans les listes.' }),
     ),
     documents: s.array(s.ref('AbsenceDocument')),
+    can_decide: s.bool({
+      description:
+        'Lecture unitaire seulement : le lecteur peut-il valider ou refuser maintenant (droit de décider sur ce salarié, ' +
+        'pas sa propre absence, demande en attente ou annulation demandée) ? Indication pour le panneau de décision.',
+    }),
     planned_day: s.object(
       {
         date: s.date(),

@@ -168,7 +168,8 @@ export const shiftChangeRoutes: RouteModule = {
       description:
         'current_day : la journée telle que prévue maintenant. warnings (demande en attente seulement, sinon null ; ' +
         'null quand il n’y a rien à signaler) : l’absence accordée ce jour-là, une fois par motif (une demande ' +
-        'd’absence en attente n’est pas citée), et le délai de prévenance conventionnel. 404 hors périmètre.',
+        'd’absence en attente n’est pas citée), et le délai de prévenance conventionnel. can_decide : le lecteur peut ' +
+        'décider la demande maintenant. 404 hors périmètre.',
       tags: ['Demandes de modification'],
       auth: 'account',
       permission: 'absences.view_absence_queue (périmètre) ; sinon ses propres demandes',
@@ -179,8 +180,16 @@ export const shiftChangeRoutes: RouteModule = {
         allOf: [
           s.ref('ShiftChangeRequest'),
           s.object(
-            { current_day: s.ref('CurrentDay'), warnings: s.nullable(s.array(s.string())) },
-            ['current_day', 'warnings'],
+            {
+              current_day: s.ref('CurrentDay'),
+              warnings: s.nullable(s.array(s.string())),
+              can_decide: s.bool({
+                description:
+                  'Le lecteur peut-il valider ou refuser maintenant (planning.decide_shift_change sur ce salarié, pas sa propre ' +
+                  'demande, demande en attente) ? Indication pour le panneau de décision.',
+              }),
+            },
+            ['current_day', 'warnings', 'can_decide'],
           ),
         ],
       },

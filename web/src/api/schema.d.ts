@@ -670,7 +670,7 @@ export interface paths {
         };
         /**
          * Détail d’une demande de modification, avec la journée prévue et les avertissements
-         * @description current_day : la journée telle que prévue maintenant. warnings (demande en attente seulement, sinon null ; null quand il n’y a rien à signaler) : l’absence accordée ce jour-là, une fois par motif (une demande d’absence en attente n’est pas citée), et le délai de prévenance conventionnel. 404 hors périmètre.
+         * @description current_day : la journée telle que prévue maintenant. warnings (demande en attente seulement, sinon null ; null quand il n’y a rien à signaler) : l’absence accordée ce jour-là, une fois par motif (une demande d’absence en attente n’est pas citée), et le délai de prévenance conventionnel. can_decide : le lecteur peut décider la demande maintenant. 404 hors périmètre.
          *
          *     Permission : `absences.view_absence_queue (périmètre) ; sinon ses propres demandes`.
          */
@@ -1768,6 +1768,8 @@ export interface components {
             /** @description Liste (éventuellement vide) en création, correction et lecture unitaire ; null dans les listes. */
             warnings: string[] | null;
             documents: components["schemas"]["AbsenceDocument"][];
+            /** @description Lecture unitaire seulement : le lecteur peut-il valider ou refuser maintenant (droit de décider sur ce salarié, pas sa propre absence, demande en attente ou annulation demandée) ? Indication pour le panneau de décision. */
+            can_decide?: boolean;
             /** @description Lecture unitaire seulement, pour le salarié et l’encadrement : la journée prévue du premier jour. */
             planned_day?: {
                 /** Format: date */
@@ -6343,6 +6345,8 @@ export interface operations {
                     "application/json": components["schemas"]["ShiftChangeRequest"] & {
                         current_day: components["schemas"]["CurrentDay"];
                         warnings: string[] | null;
+                        /** @description Le lecteur peut-il valider ou refuser maintenant (planning.decide_shift_change sur ce salarié, pas sa propre demande, demande en attente) ? Indication pour le panneau de décision. */
+                        can_decide: boolean;
                     };
                 };
             };

@@ -3,6 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { api, ApiFailure, ok, type Schemas } from '../api/client';
 import { quantity } from '../format';
 import { navigate } from '../router';
+import { absencePeriod } from './MyRequests';
 import { useSession } from '../session';
 import { ErrorNotice, FieldError, Loading, Page } from '../ui';
 
@@ -52,15 +53,28 @@ function useSettled<T>(value: T, delay = 300): T {
   return settled;
 }
 
-/** An absence request: the server's preview (quantity, counter effects, warnings, errors) follows the form. */
-export function AbsenceRequest() {
+/**
+ * An absence request: the server's preview (quantity, counter effects, warnings, errors) follows
+ * the form. With `declare`, a manager declares an absence for an employee of the perimeter
+ * (picker from the API's perimeter list; the server decides what the declaration may be).
+ */
+export function AbsenceRequest({ declare = false }: { declare?: boolean }) {
   const { me } = useSession();
-  const employee = me.employee_id!;
+  const [chosen, setChosen] = useState('');
+  const employee = declare ? Number(chosen) || 0 : me.employee_id!;
   const queryClient = useQueryClient();
   const id = useId();
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const [files, setFiles] = useState<File[]>([]);
   const [fileErrors, setFileErrors] = useState<string[]>([]);
+  const [declared, setDeclared] = useState<string | null>(null);
+  const [formKey, setFormKey] = useState(0);
+  const employees = useQuery({
+    queryKey: ['employees', 'perimeter'],
+    queryFn: () => ok(api.GET('/api/employees/', { params: { query: { scope: 'perimeter', page_size: 200 } } })),
+    staleTime: 10 * 60_000,
+    enabled: declare,
+  });
 
   const types = useQuery({
     queryKey: ['absence-types'],
@@ -73,7 +87,7 @@ export function AbsenceRequest() {
   const preview = useQuery({
     queryKey: ['absence-preview', settled],
     queryFn: () => ok(api.POST('/api/absences/preview/', { body: settled })),
-    enabled: Boolean(settled.type && settled.date_start),
+    enabled: Boolean(settled.type && settled.date_start && settled.employee),
     placeholderData: keepPreviousData,
     staleTime: 0,
   });
@@ -85,9 +99,14 @@ export function AbsenceRequest() {
       for (const file of files) form.append('add_documents', file, file.name);
       return ok(api.POST('/api/absences/', { body: form as never, bodySerializer: (data: unknown) => data as FormData }));
     },
-    onSuccess: async () => {
-      await Promise.all(['absences', 'counters', 'planning'].map((key) => queryClient.invalidateQueries({ queryKey: [key] })));
-      navigate('/demandes');
+    onSuccess: async (record) => {
+      await Promise.all(['absences', 'counters', 'planning', 'queue'].map((key) => queryClient.invalidateQueries({ queryKey: [key] })));
+      if (!declare) return navigate('/demandes');
+      // The next declaration starts from an empty form (the file input too), for the same employee.
+      setDeclared(`Absence déclarée pour ${record.employee_name ?? 'le salarié'} (${absencePeriod(record)}) : ${record.status_label ?? record.status}.`);
+      setDraft(EMPTY);
+      setFiles([]);
+      setFormKey((key) => key + 1);
     },
   });
 
@@ -97,6 +116,7 @@ export function AbsenceRequest() {
     const value = event.target.value;
     setDraft((current) => ({ ...current, [key]: key === 'start_half' || key === 'end_half' ? ((value || null) as Half) : value }));
     if (submit.error) submit.reset();
+    setDeclared(null);
   };
 
   const chooseFiles = (event: ChangeEvent<HTMLInputElement>) => {
@@ -131,16 +151,30 @@ export function AbsenceRequest() {
   });
   const errorOf = (name: string) => <FieldError id={`${id}-${name}`} messages={errors[name]} />;
   const other = Object.entries(errors)
-    .filter(([key]) => !['type', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time', 'comment', 'add_documents', 'employee'].includes(key))
+    .filter(([key]) => !['type', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time', 'comment', 'add_documents', ...(declare ? ['employee'] : [])].includes(key))
     .flatMap(([, messages]) => messages);
   const hourly = type?.unit === 'hour';
 
   return (
-    <Page title="Demander une absence">
+    <Page title={declare ? 'Déclarer une absence' : 'Demander une absence'}>
       {types.isPending && <Loading what="des motifs" />}
-      <ErrorNotice error={types.error} />
+      <ErrorNotice error={types.error ?? employees.error} />
+      {declared && <p className="notice success" role="status">{declared}</p>}
       <div className="split">
-        <form className="panel" onSubmit={onSubmit} noValidate aria-label="Demande d’absence">
+        <form className="panel" onSubmit={onSubmit} noValidate aria-label={declare ? 'Déclaration d’absence' : 'Demande d’absence'} key={formKey}>
+          {declare && (
+            <>
+              <label htmlFor={`${id}-employee`}>Salarié</label>
+              <select {...field('employee')} value={chosen} required
+                onChange={(event) => { setChosen(event.target.value); if (submit.error) submit.reset(); setDeclared(null); }}>
+                <option value="">Choisissez un salarié…</option>
+                {employees.data?.results.map((candidate) => (
+                  <option key={candidate.id} value={candidate.id}>{candidate.last_name} {candidate.first_name}</option>
+                ))}
+              </select>
+              {errorOf('employee')}
+            </>
+          )}
           <label htmlFor={`${id}-type`}>Motif</label>
           <select {...field('type')} value={draft.type} onChange={set('type')} required>
             <option value="">Choisissez un motif…</option>
@@ -230,16 +264,16 @@ export function AbsenceRequest() {
           {other.length > 0 && <p className="notice error" role="alert">{other.join(' ')}</p>}
           {submit.error && !(submit.error instanceof ApiFailure) && <ErrorNotice error={submit.error} />}
           <div className="actions">
-            <button type="submit" className="primary" disabled={submit.isPending || !draft.type}>
-              {submit.isPending ? 'Envoi…' : 'Envoyer la demande'}
+            <button type="submit" className="primary" disabled={submit.isPending || !draft.type || !employee}>
+              {submit.isPending ? 'Envoi…' : declare ? 'Déclarer l’absence' : 'Envoyer la demande'}
             </button>
           </div>
         </form>
 
         <aside className="panel preview" aria-labelledby={`${id}-preview`} aria-live="polite">
           <h2 id={`${id}-preview`}>Aperçu</h2>
-          {!settled.type || !settled.date_start ? (
-            <p className="muted">Choisissez un motif et des dates : le décompte s’affiche ici.</p>
+          {!settled.type || !settled.date_start || !settled.employee ? (
+            <p className="muted">Choisissez {declare ? 'un salarié, ' : ''}un motif et des dates : le décompte s’affiche ici.</p>
           ) : preview.isPending ? (
             <Loading what="du décompte" />
           ) : preview.error ? (
