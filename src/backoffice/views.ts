@@ -222,9 +222,12 @@ function formView(prefix: string, action: string, compiled: CompiledForm, values
   const { spec, schema } = compiled;
   const shown = new Set(spec.fields.filter((f) => f.widget !== 'hidden').map((f) => f.key));
   const general = Object.entries(errors).filter(([key]) => !shown.has(key)).flatMap(([, m]) => m);
+  // Announced once on top (role=alert), the details stay under their fields.
+  const fieldErrors = Object.keys(errors).some((key) => shown.has(key));
   return html`<form method="post" action="${action}" novalidate>
     <input type="hidden" name="csrf_token" value="${csrf}">
     ${general.length ? message('error', general.join(' ')) : ''}
+    ${fieldErrors ? message('error', 'Rien n’a été enregistré : corrigez les champs signalés.') : ''}
     ${formFields(prefix, spec.fields, schema, values, errors, options)}
     <button type="submit"${danger ? trusted(' class="danger"') : ''}>${spec.submitLabel}</button>
   </form>`;

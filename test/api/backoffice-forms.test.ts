@@ -69,6 +69,7 @@ describe('generic create form', () => {
     const page = await admin.submit('/backoffice/absence-categories/nouveau/', { code: 'TROP_PROFOND', name: 'Troisième niveau', parent: String(sub.id), position: '0' });
     expect(page.status).toBe(400);
     expect(errorUnder(page.text, 'c-parent')).toContain('au plus deux niveaux');
+    expect(page.text).toContain('role="alert">Rien n’a été enregistré : corrigez les champs signalés.</p>');
     expect(page.text).toMatch(/<select id="c-parent" name="parent" aria-describedby="c-parent-aide c-parent-erreur" aria-invalid="true">/);
     // What was typed stays in the form.
     expect(page.text).toContain('value="TROP_PROFOND"');
