@@ -76,7 +76,7 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
       { key: 'establishment', label: 'Établissement', hint: 'Attributions qui le couvrent (y compris sur toute l’association).', options: establishmentOptions },
     ],
     columns: [
-      { label: 'Compte', rowHeader: true, value: (r) => html`<a href="/backoffice/role-attributions/${r.id}/">${r.account_username}</a><br><span class="muted">${r.account_name ?? ''}</span>` },
+      { label: 'Compte', rowHeader: true, value: (r) => html`<a href="/backoffice/role-attributions/${r.id}/">${r.account_username}</a>${r.account_name && r.account_name !== r.account_username ? html`<br><span class="muted">${r.account_name}</span>` : ''}` },
       { label: 'Rôle', value: (r) => r.role },
       { label: 'Période', value: (r) => period(r.start_date, r.end_date) },
       { label: 'Établissements', value: establishmentsOf },
@@ -110,7 +110,7 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
       return html`<section class="card" aria-labelledby="fiche">
   <h2 id="fiche">L’attribution</h2>
   <dl class="facts">
-    <dt>Compte</dt><dd>${r.account_username}${r.account_name ? ` (${r.account_name})` : ''}${r.account_employee
+    <dt>Compte</dt><dd>${r.account_username}${r.account_name && r.account_name !== r.account_username ? ` (${r.account_name})` : ''}${r.account_employee
       ? html` — <a href="/backoffice/employees/${r.account_employee}/">fiche salarié</a>` : ''}</dd>
     <dt>Rôle</dt><dd>${r.role}</dd>
     <dt>Période</dt><dd>${period(r.start_date, r.end_date)}</dd>
