@@ -120,15 +120,15 @@ function PayrollRow({ line }: { line: Line }) {
         {line.employee_name}
         <span className="sub">{line.main_establishment_name ?? 'Sans établissement principal'}</span>
       </th>
-      <td>
+      <td data-label="Contrat">
         {contract.type_code}
         {contract.job_title ? ` · ${contract.job_title}` : ''}
         <span className="sub">du {frDate(period.start)} au {frDate(period.end)}</span>
       </td>
-      <td className="num">{hours(line.planned_hours)}</td>
-      <td className="num">{hours(line.absence_hours)}</td>
-      <td className="num">{hours(line.worked_hours)}</td>
-      <td>
+      <td className="num" data-label="Heures planifiées">{hours(line.planned_hours)}</td>
+      <td className="num" data-label="Heures d’absence">{hours(line.absence_hours)}</td>
+      <td className="num" data-label="Heures travaillées">{hours(line.worked_hours)}</td>
+      <td data-label="Absences du mois">
         {line.absences.length === 0 ? (
           <span className="muted">Aucune</span>
         ) : (
@@ -141,7 +141,7 @@ function PayrollRow({ line }: { line: Line }) {
           </ul>
         )}
       </td>
-      <td>
+      <td data-label="Compteurs (restant)">
         {line.counters.length === 0 ? (
           <span className="muted">Aucun</span>
         ) : (

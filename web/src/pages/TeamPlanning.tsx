@@ -205,7 +205,7 @@ function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
             const row = cells.get(employee.id);
             return (
               <tr key={employee.id} aria-rowindex={start + index + 2} data-employee={employee.id}>
-                <th scope="row" className="who-col">{employee.name}</th>
+                <th scope="row" className="who-col" title={employee.name}>{employee.name}</th>
                 {days.map((day) => (
                   <DayCell key={day} day={day} blocks={row?.get(day) ?? []} className={dayClass(day)} />
                 ))}
