@@ -2,6 +2,8 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include reference/tables.sql
+--!include auth/functions.sql
+--!include planning/planning.sql
 --!include shift_change/functions.sql
 --!include absences/api.sql
 --!include absences/triggers.sql

@@ -97,6 +97,25 @@ async function planningRequests(ctx: BenchContext) {
   };
 }
 
+/** The team planning screen: the same month narrowed to the establishment holding most of the perimeter. */
+async function teamPlanningRequests(ctx: BenchContext) {
+  const token = tokenFor(ctx, ctx.managerN2.account_id);
+  const { from, to } = monthWindow(ctx.today);
+  const { rows } = await ctx.db.query<{ establishment: number; employees: number }>(
+    `select e.main_establishment_id as establishment, count(*)::int as employees
+     from app_hidden.perimeter_employee_ids('absences.view_absence_queue', $1) p
+     join app_public.employees e on e.id = p
+     where e.main_establishment_id is not null
+     group by 1 order by 2 desc, 1 limit 1`,
+    [ctx.managerN2.account_id],
+  );
+  const { establishment, employees } = rows[0]!;
+  return {
+    next: (): RequestSpec => ({ method: 'GET', path: `/api/planning/?from=${from}&to=${to}&establishment=${establishment}`, token }),
+    note: `${from} → ${to}, establishment ${establishment} (${employees} employees with it as main workplace)`,
+  };
+}
+
 export const SCENARIOS: Scenario[] = [
   {
     key: 'me',
@@ -191,6 +210,14 @@ export const SCENARIOS: Scenario[] = [
     target: 'api',
     goal: 'throughput',
     prepare: planningRequests,
+  },
+  {
+    key: 'planning_establishment',
+    label: 'GET /api/planning/?establishment= one month (team planning screen, Manager n2)',
+    target: 'api',
+    goal: 'planning',
+    connections: 1,
+    prepare: teamPlanningRequests,
   },
   {
     key: 'counters',

@@ -199,6 +199,10 @@ end;
 $$;
 
 -- GET /api/auth/me/
+-- can_impersonate: the interface hint for the impersonation button. True only when the server
+-- turned impersonation on for this transaction (app.allow_impersonation, set by the REST route
+-- when ALLOW_IMPERSONATION is on, as for impersonation_start), for a superuser who is not
+-- already speaking for someone else: the same conditions impersonation_start checks first.
 create or replace function app_public.me() returns jsonb
 language sql stable as $$
   select jsonb_build_object(
@@ -208,7 +212,10 @@ language sql stable as $$
            'can_view_absence_queue', app_hidden.current_account_has('absences.view_absence_queue'),
            'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
            'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
-           'can_view_payroll', app_hidden.current_account_has('employee.view_payroll'))
+           'can_view_payroll', app_hidden.current_account_has('employee.view_payroll'),
+           'can_impersonate', coalesce(current_setting('app.allow_impersonation', true), '') = 'on'
+                              and coalesce(current_setting('app.impersonator_id', true), '') = ''
+                              and a.is_superuser and a.is_active)
          || coalesce((select jsonb_build_object('role', r.name)
                       from app_public.role_attributions ra
                       join app_public.roles r on r.id = ra.role_id

@@ -286,18 +286,28 @@ begin
                  || ',"main_establishment":' || app_hidden.json_int(e.main_establishment_id) || '}', ',' order by e.ord)
                  from emp e), '')
             || '],"cells":[' || coalesce((select string_agg(c.cell, ',' order by c.ord, c.date) from cell_json c), '')
+            || '],"holidays":[' || coalesce((select string_agg(
+                 '{"date":' || app_hidden.json_date(h.day) || ',"name":' || app_hidden.json_text(h.name) || '}', ',' order by h.day)
+                 from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
+                      lateral app_public.public_holidays(y) h
+                 where h.day between p_from and p_to), '')
             || ']}')::json
   );
 end;
 $$;
 
--- GET /api/planning/?from=&to=&employee=
+-- GET /api/planning/?from=&to=&employee=&establishment=&team=
 -- Without from/to: the current week (Monday to Sunday); with only one bound, the 7 days
 -- from it (or up to it). At most 62 days. The branch depends on the directory permission,
 -- never on the size of the perimeter: a holder of employee.view_employee_directory reads
 -- the absences.view_absence_queue perimeter (and their own record); any other account
 -- reads only its own cells. employee narrows to one readable employee (else 404).
-create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null)
+-- establishment and team narrow the readable employees (the team planning of a month): those
+-- attached to the establishment (main, secondary, or team of the day), those assigned to the
+-- team, on the day of the window nearest today.
+drop function if exists app_public.planning_read(date, date, int);
+create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null,
+                                                    p_establishment int default null, p_team int default null)
 returns json
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -306,6 +316,7 @@ declare
   v_to date;
   v_me int := app_hidden.current_employee_id();
   v_ids int[];
+  v_on date;
 begin
   if p_from is null and p_to is null then
     v_from := date_trunc('week', v_today::timestamp)::date;
@@ -340,6 +351,17 @@ begin
       perform app_hidden.not_found('Salarié introuvable dans votre périmètre.', 'WN102');
     end if;
     v_ids := array[p_employee];
+  end if;
+  v_on := greatest(v_from, least(v_to, v_today));
+  if p_establishment is not null then
+    v_ids := array(select x from unnest(v_ids) x
+                   where x in (select y from app_hidden.employees_of_establishments(array[p_establishment], v_on) y));
+  end if;
+  if p_team is not null then
+    v_ids := array(select x from unnest(v_ids) x
+                   where exists (select 1 from app_public.team_assignments ta
+                                 where ta.employee_id = x and ta.team_id = p_team
+                                   and app_hidden.date_in(v_on, ta.start_date, ta.end_date)));
   end if;
   return app_hidden.planning_cells(v_ids, v_from, v_to);
 end;

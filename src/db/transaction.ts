@@ -24,6 +24,20 @@ export interface TransactionOptions {
    * can only name a file of this request (sql/documents/uploads.sql).
    */
   uploadedFiles?: readonly object[];
+  /** Transaction-local settings the call reads, by name (a route's `settings`, e.g. app.allow_impersonation). */
+  settings?: Readonly<Record<string, string>>;
+}
+
+/** The statements setting `options`' transaction-local values (uploaded files, route settings), parameterised. */
+function settingStatements(options: TransactionOptions): pg.QueryConfig[] {
+  const statements: pg.QueryConfig[] = [];
+  if (options.uploadedFiles?.length) {
+    statements.push({ text: "select set_config('app.uploaded_files', $1, true)", values: [JSON.stringify(options.uploadedFiles)] });
+  }
+  for (const [name, value] of Object.entries(options.settings ?? {})) {
+    statements.push({ text: 'select set_config($1, $2, true)', values: [name, value] });
+  }
+  return statements;
 }
 
 const FROZEN_NOW_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -70,9 +84,7 @@ export async function withRequestTransaction<T>(
     } else {
       await client.query(`begin; ${clock}set local role ${ROLES.visitor};`);
     }
-    if (options.uploadedFiles?.length) {
-      await client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]);
-    }
+    for (const statement of settingStatements(options)) await client.query(statement);
     const result = await work(client, account);
     await client.query('commit');
     return result;
@@ -138,10 +150,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
     let sent: Array<Promise<unknown>>;
     let call: Promise<pg.QueryResult<R>>;
     try {
-      sent = [client.query(prelude)];
-      if (options.uploadedFiles?.length) {
-        sent.push(client.query("select set_config('app.uploaded_files', $1, true)", [JSON.stringify(options.uploadedFiles)]));
-      }
+      sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
       call = client.query<R>(query);
       sent.push(call, client.query('commit'));
     } finally {

@@ -75,6 +75,8 @@ export interface RouteSpec {
   /** The SQL function that does the work; or `handler` for non-SQL work (login, files). */
   sql?: SqlCall;
   handler?: (ctx: HandlerContext) => Promise<HandlerResult>;
+  /** Transaction-local settings of a SQL route's call, from the server's configuration (never from input). */
+  settings?: (config: Config) => Record<string, string>;
   /** Calls with a SQL result get page/page_size and answer the list envelope. */
   paginated?: boolean | { fixedPageSize: number };
   status: number;

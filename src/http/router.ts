@@ -320,7 +320,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       }
 
       const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
-      const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles };
+      const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles, settings: spec.settings?.(deps.config) };
       const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated
         ? { text: route.sql!, values }
         : { text: route.sql!, values, binary: true, types: RAW_BYTES };

@@ -15,7 +15,8 @@ afterAll(async () => {
 });
 
 const FLAGS = ['can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll'] as const;
-const KEYS = ['id', 'username', 'employee_id', 'role', ...FLAGS].sort();
+// can_impersonate is false for everyone here: impersonation is off (test/api/impersonation.test.ts turns it on).
+const KEYS = ['id', 'username', 'employee_id', 'role', 'can_impersonate', ...FLAGS].sort();
 
 type Expected = { role: string | null; flags: [boolean, boolean, boolean, boolean]; employee: boolean };
 
@@ -81,6 +82,7 @@ describe('GET /api/auth/me/', () => {
       if (expected.role) expect(body.role).toBe(expected.role);
       else expect(body).not.toHaveProperty('role');
       expect(FLAGS.map((flag) => body[flag])).toEqual(expected.flags);
+      expect(body.can_impersonate).toBe(false);
     });
   }
 

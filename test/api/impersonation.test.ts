@@ -21,6 +21,12 @@ describe('impersonation off (default)', () => {
     expect((await env.db.query("select 1 from app_private.audit_log where verb = 'Impersonation'")).rowCount).toBe(0);
   });
 
+  it('GET /api/auth/me/ offers no impersonation, even to a superuser', async () => {
+    const me = await env.get('/api/auth/me/', await env.login('root'));
+    expect(me.status).toBe(200);
+    expect(me.body.can_impersonate).toBe(false);
+  });
+
   it('a token carrying act is refused', async () => {
     const token = signAccessToken(env.config.jwtSecret, env.ids.accounts!.alice!, env.ids.accounts!.root!);
     const res = await env.get('/api/auth/me/', token);
@@ -104,6 +110,14 @@ describe('impersonation on (ALLOW_IMPERSONATION)', () => {
     const token = (await env.post('/api/auth/impersonate/', root, { account: ACC.alice })).body.access;
     const again = await env.post('/api/auth/impersonate/', token, { account: ACC.bruno });
     expect(again.status).toBe(403);
+  });
+
+  it('GET /api/auth/me/ offers impersonation to superusers only, never from an impersonation token', async () => {
+    const hint = async (token: string) => (await env.get('/api/auth/me/', token)).body.can_impersonate;
+    expect(await hint(await env.login('root'))).toBe(true);
+    for (const user of ['staff', 'admin', 'rh1', 'alice']) expect(await hint(await env.login(user)), user).toBe(false);
+    const token = (await env.post('/api/auth/impersonate/', await env.login('root'), { account: ACC.rh1 })).body.access;
+    expect(await hint(token)).toBe(false);
   });
 
   it('a token whose act is not an active superuser is refused', async () => {

@@ -104,6 +104,21 @@ describe('GET /api/planning/', () => {
     }
   });
 
+  it('establishment and team narrow the perimeter (never widen it); the holidays of the window come along', async () => {
+    const names = (body: any) => body.employees.map((e: any) => e.name).sort();
+    const november = '?from=2026-11-01&to=2026-11-30';
+    const e2 = await planning('rh1', `${november}&establishment=${fixture('establishments', 'E2')}`);
+    expect(names(e2)).toEqual(['Bruno Lambert', 'Chloé Bernard', 'Gaëlle Chevalier', 'Nadia Roux', 'Sophie Lefèvre'].sort());
+    expect(e2.cells).toHaveLength(5 * 30);
+    expect(names(await planning('rh1', `${november}&team=${fixture('teams', 'T1')}`))).toEqual(['Alice Martin']);
+    expect(names(await planning('mgr1', `${november}&establishment=${fixture('establishments', 'E3')}`))).toEqual([]);
+    expect(names(await planning('alice', `${november}&establishment=${fixture('establishments', 'E2')}`))).toEqual([]);
+    expect(e2.holidays).toEqual([{ date: '2026-11-01', name: 'Toussaint' }, { date: '2026-11-11', name: 'Armistice 1918' }]);
+    const bad = await env.get('/api/planning/?team=abc', await env.login('rh1'));
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body)).toEqual(['team']);
+  });
+
   it('400 under to: reversed window or more than 62 days; 400 on a malformed date; 401 without authentication', async () => {
     const token = await env.login('alice');
     let res = await env.get('/api/planning/?from=2026-11-20&to=2026-11-19', token);

@@ -211,7 +211,9 @@ create function pg_temp.flags(p_role text, p_queue boolean, p_decide boolean, p_
 returns jsonb language sql immutable as $$
   select jsonb_strip_nulls(jsonb_build_object('role', p_role)) || jsonb_build_object(
     'can_view_absence_queue', p_queue, 'can_decide_absences', p_decide,
-    'can_decide_shift_changes', p_shift, 'can_view_payroll', p_payroll);
+    'can_decide_shift_changes', p_shift, 'can_view_payroll', p_payroll,
+    -- impersonation is off here (app.allow_impersonation unset): test/db/36 turns it on
+    'can_impersonate', false);
 $$;
 create function pg_temp.me_flags(p_username text) returns jsonb language sql as $$
   select pg_temp.me_as(p_username) - 'id' - 'username' - 'employee_id';

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
-import { startTestEnv, type TestEnv } from '../helpers/server.js';
+import { startTestEnv, type TestEnv, type TestEnvOptions } from '../helpers/server.js';
 import { FIXTURE_PASSWORD } from '../helpers/settings.js';
 
 const require = createRequire(import.meta.url);
@@ -20,12 +20,12 @@ export const PHONE = { width: 390, height: 844 };
  * One server, database and Chromium for a file of browser walks: `walk.env` and `walk.browser`
  * are there once the file's first `beforeAll` has run; both are closed after the file.
  */
-export function browserWalk(): { env: TestEnv; browser: Browser } {
+export function browserWalk(options: TestEnvOptions = {}): { env: TestEnv; browser: Browser } {
   // A browser walk takes seconds, more on a busy machine.
   vi.setConfig({ testTimeout: 90_000 });
   const walk = {} as { env: TestEnv; browser: Browser };
   beforeAll(async () => {
-    [walk.env, walk.browser] = await Promise.all([startTestEnv(), launchBrowser()]);
+    [walk.env, walk.browser] = await Promise.all([startTestEnv(options), launchBrowser()]);
   });
   afterAll(async () => {
     await walk.browser?.close();

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { Link, useLocation } from './router';
 import { useSession, type Me } from './session';
 import { Account } from './pages/Account';
@@ -8,6 +8,9 @@ import { Planning } from './pages/Planning';
 import { MyRequests } from './pages/MyRequests';
 import { Notifications, useUnreadCount } from './pages/Notifications';
 import { Queue } from './pages/Queue';
+import { TeamPlanning } from './pages/TeamPlanning';
+import { Payroll } from './pages/Payroll';
+import { Impersonate } from './pages/Impersonate';
 
 interface Screen {
   path: string;
@@ -27,8 +30,11 @@ const SCREENS: Screen[] = [
   // Manager screens: shown from the API's hints (the server refuses anyway).
   { path: '/file', label: 'File des demandes', render: () => <Queue />, shown: (me) => me.can_view_absence_queue },
   { path: '/absences/declarer', label: 'Déclarer une absence', render: () => <AbsenceRequest declare />, shown: (me) => me.can_decide_absences },
+  { path: '/equipe', label: 'Planning d’équipe', render: () => <TeamPlanning />, shown: (me) => me.can_view_absence_queue },
+  { path: '/paie', label: 'Paie', render: () => <Payroll />, shown: (me) => me.can_view_payroll },
   { path: '/notifications', label: 'Notifications', render: () => <Notifications />, shown: () => true },
   { path: '/compte', label: 'Mon compte', render: () => <Account />, shown: () => true },
+  { path: '/emprunt', label: 'Emprunter une identité', render: () => <Impersonate />, shown: (me) => me.can_impersonate },
 ];
 
 function home(me: Me): string {
@@ -37,7 +43,7 @@ function home(me: Me): string {
 
 /** The frame of every screen: skip link, header with the menu, main region. */
 export function App() {
-  const { me, logout } = useSession();
+  const { me, logout, impersonator } = useSession();
   const location = useLocation();
   const unread = useUnreadCount();
   const screen = SCREENS.find((candidate) => candidate.path === location.pathname && candidate.shown(me));
@@ -62,6 +68,7 @@ export function App() {
   return (
     <>
       <a className="skip" href="#contenu">Aller au contenu</a>
+      {impersonator && <ImpersonationBanner impersonator={impersonator} me={me} />}
       <header className="top">
         <p className="brand">Temps &amp; absences</p>
         <nav aria-label="Menu principal">
@@ -90,5 +97,22 @@ export function App() {
         {current.render()}
       </main>
     </>
+  );
+}
+
+/** Shown while a superuser acts as another account: who is impersonated, and the way back. */
+function ImpersonationBanner({ impersonator, me }: { impersonator: string; me: Me }) {
+  const { endImpersonation } = useSession();
+  const [leaving, setLeaving] = useState(false);
+  return (
+    <aside className="impersonation" aria-label="Emprunt d’identité">
+      <p>
+        Vous agissez en tant que <strong>{me.username}</strong>
+        {me.role ? ` (${me.role})` : ''} : identité empruntée par <strong>{impersonator}</strong>.
+      </p>
+      <button type="button" disabled={leaving} onClick={() => { setLeaving(true); void endImpersonation().finally(() => setLeaving(false)); }}>
+        Reprendre mon identité
+      </button>
+    </aside>
   );
 }

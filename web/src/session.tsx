@@ -8,6 +8,12 @@ interface Session {
   me: Me;
   /** Logs out: forgets the token and every cached answer. */
   logout(): void;
+  /** Set while a superuser speaks for another account: who they are (their own username). */
+  impersonator: string | null;
+  /** Speaks for another account (superuser, ALLOW_IMPERSONATION): its token replaces ours, the cache is cleared. */
+  impersonate(account: number): Promise<void>;
+  /** Takes back the superuser's own token; the cache is cleared again. */
+  endImpersonation(): Promise<void>;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -19,6 +25,22 @@ export function useSession(): Session {
 }
 
 const STORAGE_KEY = 'wfm.token';
+/** While impersonating: the superuser's own token and username, to come back to (the tab's sessionStorage). */
+const IMPERSONATOR_KEY = 'wfm.impersonator';
+
+interface Impersonator {
+  token: string;
+  username: string;
+}
+
+function readImpersonator(): Impersonator | null {
+  try {
+    const value = JSON.parse(sessionStorage.getItem(IMPERSONATOR_KEY) ?? 'null') as Impersonator | null;
+    return value && typeof value.token === 'string' && typeof value.username === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
 
 async function fetchMe(): Promise<Me> {
   return ok(api.GET('/api/auth/me/'));
@@ -50,8 +72,17 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
   });
 
   const expire = useCallback(() => {
+    if (readImpersonator()) {
+      // An impersonation token is not renewed by a login (the superuser has no password for the
+      // account): its expiry ends the whole session.
+      sessionStorage.removeItem(STORAGE_KEY);
+      sessionStorage.removeItem(IMPERSONATOR_KEY);
+      queryClient.clear();
+      setState({ phase: 'anonymous' });
+      return;
+    }
     setState((current) => (current.phase === 'in' ? { ...current, expired: true } : { phase: 'anonymous' }));
-  }, []);
+  }, [queryClient]);
 
   const token = state.phase === 'anonymous' ? null : state.token;
   const expired = state.phase === 'in' && state.expired;
@@ -79,6 +110,7 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
       bindSession(newToken, expire);
       const me = await fetchMe();
       sessionStorage.setItem(STORAGE_KEY, newToken);
+      sessionStorage.removeItem(IMPERSONATOR_KEY);
       setState((current) => {
         if (current.phase === 'in' && current.me.id === me.id) {
           // Same account after an expiry: the page stays as it was (forms keep what was typed)
@@ -95,12 +127,53 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
 
   const logout = useCallback(() => {
     sessionStorage.removeItem(STORAGE_KEY);
+    sessionStorage.removeItem(IMPERSONATOR_KEY);
     queryClient.clear();
     setState({ phase: 'anonymous' });
     history.replaceState(null, '', '/');
   }, [queryClient]);
 
-  const session = useMemo(() => (state.phase === 'in' ? { me: state.me, logout } : null), [state, logout]);
+  /** Changes of account inside a session (impersonation and its end): new token, empty cache, home screen. */
+  const switchAccount = useCallback(
+    async (newToken: string, impersonator: Impersonator | null) => {
+      bindSession(newToken, expire);
+      const me = await fetchMe();
+      sessionStorage.setItem(STORAGE_KEY, newToken);
+      if (impersonator) sessionStorage.setItem(IMPERSONATOR_KEY, JSON.stringify(impersonator));
+      else sessionStorage.removeItem(IMPERSONATOR_KEY);
+      queryClient.clear();
+      history.replaceState(null, '', '/');
+      setState({ phase: 'in', token: newToken, me, expired: false });
+    },
+    [expire, queryClient],
+  );
+
+  const impersonate = useCallback(
+    async (account: number) => {
+      if (state.phase !== 'in') return;
+      const answer = await ok(api.POST('/api/auth/impersonate/', { body: { account } }));
+      await switchAccount(answer.access, { token: state.token, username: state.me.username });
+    },
+    [state, switchAccount],
+  );
+
+  const endImpersonation = useCallback(async () => {
+    const impersonator = readImpersonator();
+    if (!impersonator) return;
+    try {
+      await switchAccount(impersonator.token, null);
+    } catch {
+      // The superuser's own token has expired meanwhile: they log in again.
+      logout();
+    }
+  }, [switchAccount, logout]);
+
+  const session = useMemo(
+    () => (state.phase === 'in'
+      ? { me: state.me, logout, impersonator: readImpersonator()?.username ?? null, impersonate, endImpersonation }
+      : null),
+    [state, logout, impersonate, endImpersonation],
+  );
 
   if (state.phase === 'loading') return <p className="splash" role="status">Chargement…</p>;
   if (state.phase === 'anonymous' || !session) return <>{login({ onToken: signIn, expiredFor: null })}</>;

@@ -21,8 +21,13 @@ export const authRoutes: RouteModule = {
         can_decide_absences: s.bool(),
         can_decide_shift_changes: s.bool(),
         can_view_payroll: s.bool(),
+        can_impersonate: s.bool({
+          description: 'Le bouton « Emprunter une identité » : vrai seulement si le serveur l’autorise (ALLOW_IMPERSONATION), ' +
+            'pour un superutilisateur qui n’emprunte pas déjà une identité.',
+        }),
       },
-      ['id', 'username', 'employee_id', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll'],
+      ['id', 'username', 'employee_id', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll',
+        'can_impersonate'],
     ),
   },
   routes: [
@@ -68,6 +73,8 @@ export const authRoutes: RouteModule = {
       tags: ['Authentification'],
       auth: 'account',
       sql: { fn: 'app_public.me', args: [] },
+      // can_impersonate reads whether the server allows impersonation, as impersonation_start does.
+      settings: (config): Record<string, string> => (config.allowImpersonation ? { 'app.allow_impersonation': 'on' } : {}),
       status: 200,
       response: s.ref('Me'),
       errors: [],

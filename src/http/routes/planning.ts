@@ -80,8 +80,11 @@ export const planningRoutes: RouteModule = {
             ['employee', 'date', 'blocks'],
           ),
         ),
+        holidays: s.array(s.object({ date: s.date(), name: s.string() }, ['date', 'name']), {
+          description: 'Jours fériés de la période.',
+        }),
       },
-      ['from', 'to', 'employees', 'cells'],
+      ['from', 'to', 'employees', 'cells', 'holidays'],
     ),
   },
   routes: [
@@ -97,7 +100,8 @@ export const planningRoutes: RouteModule = {
         'avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la ' +
         'modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne ' +
         'deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une ' +
-        'annulation demandée (is_cancellation).',
+        'annulation demandée (is_cancellation). establishment et team restreignent les salariés lus ; holidays donne ' +
+        'les jours fériés de la période.',
       tags: ['Planning'],
       auth: 'account',
       permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
@@ -105,6 +109,8 @@ export const planningRoutes: RouteModule = {
         from: s.date({ description: 'Premier jour (inclus).' }),
         to: s.date({ description: 'Dernier jour (inclus) ; 62 jours au plus depuis from.' }),
         employee: s.id('Un seul salarié.'),
+        establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période).'),
+        team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),
       }),
       sql: {
         fn: 'app_public.planning_read',
@@ -112,6 +118,8 @@ export const planningRoutes: RouteModule = {
           { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
           { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
           { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
+          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+          { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
         ],
       },
       status: 200,

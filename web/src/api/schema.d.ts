@@ -620,7 +620,7 @@ export interface paths {
         };
         /**
          * Planning : les journées (blocs) des salariés sur une période
-         * @description Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle (ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une annulation demandée (is_cancellation).
+         * @description Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle (ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une annulation demandée (is_cancellation). establishment et team restreignent les salariés lus ; holidays donne les jours fériés de la période.
          *
          *     Permission : `employee.view_employee_directory (périmètre) ; sinon ses propres journées`.
          */
@@ -1322,6 +1322,8 @@ export interface components {
             can_decide_absences: boolean;
             can_decide_shift_changes: boolean;
             can_view_payroll: boolean;
+            /** @description Le bouton « Emprunter une identité » : vrai seulement si le serveur l’autorise (ALLOW_IMPERSONATION), pour un superutilisateur qui n’emprunte pas déjà une identité. */
+            can_impersonate: boolean;
         };
         AbsenceType: {
             id: number;
@@ -1584,6 +1586,12 @@ export interface components {
                 /** Format: date */
                 date: string;
                 blocks: components["schemas"]["PlanningBlock"][];
+            }[];
+            /** @description Jours fériés de la période. */
+            holidays: {
+                /** Format: date */
+                date: string;
+                name: string;
             }[];
         };
         Slot: {
@@ -6043,6 +6051,10 @@ export interface operations {
                 to?: string;
                 /** @description Un seul salarié. */
                 employee?: number;
+                /** @description Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période). */
+                establishment?: number;
+                /** @description Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui). */
+                team?: number;
             };
             header?: never;
             path?: never;

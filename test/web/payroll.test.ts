@@ -1,0 +1,81 @@
+/**
+ * The payroll consultation screen ("Paie"): only for accounts the API gives payroll rights;
+ * month, authorised establishments (payroll_options), search, 25 lines a page.
+ */
+import { describe, expect, it } from 'vitest';
+import { browserWalk, checkPage, login, openPage, poll, screenshots } from './browser.js';
+
+const walk = browserWalk();
+
+/** Thirty more employees with a contract in the ESAT (E3): more than one page of 25 lines. */
+async function arrangeContracts(): Promise<void> {
+  await walk.env.db.query(`
+    with created as (
+      insert into app_public.employees (first_name, last_name, main_establishment_id)
+      select 'Agent', 'Paie ' || lpad(g::text, 2, '0'), $1 from generate_series(1, 30) g
+      returning id
+    )
+    insert into app_public.contracts (employee_id, contract_type_id, start_date, weekly_hours, job_title)
+    select id, (select min(id) from app_public.contract_types), '2025-01-01', 35, 'Moniteur d’atelier' from created`,
+  [walk.env.ids.establishments!.E3]);
+}
+
+async function apiCount(query: string): Promise<number> {
+  const res = await walk.env.get(`/api/payroll/?month=2026-11${query}`, await walk.env.login('paie'));
+  expect(res.status, res.text).toBe(200);
+  return res.body.count;
+}
+
+describe('Paie', () => {
+  it('is not offered to accounts without payroll rights', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'mgr1');
+    const menu = page.getByRole('navigation', { name: 'Menu principal' });
+    await poll(() => menu.getByRole('link').allTextContents()).toContain('Mon compte');
+    expect(await menu.getByRole('link', { name: 'Paie' }).count()).toBe(0);
+    await page.context().close();
+  });
+
+  it('pages 25 lines at a time, filters by establishment and searches by name', async () => {
+    await arrangeContracts();
+    const total = await apiCount('');
+    const inEsat = await apiCount(`&establishment=${walk.env.ids.establishments!.E3}`);
+    expect(total).toBeGreaterThan(25);
+    expect(total).toBeLessThanOrEqual(50);
+
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'paie');
+    await page.getByRole('link', { name: 'Paie' }).click();
+    await page.getByRole('heading', { name: 'Éléments de paie' }).waitFor();
+    await page.getByLabel('Mois').fill('2026-11');
+    const rows = page.locator('table.payroll tbody tr');
+    const status = page.locator('main p[role="status"]');
+    await poll(() => status.textContent()).toBe(`${total} lignes (une par contrat)`);
+    await poll(() => rows.count()).toBe(25);
+    expect(await page.locator('.pager').textContent()).toContain(`Page 1 sur ${Math.ceil(total / 25)}`);
+    await checkPage(page, 'Paie');
+    await screenshots(page, 'payroll');
+
+    await page.getByRole('button', { name: 'Page suivante' }).click();
+    await poll(() => page.locator('.pager').textContent()).toContain('Page 2 sur 2');
+    await poll(() => rows.count()).toBe(total - 25);
+
+    // The establishments offered are the authorised ones; choosing one goes back to page 1.
+    const offered = await page.getByLabel('Établissement').locator('option').allTextContents();
+    expect(offered).toEqual(['Tous les établissements autorisés', 'ESAT du Moulin', 'Foyer Les Tilleuls', 'IME Les Peupliers']);
+    await page.getByLabel('Établissement').selectOption({ label: 'ESAT du Moulin' });
+    await poll(() => status.textContent()).toBe(`${inEsat} lignes (une par contrat)`);
+    await poll(() => rows.count()).toBe(25);
+
+    await page.getByLabel('Établissement').selectOption({ label: 'Tous les établissements autorisés' });
+    await page.getByLabel('Rechercher un salarié').fill('Martin');
+    await poll(() => status.textContent()).toBe('1 ligne (une par contrat)');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.locator('th').textContent()).toContain('Alice Martin');
+    expect(await page.locator('.pager').count()).toBe(0);
+    await page.getByLabel('Rechercher un salarié').fill('Personne de ce nom');
+    await poll(() => status.textContent()).toBe('Aucune ligne pour ces critères.');
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * "Planning d'équipe": a manager's 200-employee perimeter by the days of a month, rows
+ * virtualised; absences (half-days), a modified day and a pending request drawn where they
+ * are; weekends and holidays shaded; month navigation; establishment and team filters.
+ */
+import { describe, expect, it } from 'vitest';
+import { browserWalk, checkPage, login, openPage, poll, screenshots, type WatchedPage } from './browser.js';
+
+const walk = browserWalk();
+const ROW_HEIGHT = 44;
+
+/**
+ * 191 more employees in E1 (mgr1's perimeter: 200 in all), working Monday to Friday; and, in
+ * December 2026: a week of leave, a sick morning, a modified day and a pending request.
+ */
+async function arrangePerimeter(): Promise<Record<string, number>> {
+  const { E1 } = walk.env.ids.establishments!;
+  const { 'E1-J': day, 'E1-M': morning } = walk.env.ids.posts!;
+  await walk.env.db.query(`
+    with new_employees as (
+      insert into app_public.employees (first_name, last_name, main_establishment_id)
+      select 'Agent', 'Charge ' || lpad(g::text, 3, '0'), $1 from generate_series(1, 191) g
+      returning id
+    ),
+    templates as (
+      insert into app_public.planning_templates (employee_id, valid_from)
+      select id, '2026-01-01' from new_employees returning id, employee_id
+    )
+    insert into app_public.planning_template_slots (template_id, weekday, post_id)
+    select t.id, d, case when t.employee_id % 2 = 0 then $2::int else $3::int end
+    from templates t cross join generate_series(1, 5) d`, [E1, day, morning]);
+  const { rows } = await walk.env.db.query<{ last_name: string; id: number }>(
+    "select last_name, id from app_public.employees where last_name in ('Charge 002', 'Charge 003', 'Charge 005', 'Charge 006')");
+  const agent = Object.fromEntries(rows.map((row) => [row.last_name.slice(-3), row.id]));
+  const type = async (code: string) =>
+    (await walk.env.db.query<{ id: number }>('select id from app_public.absence_types where code = $1', [code])).rows[0]!.id;
+  const absence = `insert into app_public.absences (employee_id, type_id, date_start, date_end, start_half, end_half, status)
+                   values ($1, $2, $3, $4, $5, $6, $7)`;
+  await walk.env.db.query(absence, [agent['002'], await type('CP'), '2026-12-07', '2026-12-11', null, null, 'validated']);
+  await walk.env.db.query(absence, [agent['003'], await type('MAL'), '2026-12-14', '2026-12-14', 'morning', 'morning', 'validated']);
+  await walk.env.db.query(absence, [agent['006'], await type('CP'), '2026-12-16', '2026-12-16', null, null, 'pending']);
+  await walk.env.db.query(
+    `insert into app_public.day_modifications (employee_id, date, slots, is_remote, comment)
+     values ($1, '2026-12-15', array[row('10:00', '18:00', '13:00', '13:30', false, $2::int, $3::int, false)::app_public.slot], false, 'Réunion')`,
+    [agent['005'], day, E1]);
+  return agent;
+}
+
+/** Scrolls the grid to an employee's row (the order of the API's answer) and returns the row. */
+async function rowOf(page: WatchedPage, order: number[], employee: number) {
+  const index = order.indexOf(employee);
+  expect(index, `employee ${employee} in the answer`).toBeGreaterThanOrEqual(0);
+  await page.locator('.team-grid').evaluate((element, top) => { (element as unknown as { scrollTop: number }).scrollTop = top; }, Math.max(0, index * ROW_HEIGHT - 100));
+  const row = page.locator(`tr[data-employee="${employee}"]`);
+  await row.waitFor();
+  return row;
+}
+
+describe('Planning d’équipe', () => {
+  it('draws a month of a 200-employee perimeter, navigates months and filters by team', async () => {
+    const agent = await arrangePerimeter();
+    const answer = await walk.env.get('/api/planning/?from=2026-12-01&to=2026-12-31', await walk.env.login('mgr1'));
+    expect(answer.body.employees).toHaveLength(200);
+    const order = (answer.body.employees as Array<{ id: number }>).map((employee) => employee.id);
+
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'mgr1');
+    await page.goto('/equipe?mois=2026-12');
+    const grid = page.getByRole('region', { name: 'Planning d’équipe, décembre 2026' });
+    await grid.waitFor({ timeout: 30_000 });
+    await poll(() => page.locator('main p[role="status"]').textContent()).toBe('200 salariés, décembre 2026');
+    expect(await grid.locator('table').getAttribute('aria-rowcount')).toBe('201');
+    // Virtualised: only the rows in view (and a margin) are in the page.
+    const drawn = await page.locator('tr[data-employee]').count();
+    expect(drawn).toBeGreaterThan(5);
+    expect(drawn).toBeLessThan(60);
+
+    // A week of leave, whole days.
+    const leave = await rowOf(page, order, agent['002']!);
+    for (const date of ['2026-12-07', '2026-12-11']) {
+      expect(await leave.locator(`td[data-date="${date}"] .tblock.absence.part-day`).textContent(), date).toBe('CP');
+    }
+    expect(await leave.locator('td[data-date="2026-12-04"] .tblock.work').count()).toBe(1);
+    // A sick morning: two halves, the absence first, the worked afternoon next to it.
+    const sick = (await rowOf(page, order, agent['003']!)).locator('td[data-date="2026-12-14"]');
+    expect(await sick.locator('.tcell.halves > .tblock').evaluateAll((blocks) => blocks.map((block) => (block as unknown as { className: string }).className)))
+      .toEqual(['tblock absence part-morning', 'tblock work']);
+    expect(await sick.locator('.sr-only').textContent()).toContain('(matin)');
+    // A modified day and a pending request.
+    const modified = (await rowOf(page, order, agent['005']!)).locator('td[data-date="2026-12-15"]');
+    expect(await modified.locator('.tblock.work.modified').count()).toBe(1);
+    expect(await modified.getAttribute('title')).toContain('10:00–18:00 (journée modifiée)');
+    const pending = (await rowOf(page, order, agent['006']!)).locator('td[data-date="2026-12-16"]');
+    expect(await pending.locator('.tblock.pending').count()).toBe(1);
+    expect(await pending.getAttribute('title')).toContain('demande en attente');
+    // Weekends and holidays are shaded; Christmas is named.
+    expect(await pending.locator('xpath=..').locator('td[data-date="2026-12-19"]').getAttribute('class')).toBe('weekend');
+    const christmas = grid.locator('thead th.holiday');
+    expect(await christmas.count()).toBe(1);
+    expect(await christmas.getAttribute('title')).toBe('Noël');
+
+    // The last employee is reached by scrolling; the header and the names stay in place.
+    const last = await rowOf(page, order, order[order.length - 1]!);
+    expect(await last.locator('th').textContent()).toBe(answer.body.employees[199].name);
+
+    await page.locator('.team-grid').evaluate((element) => { (element as unknown as { scrollTop: number }).scrollTop = 0; });
+    await checkPage(page, 'Planning d’équipe');
+    await screenshots(page, 'team-planning');
+
+    // Month navigation, the address follows.
+    await page.getByRole('button', { name: 'Mois suivant' }).click();
+    await poll(() => page.locator('.period').textContent()).toBe('janvier 2027');
+    await page.getByRole('region', { name: 'Planning d’équipe, janvier 2027' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('thead th.holiday').getAttribute('title')).toBe("Jour de l'an");
+    expect(new URL(page.url()).searchParams.get('mois')).toBe('2027-01');
+    await page.getByRole('button', { name: 'Mois précédent' }).click();
+    await page.getByRole('button', { name: 'Mois précédent' }).click();
+    await poll(() => page.locator('.period').textContent()).toBe('novembre 2026');
+    await page.getByRole('region', { name: 'Planning d’équipe, novembre 2026' }).waitFor({ timeout: 30_000 });
+
+    // Filters: the team of the day shift in E1 holds Alice alone.
+    await page.getByLabel('Équipe', { exact: true }).selectOption({ label: 'Équipe éducative jour' });
+    await poll(() => page.locator('main p[role="status"]').textContent()).toBe('1 salarié, novembre 2026');
+    expect(await page.locator('tr[data-employee] th').allTextContents()).toEqual(['Alice Martin']);
+    await checkPage(page, 'Planning d’équipe, filtré');
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('is not offered to an employee', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'alice');
+    const menu = page.getByRole('navigation', { name: 'Menu principal' });
+    await poll(() => menu.getByRole('link').allTextContents()).toContain('Mon compte');
+    expect(await menu.getByRole('link', { name: 'Planning d’équipe' }).count()).toBe(0);
+    await page.context().close();
+  });
+});
