@@ -1,0 +1,42 @@
+-- Removing one member of a team from the back-office (issue 13, point 4): through the API's
+-- PUT /api/teams/<id>/members/ (team_members_replace), the team's current and future members
+-- as they are, without that one. Its rules apply: the right and perimeter on the team, the
+-- member leaves yesterday, or their assignment is deleted when it has not started yet.
+
+-- The current and future members of a team as the `members` input of team_members_replace,
+-- each with the dates of the assignment that function matches (so that they stay as they are).
+-- Read as the owner: the list only feeds team_members_replace, which decides whether the caller
+-- may write this team (a list shortened by the caller's reading would remove members).
+create or replace function app_private.team_members_input(p_team int) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(jsonb_agg(jsonb_build_object('employee', m.employee_id, 'start_date', m.start_date, 'end_date', m.end_date)
+                            order by m.employee_id), '[]'::jsonb)
+  from (select distinct on (ta.employee_id) ta.employee_id, ta.start_date, ta.end_date
+        from app_public.team_assignments ta
+        where ta.team_id = p_team and (ta.end_date is null or ta.end_date >= app_hidden.today())
+        order by ta.employee_id, ta.start_date nulls first) m;
+$$;
+
+-- {"employee"}: the team without that member (400 under `employee` if they are no current or
+-- future member; 404 / 403 as team_members_replace answers).
+drop function if exists app_public.team_member_remove(int, jsonb);
+create or replace function app_public.team_member_remove(p_team int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_employee int;
+  v_members jsonb;
+begin
+  perform app_hidden.team_for_write(p_team);
+  if jsonb_typeof(p_body) is distinct from 'object' then
+    perform app_hidden.invalid(null, 'Un objet est attendu.', 'WV520');
+  end if;
+  v_employee := app_hidden.in_int(p_body, 'employee');
+  v_members := app_private.team_members_input(p_team);
+  if v_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = v_employee) then
+    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
+  end if;
+  return app_public.team_members_replace(p_team, jsonb_build_object('members', (
+    select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
+    where (m ->> 'employee')::int <> v_employee)));
+end;
+$$;
