@@ -369,3 +369,102 @@ describe('contracts of an employee record', () => {
     expect(await contracts()).toBe(before + 1);
   });
 });
+
+describe('changing and removing a contract, removing a team member', () => {
+  /** The chosen contract and the version carried by the form `slug` of an employee's page. */
+  async function contractForm(visitor: BackofficeVisitor, employee: number, slug: string) {
+    const { form } = await formOf(visitor, `/backoffice/employees/${employee}/`, `/backoffice/employees/${employee}/${slug}/`);
+    expect(form).toBeDefined();
+    return {
+      contract: /<option value="(\d+)" selected>/.exec(form!)![1]!,
+      version: /name="version" value="([0-9a-f]+)"/.exec(form!)![1]!,
+    };
+  }
+  const contractRow = async (id: string | number) => (await env.db.query(
+    'select contract_type_id as type, start_date::text as start, end_date::text as end, job_title, weekly_hours::text as hours from app_public.contracts where id = $1',
+    [id])).rows[0];
+
+  it('HR changes a contract through employee_update: an error under its field, a stale form refused, nothing written', async () => {
+    const bruno = env.ids.employees!.bruno!;
+    const page = `/backoffice/employees/${bruno}/`;
+    const action = `${page}modifier-contrat/`;
+    const { contract, version } = await contractForm(rh1, bruno, 'modifier-contrat');
+    const before = await contractRow(contract);
+    const fields = { contract, version, type: String(before.type), start_date: before.start, end_date: '2027-03-31', trial_end_date: '',
+      job_title: 'Moniteur éducateur', weekly_hours: '35' };
+
+    const backwards = await rh1.submit(action, { ...fields, end_date: '2020-01-31' }, page);
+    expect(backwards.status).toBe(400);
+    expect(errorUnder(backwards.text, 'a-modifier-contrat-end_date')).toBe('La date de fin précède la date de début.');
+    const trial = await rh1.submit(action, { ...fields, trial_end_date: '2027-04-30' }, page);
+    expect(trial.status).toBe(400);
+    expect(errorUnder(trial.text, 'a-modifier-contrat-trial_end_date')).toBe('La fin de période d&#39;essai dépasse la fin du contrat.');
+    expect(await contractRow(contract)).toEqual(before);
+
+    const saved = await rh1.submit(action, fields, page);
+    expect(saved.status).toBe(303);
+    expect(saved.location).toBe(`${page}?fait=modifier-contrat`);
+    expect(await contractRow(contract)).toEqual({ ...before, end: '2027-03-31', job_title: 'Moniteur éducateur', hours: '35.00' });
+
+    // The same form again: drawn from the list before the change, refused on top, nothing written.
+    const stale = await rh1.submit(action, { ...fields, end_date: '2027-12-31' }, page);
+    expect(stale.status).toBe(409);
+    expect(stale.text).toMatch(/role="alert">[^<]*ont changé depuis l&#39;affichage du formulaire/);
+    expect((await contractRow(contract)).end).toBe('2027-03-31');
+    // Outside its perimeter (RH n2 of E2, Alice is of E1 only): the form is not offered, its post answers 404.
+    const alice = env.ids.employees!.alice!;
+    const alicePage = `/backoffice/employees/${alice}/`;
+    expect((await rh2.get(alicePage)).text).not.toContain(`${alicePage}modifier-contrat/`);
+    const aliceContract = (await env.db.query('select min(id) as id from app_public.contracts where employee_id = $1', [alice])).rows[0]!.id as number;
+    const aliceBefore = await contractRow(aliceContract);
+    const outside = await rh2.submit(`${alicePage}modifier-contrat/`, { ...fields, contract: String(aliceContract), version }, alicePage);
+    expect(outside.status).toBe(404);
+    expect(await contractRow(aliceContract)).toEqual(aliceBefore);
+  });
+
+  it('HR removes a contract; another employee’s contract comes back under the contract field, nothing written', async () => {
+    const bruno = env.ids.employees!.bruno!;
+    const page = `/backoffice/employees/${bruno}/`;
+    const contracts = async () => count('select count(*) as n from app_public.contracts where employee_id = $1', [bruno]);
+    const cddType = (await env.db.query("select id from app_public.contract_types where code = 'CDD'")).rows[0]!.id as number;
+    const added = await rh1.submit(`${page}ajouter-contrat/`, { type: String(cddType), start_date: '2027-04-01', end_date: '2027-09-30' }, page);
+    expect(added.status).toBe(303);
+    const before = await contracts();
+    const { version } = await contractForm(rh1, bruno, 'supprimer-contrat');
+    const future = (await env.db.query("select id from app_public.contracts where employee_id = $1 and start_date = '2027-04-01'", [bruno])).rows[0]!.id as number;
+    const other = (await env.db.query('select min(id) as id from app_public.contracts where employee_id <> $1', [bruno])).rows[0]!.id as number;
+
+    const refused = await rh1.submit(`${page}supprimer-contrat/`, { contract: String(other), version }, page);
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'a-supprimer-contrat-contract')).toBe('Ce contrat n&#39;appartient pas à ce salarié.');
+    expect(await contracts()).toBe(before);
+
+    const removed = await rh1.submit(`${page}supprimer-contrat/`, { contract: String(future), version }, page);
+    expect(removed.status).toBe(303);
+    expect(await contracts()).toBe(before - 1);
+    expect(await contractRow(future)).toBeUndefined();
+  });
+
+  it('HR removes a team member through team_members_replace; someone who is no member comes back under the field, nothing written', async () => {
+    const team = env.ids.teams!.T2!;
+    const page = `/backoffice/teams/${team}/`;
+    const { chloe, bruno, david } = env.ids.employees!;
+    const assignments = async () => (await env.db.query(
+      'select employee_id, start_date::text, end_date::text from app_public.team_assignments where team_id = $1 order by id', [team])).rows;
+    const before = await assignments();
+
+    const refused = await rh1.submit(`${page}retirer-membre/`, { employee: String(david) }, page);
+    expect(refused.status).toBe(400);
+    expect(errorUnder(refused.text, 'a-retirer-membre-employee')).toMatch(/ne fait pas partie de cette équipe/);
+    expect(await assignments()).toEqual(before);
+
+    const removed = await rh1.submit(`${page}retirer-membre/`, { employee: String(chloe) }, page);
+    expect(removed.status).toBe(303);
+    expect(removed.location).toBe(`${page}?fait=retirer-membre`);
+    const after = await rh1.get(removed.location!);
+    expect(after.text).toContain('Le membre a été retiré de l’équipe.');
+    expect(after.text).not.toContain(`href="/backoffice/employees/${chloe}/"`);
+    expect(after.text).toContain(`href="/backoffice/employees/${bruno}/"`);
+    expect((await assignments()).filter((a) => a.employee_id === bruno)).toEqual(before.filter((a) => a.employee_id === bruno));
+  });
+});

@@ -16,6 +16,7 @@ const contractTypeOptions = async (client: pg.PoolClient) => (await client.query
 
 interface Contract {
   id: number;
+  type: number;
   type_code: string;
   type_name: string;
   start_date: string;
@@ -47,6 +48,8 @@ export interface Employee {
   teams: Assignment[];
   contracts: Contract[];
   account: { id: number; username: string; is_active: boolean } | null;
+  /** The fingerprint of the contract list (for its writers only): the contract forms' `version`. */
+  contracts_version: string | null;
 }
 
 export interface RoleAttribution {
@@ -184,6 +187,39 @@ ${roles ? html`<section class="card" aria-labelledby="roles">
 </section>`;
 }
 
+/** The fields of one contract, as employee_update reads them. */
+const CONTRACT_PROPERTIES = {
+  type: s.id(),
+  start_date: s.date(),
+  end_date: s.nullable(s.date()),
+  trial_end_date: s.nullable(s.date()),
+  job_title: s.nullable(s.string({ maxLength: 200 })),
+  weekly_hours: s.nullable({ type: 'number', exclusiveMinimum: 0, maximum: 48 }),
+};
+
+const CONTRACT_FIELDS: FormField[] = [
+  { key: 'type', label: 'Type de contrat', options: contractTypeOptions },
+  { key: 'start_date', label: 'Début' },
+  { key: 'end_date', label: 'Fin', hint: 'Vide : sans fin (CDI).' },
+  { key: 'trial_end_date', label: 'Fin de période d’essai' },
+  { key: 'job_title', label: 'Emploi' },
+  { key: 'weekly_hours', label: 'Heures par semaine', hint: 'De 0 (exclu) à 48 ; par exemple 35 ou 28,5.' },
+];
+
+/** The record's contracts to choose from (the change and removal forms). */
+const contractOptions = async (_client: pg.PoolClient, row?: Record<string, unknown>) =>
+  ((row as Employee | undefined)?.contracts ?? []).map((c) => ({ value: String(c.id), label: `${c.type_code} ${period(c.start_date, c.end_date)}` }));
+
+/** The chosen contract and the version of the list the form was drawn from (409 when stale). */
+const CONTRACT_CHOICE = { contract: s.id(), version: s.string({ maxLength: 64 }) };
+const CONTRACT_CHOICE_FIELDS: FormField[] = [
+  { key: 'contract', label: 'Contrat', options: contractOptions },
+  { key: 'version', label: 'Version', widget: 'hidden' },
+];
+
+/** The most recent contract: the one a change usually concerns (its end, its hours). */
+const latestContract = (e: Employee): Contract | undefined => e.contracts[e.contracts.length - 1];
+
 /** The record's own fields (contracts and teams keep their lists: PATCH leaves absent keys unchanged). */
 const RECORD_FIELDS: FormField[] = [
   { key: 'last_name', label: 'Nom' },
@@ -229,7 +265,8 @@ export const employeeResource = defineResource<Employee>({
     ],
   },
   detail: {
-    operationId: 'employees_read',
+    // employee_get (the API's reading and its 404) with the version the contract forms carry.
+    sql: "select app_public.employee_get($1) || jsonb_build_object('contracts_version', app_hidden.employee_contracts_version($1)) as result",
     title: (e) => `${e.first_name} ${e.last_name}`,
     abilities: async (client, id) => (await client.query<{ a: Record<string, boolean> }>(
       `select jsonb_build_object(
@@ -269,29 +306,53 @@ export const employeeResource = defineResource<Employee>({
         title: 'Ajouter un contrat',
         intro: 'Les contrats d’un salarié ne se chevauchent pas : datez d’abord la fin du contrat en cours si besoin.',
         call: {
-          body: s.object({
-            type: s.id(),
-            start_date: s.date(),
-            end_date: s.nullable(s.date()),
-            trial_end_date: s.nullable(s.date()),
-            job_title: s.nullable(s.string({ maxLength: 200 })),
-            weekly_hours: s.nullable({ type: 'number', exclusiveMinimum: 0, maximum: 48 }),
-          }, ['type', 'start_date']),
+          body: s.object(CONTRACT_PROPERTIES, ['type', 'start_date']),
           sql: 'select app_public.employee_contract_add($1, $2::jsonb) as result',
           keys: 'body',
         },
-        fields: [
-          { key: 'type', label: 'Type de contrat', options: contractTypeOptions },
-          { key: 'start_date', label: 'Début' },
-          { key: 'end_date', label: 'Fin', hint: 'Vide : sans fin (CDI).' },
-          { key: 'trial_end_date', label: 'Fin de période d’essai' },
-          { key: 'job_title', label: 'Emploi' },
-          { key: 'weekly_hours', label: 'Heures par semaine', hint: 'De 0 (exclu) à 48 ; par exemple 35 ou 28,5.' },
-        ],
+        fields: CONTRACT_FIELDS,
         initial: () => ({}),
         allowed: (_e, can) => Boolean(can.edit),
         submitLabel: 'Ajouter le contrat',
         done: 'Le contrat a été ajouté.',
+      },
+      {
+        slug: 'modifier-contrat',
+        title: 'Modifier un contrat',
+        intro: 'Les champs sont préremplis avec le contrat le plus récent ; pour un autre contrat, choisissez-le et saisissez tous ses champs : '
+          + 'ils remplacent les siens.',
+        call: {
+          body: s.object({ ...CONTRACT_CHOICE, ...CONTRACT_PROPERTIES }, ['contract', 'version', 'type', 'start_date']),
+          sql: 'select app_public.employee_contract_change($1, $2::jsonb) as result',
+          keys: 'body',
+        },
+        fields: [...CONTRACT_CHOICE_FIELDS, ...CONTRACT_FIELDS],
+        initial: (e) => {
+          const c = latestContract(e);
+          return c ? {
+            contract: c.id, version: e.contracts_version, type: c.type, start_date: c.start_date, end_date: c.end_date,
+            trial_end_date: c.trial_end_date, job_title: c.job_title, weekly_hours: c.weekly_hours,
+          } : {};
+        },
+        allowed: (e, can) => Boolean(can.edit) && e.contracts.length > 0,
+        submitLabel: 'Enregistrer le contrat',
+        done: 'Le contrat a été modifié.',
+      },
+      {
+        slug: 'supprimer-contrat',
+        title: 'Supprimer un contrat',
+        intro: 'Le contrat est effacé de la fiche (un contrat terminé se garde en datant sa fin).',
+        call: {
+          body: s.object(CONTRACT_CHOICE, ['contract', 'version']),
+          sql: 'select app_public.employee_contract_remove($1, $2::jsonb) as result',
+          keys: 'body',
+        },
+        fields: CONTRACT_CHOICE_FIELDS,
+        initial: (e) => ({ contract: latestContract(e)?.id, version: e.contracts_version }),
+        allowed: (e, can) => Boolean(can.edit) && e.contracts.length > 0,
+        submitLabel: 'Supprimer le contrat',
+        done: 'Le contrat a été supprimé.',
+        danger: true,
       },
       {
         slug: 'remove-certificate',

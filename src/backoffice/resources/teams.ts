@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period } from './employees.js';
 import { establishmentOptions } from './referentials.js';
+import { s } from '../../http/schema.js';
 
 /** Team writes: employee.change_team, bounded to teams with an establishment of the perimeter (SPEC Permissions rule 7). */
 const CAN_CHANGE_TEAMS = "select app_hidden.current_account_has('employee.change_team') as ok";
@@ -25,6 +26,12 @@ async function memberOptions(client: pg.PoolClient): Promise<Option[]> {
   return (await client.query<Option>(
     `select e.id::text as value, e.last_name || ' ' || e.first_name as label from app_public.employees e
      where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name`)).rows;
+}
+
+/** The team's current and future members (team_get lists those), once each. */
+async function currentMemberOptions(_client: pg.PoolClient, row?: Record<string, unknown>): Promise<Option[]> {
+  const members = (row as Team | undefined)?.members ?? [];
+  return [...new Map(members.map((m) => [m.employee, { value: String(m.employee), label: m.employee_name }])).values()];
 }
 
 interface Team {
@@ -105,6 +112,22 @@ export const teamResource = defineResource<Team>({
         allowed: (_t, can) => Boolean(can.edit),
         submitLabel: 'Ajouter',
         done: 'Le membre a été ajouté.',
+      },
+      {
+        slug: 'retirer-membre',
+        title: 'Retirer un membre',
+        intro: 'Le membre quitte l’équipe hier ; une affectation qui n’a pas encore commencé est supprimée.',
+        call: {
+          body: s.object({ employee: s.id() }, ['employee']),
+          sql: 'select app_public.team_member_remove($1, $2::jsonb) as result',
+          keys: 'body',
+        },
+        fields: [{ key: 'employee', label: 'Salarié', options: currentMemberOptions }],
+        initial: () => ({}),
+        allowed: (t, can) => Boolean(can.edit) && Boolean(t.members?.length),
+        submitLabel: 'Retirer',
+        done: 'Le membre a été retiré de l’équipe.',
+        danger: true,
       },
       {
         slug: 'supprimer',
