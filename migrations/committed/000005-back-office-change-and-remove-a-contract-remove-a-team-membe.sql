@@ -1,0 +1,243 @@
+--! Previous: sha1:06b11e991ec429cdef4d6aa49b7e5615c3c60e88
+--! Hash: sha1:7c1dc088d4443d84a88692ef980539a385e3d3da
+--! Message: Back-office: change and remove a contract, remove a team member
+
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--! Included backoffice/contracts.sql
+-- Adding a contract from the back-office (issue 13, point 4): the API writes contracts through
+-- the employee record (PUT/PATCH /api/employees/<id>/ with the whole `contracts` list), so the
+-- back-office form of one new contract goes through that same function, its rules, perimeter
+-- and audit: the record's contracts as they are, plus the new one.
+
+-- The contracts of an employee as the `contracts` input of employee_update, every one kept.
+-- Read as the owner: the list only feeds employee_update, which decides whether the caller may
+-- write this record at all (a list shortened by the caller's reading would delete contracts).
+create or replace function app_private.employee_contracts_input(p_employee int) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(jsonb_agg(jsonb_build_object('id', c.id, 'type', c.contract_type_id, 'start_date', c.start_date,
+                                               'end_date', c.end_date, 'trial_end_date', c.trial_end_date,
+                                               'job_title', c.job_title, 'weekly_hours', c.weekly_hours)
+                            order by c.start_date, c.id), '[]'::jsonb)
+  from app_public.contracts c where c.employee_id = p_employee;
+$$;
+
+-- {"type", "start_date", "end_date"?, "trial_end_date"?, "job_title"?, "weekly_hours"?}: the
+-- employee record with its new contract (errors under `contracts`, as the API answers them).
+create or replace function app_public.employee_contract_add(p_employee int, p_contract jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if jsonb_typeof(p_contract) is distinct from 'object' then
+    perform app_hidden.invalid('contracts', 'Un contrat (objet) est attendu.', 'WV501');
+  end if;
+  return app_public.employee_update(p_employee, jsonb_build_object(
+    'contracts', app_private.employee_contracts_input(p_employee) || jsonb_build_array(p_contract - 'id')));
+end;
+$$;
+
+-- Editing or removing one contract (issue 13, point 4): the same path as the add, the record's
+-- contracts with that one changed or left out, through employee_update. Employees carry no
+-- version column: the form's `version` is the fingerprint of the contract list it was drawn
+-- from, so a list changed meanwhile (another HR's edit) answers 409 and writes nothing.
+-- Given to the accounts that may write the record only (the form's hidden field), null otherwise.
+create or replace function app_hidden.employee_contracts_version(p_employee int) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select md5(app_private.employee_contracts_input(p_employee)::text)
+  where app_hidden.may(app_hidden.current_account_id(), 'employee.change_employee_record', p_employee);
+$$;
+
+-- employee_update's errors on `contracts` name the contract by its rank in the rebuilt list;
+-- the back-office form shows one contract: each message goes under the field it concerns,
+-- without the rank. p_detail is the DETAIL of the refusal (a JSON object of fields, or one field).
+create or replace function app_private.employee_contract_form_errors(p_message text, p_detail text) returns jsonb
+language sql immutable as $$
+  with errors as (
+    select e.key, m
+    from jsonb_each(case when left(p_detail, 1) = '{' then p_detail::jsonb
+                         else jsonb_build_object(coalesce(p_detail, 'non_field_errors'), jsonb_build_array(p_message)) end) e,
+         jsonb_array_elements_text(e.value) m
+  ), placed as (
+    select case when key <> 'contracts' then key
+                when m ~ 'se chevauchent' then 'start_date'
+                when m ~ 'type de contrat' then 'type'
+                when m ~ 'période d''essai' then 'trial_end_date'
+                when m ~ 'date de fin' then 'end_date'
+                when m ~ 'date de début' then 'start_date'
+                when m ~ 'intitulé de poste' then 'job_title'
+                when m ~ 'durée hebdomadaire' then 'weekly_hours'
+                else 'non_field_errors' end as field,
+           case when m ~ 'se chevauchent'
+                then 'Ce contrat chevauche un autre contrat du salarié : un salarié a un seul contrat à la fois.'
+                else regexp_replace(m, '^Contrat n° [0-9]+ : (.)', '\1') end as message
+    from errors
+  )
+  select jsonb_object_agg(field, messages)
+  from (select field, jsonb_agg(upper(left(message, 1)) || substr(message, 2)) as messages from placed group by field) f;
+$$;
+
+-- employee_update with the contract list given, its field refusals re-raised under the form's fields.
+create or replace function app_private.employee_contracts_save(p_employee int, p_contracts jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_message text;
+  v_detail text;
+begin
+  return app_public.employee_update(p_employee, jsonb_build_object('contracts', p_contracts));
+exception when sqlstate 'WV501' then
+  get stacked diagnostics v_message = message_text, v_detail = pg_exception_detail;
+  perform app_hidden.invalid_fields(app_private.employee_contract_form_errors(v_message, v_detail), 'WV501');
+  return null;
+end;
+$$;
+
+-- The gate of a change to one contract, in the API's order: 404 outside the perimeter, 403
+-- without the right (an empty PATCH through employee_update, which writes nothing), then 409
+-- when the list changed since the form was drawn, then 400 under `contract` for a contract
+-- that is not this employee's.
+create or replace function app_private.employee_contract_gate(p_employee int, p_contract int, p_version text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  perform app_public.employee_update(p_employee, '{}'::jsonb);
+  if p_version is distinct from app_hidden.employee_contracts_version(p_employee) then
+    perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l''affichage du formulaire : '
+                                'rechargez la fiche puis recommencez.', 'WC501');
+  end if;
+  if not exists (select 1 from app_public.contracts c where c.id = p_contract and c.employee_id = p_employee) then
+    perform app_hidden.invalid('contract', 'Ce contrat n''appartient pas à ce salarié.', 'WV501');
+  end if;
+end;
+$$;
+
+-- {"contract", "version", "type", "start_date", "end_date"?, "trial_end_date"?, "job_title"?,
+-- "weekly_hours"?}: that contract takes these values (an absent key empties the field).
+drop function if exists app_public.employee_contract_change(int, jsonb);
+create or replace function app_public.employee_contract_change(p_employee int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_contract int;
+begin
+  if jsonb_typeof(p_body) is distinct from 'object' then
+    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
+  end if;
+  v_contract := app_hidden.in_int(p_body, 'contract');
+  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  return app_private.employee_contracts_save(p_employee, (
+    select jsonb_agg(case when (c ->> 'id')::int = v_contract
+                          then jsonb_build_object('id', v_contract) || (p_body - 'contract' - 'version' - 'id')
+                          else c end)
+    from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c));
+end;
+$$;
+
+-- {"contract", "version"}: the record without that contract.
+drop function if exists app_public.employee_contract_remove(int, jsonb);
+create or replace function app_public.employee_contract_remove(p_employee int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_contract int;
+begin
+  if jsonb_typeof(p_body) is distinct from 'object' then
+    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
+  end if;
+  v_contract := app_hidden.in_int(p_body, 'contract');
+  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  return app_private.employee_contracts_save(p_employee, coalesce((
+    select jsonb_agg(c) from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c
+    where (c ->> 'id')::int <> v_contract), '[]'::jsonb));
+end;
+$$;
+--! EndIncluded backoffice/contracts.sql
+--! Included backoffice/team_members.sql
+-- Removing one member of a team from the back-office (issue 13, point 4): through the API's
+-- PUT /api/teams/<id>/members/ (team_members_replace), the team's current and future members
+-- as they are, without that one. Its rules apply: the right and perimeter on the team, the
+-- member leaves yesterday, or their assignment is deleted when it has not started yet.
+
+-- The current and future members of a team as the `members` input of team_members_replace,
+-- each with the dates of the assignment that function matches (so that they stay as they are).
+-- Read as the owner: the list only feeds team_members_replace, which decides whether the caller
+-- may write this team (a list shortened by the caller's reading would remove members).
+create or replace function app_private.team_members_input(p_team int) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select coalesce(jsonb_agg(jsonb_build_object('employee', m.employee_id, 'start_date', m.start_date, 'end_date', m.end_date)
+                            order by m.employee_id), '[]'::jsonb)
+  from (select distinct on (ta.employee_id) ta.employee_id, ta.start_date, ta.end_date
+        from app_public.team_assignments ta
+        where ta.team_id = p_team and (ta.end_date is null or ta.end_date >= app_hidden.today())
+        order by ta.employee_id, ta.start_date nulls first) m;
+$$;
+
+-- {"employee"}: the team without that member (400 under `employee` if they are no current or
+-- future member; 404 / 403 as team_members_replace answers).
+drop function if exists app_public.team_member_remove(int, jsonb);
+create or replace function app_public.team_member_remove(p_team int, p_body jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_employee int;
+  v_members jsonb;
+begin
+  perform app_hidden.team_for_write(p_team);
+  if jsonb_typeof(p_body) is distinct from 'object' then
+    perform app_hidden.invalid(null, 'Un objet est attendu.', 'WV520');
+  end if;
+  v_employee := app_hidden.in_int(p_body, 'employee');
+  v_members := app_private.team_members_input(p_team);
+  if v_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = v_employee) then
+    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
+  end if;
+  return app_public.team_members_replace(p_team, jsonb_build_object('members', (
+    select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
+    where (m ->> 'employee')::int <> v_employee)));
+end;
+$$;
+--! EndIncluded backoffice/team_members.sql
+--! Included finalize.sql
+-- Last file of sql/ORDER, included by every migration that changes sql/ (npm run db:current):
+-- grants, ownership of API functions, RLS check.
+
+grant select on all tables in schema app_public to wfm_visitor;
+grant select, insert, update, delete on all tables in schema app_public to wfm_api;
+grant usage on all sequences in schema app_public to wfm_api;
+grant usage on schema app_private to wfm_api;
+grant execute on all functions in schema app_public to wfm_visitor, wfm_api;
+grant execute on all functions in schema app_hidden to wfm_visitor, wfm_api;
+grant execute on all functions in schema app_private to wfm_api;
+grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int),
+  app_private.login_lookup(text),
+  app_private.record_login(int), app_private.password_reset_request(text),
+  app_private.password_token_check(text), app_private.password_reset_confirm(text, text)
+  to wfm_authenticator;
+
+-- API functions that are security definer run as wfm_api, which does not own the tables:
+-- row-level security applies to them exactly as to the visitor.
+do $$
+declare
+  f record;
+begin
+  for f in
+    select p.oid::regprocedure as signature
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    where n.nspname = 'app_public' and p.prosecdef and p.proowner <> 'wfm_api'::regrole
+  loop
+    execute format('alter function %s owner to wfm_api', f.signature);
+  end loop;
+end;
+$$;
+
+-- Every table has row-level security enabled; a migration that forgets it fails here.
+do $$
+declare
+  t record;
+begin
+  for t in
+    select c.oid::regclass as rel
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname in ('app_public', 'app_private', 'app_hidden') and c.relkind in ('r', 'p')
+      and not c.relrowsecurity
+  loop
+    raise exception 'Table % has no row-level security enabled', t.rel;
+  end loop;
+end;
+$$;
+--! EndIncluded finalize.sql
