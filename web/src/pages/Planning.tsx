@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../api/client';
 import { addDays, frDate, frDayHead, frLongDate, frMonth, minutes, mondayOf, monthBounds, WEEKDAYS } from '../format';
+import { PlanningLegend } from '../legend';
 import { ErrorNotice, Loading, Page } from '../ui';
 import { DayChangeForm } from './DayChangeForm';
 
@@ -73,7 +74,7 @@ export function Planning() {
       <ErrorNotice error={planning.error} />
       {data && (
         <>
-          <Legend />
+          <PlanningLegend last={{ swatch: 'on-call', label: 'Astreinte' }} />
           <table className={`grid ${view.kind}`}>
             <caption className="sr-only">{`Planning, ${title}`}</caption>
             <thead>
@@ -105,19 +106,6 @@ export function Planning() {
         </>
       )}
     </Page>
-  );
-}
-
-function Legend() {
-  return (
-    <ul className="legend" aria-label="Légende">
-      <li><span className="swatch work" /> Travaillé</li>
-      <li><span className="swatch modified" /> Journée modifiée</li>
-      <li><span className="swatch absence" /> Absence</li>
-      <li><span className="swatch pending" /> Demande en attente</li>
-      <li><span className="swatch rest" /> Repos</li>
-      <li><span className="swatch on-call" /> Astreinte</li>
-    </ul>
   );
 }
 

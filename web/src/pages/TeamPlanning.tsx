@@ -2,6 +2,7 @@ import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 're
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../api/client';
 import { addDays, frLongDate, frMonth, monthBounds } from '../format';
+import { PlanningLegend } from '../legend';
 import { ErrorNotice, Loading, Page } from '../ui';
 
 type Planning = Schemas['Planning'];
@@ -111,7 +112,7 @@ export function TeamPlanning() {
       {planning.isPending && <Loading what="du planning d’équipe" />}
       {shown && (
         <>
-          <Legend />
+          <PlanningLegend last={{ swatch: 'holiday', label: 'Week-end, jour férié' }} />
           <p className="muted" role="status">
             {stale
               ? 'Chargement…'
@@ -125,19 +126,6 @@ export function TeamPlanning() {
         </>
       )}
     </Page>
-  );
-}
-
-function Legend() {
-  return (
-    <ul className="legend" aria-label="Légende">
-      <li><span className="swatch work" /> Travaillé</li>
-      <li><span className="swatch modified" /> Journée modifiée</li>
-      <li><span className="swatch absence" /> Absence</li>
-      <li><span className="swatch pending" /> Demande en attente</li>
-      <li><span className="swatch rest" /> Repos</li>
-      <li><span className="swatch holiday" /> Week-end, jour férié</li>
-    </ul>
   );
 }
 

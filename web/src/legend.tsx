@@ -1,0 +1,13 @@
+/** The legend of a planning grid: the kinds of cell both plannings draw, then the grid's own last kind. */
+export function PlanningLegend({ last }: { last: { swatch: string; label: string } }) {
+  return (
+    <ul className="legend" aria-label="Légende">
+      <li><span className="swatch work" /> Travaillé</li>
+      <li><span className="swatch modified" /> Journée modifiée</li>
+      <li><span className="swatch absence" /> Absence</li>
+      <li><span className="swatch pending" /> Demande en attente</li>
+      <li><span className="swatch rest" /> Repos</li>
+      <li><span className={`swatch ${last.swatch}`} /> {last.label}</li>
+    </ul>
+  );
+}
