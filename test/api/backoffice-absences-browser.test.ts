@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { enrolAs, totp } from '../helpers/backoffice.js';
-import { launchChromium, screenshots, seriousViolations } from '../helpers/browser.js';
+import { checkPage, launchChromium } from '../helpers/browser.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { DEFAULT_NOW, FIXTURE_PASSWORD } from '../helpers/settings.js';
 import { PDF, form, typeIds } from './absence-helpers.js';
@@ -29,10 +29,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-async function check(page: Page, name: string): Promise<void> {
-  await screenshots(page, name);
-  expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
-}
+const check = checkPage;
 
 /** rh1 signs in with its password and a TOTP code of a later time step (a code passes once). */
 async function signIn(seconds: number): Promise<Page> {

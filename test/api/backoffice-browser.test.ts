@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { totp } from '../helpers/backoffice.js';
-import { launchChromium, screenshots, seriousViolations } from '../helpers/browser.js';
+import { checkPage, launchChromium } from '../helpers/browser.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { DEFAULT_NOW, FIXTURE_PASSWORD } from '../helpers/settings.js';
 
@@ -38,11 +38,7 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   return { context, page };
 }
 
-/** Checks a main page: no serious or critical axe violation, screenshots at both widths. */
-async function check(page: Page, name: string): Promise<void> {
-  await screenshots(page, name);
-  expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
-}
+const check = checkPage;
 
 async function passwordStep(page: Page, username: string, password = FIXTURE_PASSWORD): Promise<void> {
   await page.goto(`${env.url}/backoffice/`);

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { enrolAs } from '../helpers/backoffice.js';
-import { launchChromium, screenshots, seriousViolations } from '../helpers/browser.js';
+import { checkPage, launchChromium } from '../helpers/browser.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
 let env: TestEnv;
@@ -39,10 +39,7 @@ async function signedIn(username: string): Promise<{ context: BrowserContext; pa
   return { context, page };
 }
 
-async function check(page: Page, name: string): Promise<void> {
-  await screenshots(page, `bo-org-${name}`);
-  expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
-}
+const check = (page: Page, name: string) => checkPage(page, `bo-org-${name}`);
 
 describe('reference administration in the browser', { timeout: 120_000 }, () => {
   it('a staff account creates an establishment, then grants a role on it', async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { totp } from '../helpers/backoffice.js';
-import { launchChromium, screenshots, seriousViolations } from '../helpers/browser.js';
+import { checkPage, launchChromium } from '../helpers/browser.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { DEFAULT_NOW, FIXTURE_PASSWORD } from '../helpers/settings.js';
 
@@ -26,10 +26,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-async function check(page: Page, name: string): Promise<void> {
-  await screenshots(page, name);
-  expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
-}
+const check = checkPage;
 
 /** Signs `username` in afresh: password, enrolment with a TOTP code, the backup codes page, home. */
 async function signIn(page: Page, username: string): Promise<void> {

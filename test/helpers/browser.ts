@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { ROOT_DIR } from '../../src/db/migrate.js';
 
 const require = createRequire(import.meta.url);
@@ -56,4 +57,10 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true });
   }
   if (original) await page.setViewportSize(original);
+}
+
+/** Checks a main page: screenshots at both widths, then no serious or critical axe violation. */
+export async function checkPage(page: Page, name: string): Promise<void> {
+  await screenshots(page, name);
+  expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
 }
