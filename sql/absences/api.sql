@@ -67,6 +67,15 @@ begin
 end;
 $$;
 
+-- Whether the caller decides the absences of this employee, as absence_check_decider rules:
+-- the right over the employee's perimeter, never on its own absence. Never NULL. Read by the
+-- decision panel's hint (below) and the back-office's abilities (sql/backoffice/absences.sql).
+create or replace function app_hidden.may_decide_absence_of(p_employee int) returns boolean
+language sql stable as $$
+  select coalesce(app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee)
+                  and app_hidden.is_current_employee(p_employee) is false, false);
+$$;
+
 -- The hint of the decision panel (GET detail's can_decide): would a decision of the caller
 -- pass absence_check_decider, on a state a decision accepts (a pending request or a
 -- requested cancellation)? Never NULL. The transitions check again.
@@ -74,8 +83,7 @@ create or replace function app_hidden.absence_decidable(p_absence app_public.abs
 language sql stable as $$
   select coalesce(p_absence.status in ('pending', 'cancellation_requested')
                   and app_hidden.current_account_has('absences.decide_absence')
-                  and app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id)
-                  and app_hidden.is_current_employee(p_absence.employee_id) is false, false);
+                  and app_hidden.may_decide_absence_of(p_absence.employee_id), false);
 $$;
 
 -- Manager-side corrections and previews of a row: never one's own absence, and only

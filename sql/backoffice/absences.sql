@@ -12,8 +12,8 @@ create or replace function app_public.absence_abilities(p_id int) returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select jsonb_build_object(
     'own', o.own,
-    'decide', not o.own and app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', a.employee_id),
-    'correct', not o.own and app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', a.employee_id)
+    'decide', app_hidden.may_decide_absence_of(a.employee_id),
+    'correct', app_hidden.may_decide_absence_of(a.employee_id)
                and app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', a.employee_id))
   from app_public.absences a
   cross join lateral (select app_hidden.is_current_employee(a.employee_id) as own) o

@@ -1,0 +1,972 @@
+--! Previous: sha1:7c1dc088d4443d84a88692ef980539a385e3d3da
+--! Hash: sha1:ea2a82fb86adafd09d502087f06667def2c41d73
+--! Message: One rule for who decides an employee's absences: may_decide_absence_of, read by the decision panel's hint and the back-office's abilities
+
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--! Included absences/api.sql
+-- The absence API (/api/absences/): one function per route and per state transition.
+-- Each runs as wfm_api (security definer): reads and writes go through the policies, so a
+-- row outside the caller's perimeter is simply not found. Rules live in
+-- app_private.absence_evaluate (declaration rules) and app_private.absence_sync_counters
+-- (counter journal); notifications go through the notification service in the same
+-- transaction (a failed notification aborts the write).
+
+-- Texts ---------------------------------------------------------------------------------
+
+-- "« Congés payés » du 20/11/2026 au 24/11/2026"
+create or replace function app_hidden.absence_subject(p_absence app_public.absences) returns text
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select format('« %s » %s', t.name,
+                app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
+                                             p_absence.end_half, p_absence.start_time, p_absence.end_time))
+  from app_public.absence_types t where t.id = p_absence.type_id;
+$$;
+
+-- Guards shared by the transitions ------------------------------------------------------
+
+-- The absence, locked, as the caller may write it (outside: 404).
+create or replace function app_hidden.absence_lock(p_id int) returns app_public.absences
+language plpgsql volatile as $$
+declare
+  v app_public.absences;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids())
+  for update;
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  return v;
+end;
+$$;
+
+-- A decision sends the version it read; a stale one answers 409 before any other check.
+create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
+returns void
+language plpgsql stable as $$
+begin
+  if p_body ? 'version' and jsonb_typeof(p_body -> 'version') <> 'null' then
+    if (p_body ->> 'version')::int <> p_absence.version then
+      perform app_hidden.conflict(
+        'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
+    end if;
+  elsif p_required then
+    perform app_hidden.invalid('version', 'Ce champ est obligatoire.');
+  end if;
+end;
+$$;
+
+-- The caller decides absences of this employee: the permission through a role, the
+-- perimeter, and never their own request.
+create or replace function app_hidden.absence_check_decider(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+begin
+  if not app_hidden.current_account_has('absences.decide_absence') then
+    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d''absence.', 'WF201');
+  end if;
+  if not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id) then
+    perform app_hidden.forbidden('Ce salarié est hors de votre périmètre de décision.', 'WF201');
+  end if;
+  if p_absence.employee_id = app_hidden.current_employee_id() then
+    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d''absence.', 'WF202');
+  end if;
+end;
+$$;
+
+-- Whether the caller decides the absences of this employee, as absence_check_decider rules:
+-- the right over the employee's perimeter, never on its own absence. Never NULL. Read by the
+-- decision panel's hint (below) and the back-office's abilities (sql/backoffice/absences.sql).
+create or replace function app_hidden.may_decide_absence_of(p_employee int) returns boolean
+language sql stable as $$
+  select coalesce(app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee)
+                  and app_hidden.is_current_employee(p_employee) is false, false);
+$$;
+
+-- The hint of the decision panel (GET detail's can_decide): would a decision of the caller
+-- pass absence_check_decider, on a state a decision accepts (a pending request or a
+-- requested cancellation)? Never NULL. The transitions check again.
+create or replace function app_hidden.absence_decidable(p_absence app_public.absences) returns boolean
+language sql stable as $$
+  select coalesce(p_absence.status in ('pending', 'cancellation_requested')
+                  and app_hidden.current_account_has('absences.decide_absence')
+                  and app_hidden.may_decide_absence_of(p_absence.employee_id), false);
+$$;
+
+-- Manager-side corrections and previews of a row: never one's own absence, and only
+-- inside the manager workspace's perimeter.
+create or replace function app_hidden.absence_check_corrector(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+begin
+  if p_absence.employee_id = app_hidden.current_employee_id() then
+    if app_hidden.current_account_has('absences.view_absence_queue') then
+      perform app_hidden.forbidden(
+        'Vous ne pouvez pas corriger votre propre absence : retirez-la et déposez une nouvelle demande.', 'WF204');
+    end if;
+    perform app_hidden.forbidden(
+      'La correction d''une absence est réservée à l''encadrement : retirez votre demande en attente ou demandez l''annulation d''une absence accordée.',
+      'WF203');
+  end if;
+  if not app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', p_absence.employee_id) then
+    perform app_hidden.forbidden('La correction d''une absence est réservée à l''encadrement de son périmètre.', 'WF203');
+  end if;
+end;
+$$;
+
+-- May the caller file for this employee? For oneself always; for another, inside the
+-- decision perimeter (a declaration). Returns the error under `employee`, or null.
+create or replace function app_hidden.absence_filer_error(p_employee int) returns text
+language sql stable as $$
+  select case
+    when p_employee is null or p_employee = app_hidden.current_employee_id() then null
+    when app_hidden.employee_name(p_employee) is null then 'Salarié introuvable.'
+    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then null
+    when app_hidden.current_account_has('absences.decide_absence') then
+      'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
+    else 'Vous ne pouvez déposer une absence que pour vous-même.'
+  end;
+$$;
+
+-- Writes that (re)check the rules across an employee's absences (overlap, annual caps,
+-- splitting) take this lock first: parallel requests for one employee then see each other
+-- and answer with the rule's message instead of racing (the exclusion constraint and the
+-- counter row locks stay as the last guards).
+create or replace function app_hidden.absence_lock_employee(p_employee int) returns void
+language sql volatile as $$
+  select pg_advisory_xact_lock(hashtext('absences:employee:' || p_employee));
+$$;
+
+-- The event-versus-absence alert: the author, and the employee when different.
+create or replace function app_private.absence_alert_events(p_absence app_public.absences, p_events jsonb) returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  e jsonb;
+  v_recipient int;
+begin
+  for e in select * from jsonb_array_elements(coalesce(p_events, '[]'::jsonb)) loop
+    for v_recipient in
+      select distinct x from unnest(array[p_absence.author_account_id,
+                                          app_private.employee_account_id(p_absence.employee_id)]) x
+      where x is not null
+    loop
+      perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
+        format('L''absence %s de %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+               app_hidden.employee_name(p_absence.employee_id), e ->> 'title',
+               app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
+        'warning', 'absence', p_absence.id);
+    end loop;
+  end loop;
+end;
+$$;
+
+-- Notifies the employee concerned (when they have an account).
+create or replace function app_private.absence_notify_employee(p_absence app_public.absences, p_title text, p_body text,
+                                                    p_level text)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_private.employee_account_id(p_absence.employee_id);
+begin
+  if v_account is not null then
+    perform app_private.notify(v_account, p_title, p_body, p_level, 'absence', p_absence.id);
+  end if;
+end;
+$$;
+
+-- Grants a cancellation (decision or "Supprimer l'absence"): the row stays, with status
+-- cancelled; its documents are deleted; its counters are recredited; the planning no
+-- longer draws it.
+create or replace function app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean)
+returns app_public.absences
+language plpgsql volatile as $$
+declare
+  v app_public.absences;
+begin
+  perform app_private.set_audit_verb('Annulation');
+  update app_public.absences a set
+    status = 'cancelled',
+    version = a.version + 1,
+    cancelled_by = app_hidden.current_account_id(),
+    cancelled_at = app_hidden.now(),
+    cancellation_decided_at = case when p_decision then app_hidden.now() else a.cancellation_decided_at end,
+    cancellation_decided_by = case when p_decision then app_hidden.current_account_id() else a.cancellation_decided_by end
+  where a.id = p_absence.id
+  returning * into v;
+  perform app_private.set_audit_verb('');
+  delete from app_public.absence_documents d where d.absence_id = v.id;
+  perform app_private.absence_sync_counters(v.id, 'cancel');
+  return v;
+end;
+$$;
+
+-- The retroactive window of a decider (1 December of the previous year), applied when a
+-- decider grants a cancellation or cancels a granted absence.
+create or replace function app_hidden.absence_check_decider_window(p_absence app_public.absences) returns void
+language plpgsql stable as $$
+declare
+  v_limit date := make_date(extract(year from app_hidden.today())::int - 1, 12, 1);
+begin
+  if p_absence.date_start < v_limit then
+    perform app_hidden.invalid('date_start', format(
+      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l''année précédente).',
+      app_hidden.fr_date(v_limit)), 'WV213');
+  end if;
+end;
+$$;
+
+-- Routes --------------------------------------------------------------------------------
+
+-- GET /api/absences/?status=&employee=&from=&to=&establishment=&type=
+-- establishment: the employee's main or secondary workplace (the back-office list's filter,
+-- as for day-change requests); type: the absence type. Both come last so that positional
+-- calls of the first signature keep their meaning.
+drop function if exists app_public.absences_list(text, int, date, date, int, int, text);
+create or replace function app_public.absences_list(p_status text default null, p_employee int default null,
+                                         p_from date default null, p_to date default null,
+                                         p_page int default 1, p_page_size int default 50,
+                                         p_public_url text default null,
+                                         p_establishment int default null, p_type int default null)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+-- Planned with each call's values: whether there is a list of readers, and its size, decide
+-- between the index on (status, employee) and the one on (status, date).
+set plan_cache_mode = force_custom_plan as $$
+declare
+  v_count int;
+  v_ids int[];
+  -- Employees whose absences the list shows; null for the whole association (no filter).
+  v_readers int[];
+begin
+  if p_status is not null and p_status not in ('pending', 'validated', 'refused', 'cancellation_requested', 'cancelled') then
+    perform app_hidden.invalid('status', format(
+      'Paramètre status inconnu : « %s ». Valeurs possibles : pending, validated, refused, cancellation_requested, cancelled.',
+      p_status), 'WV220');
+  end if;
+  if p_from is not null and p_to is not null and p_to < p_from then
+    perform app_hidden.invalid('to', 'Le paramètre to ne peut pas précéder from.', 'WV220');
+  end if;
+  if not app_hidden.perimeter_is_whole('absences.view_absence_queue') then
+    v_readers := array(select app_hidden.absence_api_reader_ids());
+  end if;
+  with visible as (
+    select a.id, a.date_start
+    from app_public.absences a
+    where (v_readers is null or a.employee_id = any (v_readers))
+      and (p_status is null or a.status = p_status)
+      and (p_employee is null or a.employee_id = p_employee)
+      and (p_from is null or a.date_end >= p_from)
+      and (p_to is null or a.date_start <= p_to)
+      and (p_type is null or a.type_id = p_type)
+      and (p_establishment is null
+           or exists (select 1 from app_public.employees e
+                      where e.id = a.employee_id and e.main_establishment_id = p_establishment)
+           or exists (select 1 from app_public.employee_secondary_establishments s
+                      where s.employee_id = a.employee_id and s.establishment_id = p_establishment))
+  )
+  select (select count(*) from visible),
+         array(select v.id from visible v order by v.date_start desc, v.id desc
+               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
+    into v_count, v_ids;
+  return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
+end;
+$$;
+
+-- GET /api/absences/<id>/: the record, its documents, whether the caller may decide it now
+-- (can_decide), and for the employee and the queue perimeter the planned day of the first day.
+create or replace function app_public.absence_get(p_id int, p_public_url text default null) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url)
+         || jsonb_build_object('can_decide', app_hidden.absence_decidable(v))
+         || case when v.employee_id = app_hidden.current_employee_id()
+                   or app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', v.employee_id)
+                 then jsonb_build_object('planned_day', app_hidden.planned_day_json(v.employee_id, v.date_start))
+                 else '{}'::jsonb end;
+end;
+$$;
+
+-- POST /api/absences/: an employee's request for themselves is born pending (deciders
+-- notified); a manager's declaration for an employee of the decision perimeter is born
+-- validated (nobody notified, no decision date). The author decides the state, not the role.
+create or replace function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_today date := app_hidden.today();
+  v_now timestamptz := app_hidden.now();
+  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  v_own boolean;
+  v_filer_error text;
+  v_eval jsonb;
+  v_errors jsonb;
+  v_absence app_public.absences;
+  v_has_recipient boolean;
+  v_subject text;
+begin
+  v_filer_error := app_hidden.absence_filer_error(d.employee_id);
+  if v_filer_error is not null then
+    perform app_hidden.invalid('employee', v_filer_error, 'WV200');
+  end if;
+  v_own := d.employee_id = app_hidden.current_employee_id();
+  if d.employee_id is not null then
+    perform app_hidden.absence_lock_employee(d.employee_id);
+  end if;
+  v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
+                                         case when v_own then v_now end, v_today);
+  v_errors := (v_eval -> 'errors') || app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV200');
+  end if;
+
+  insert into app_public.absences (employee_id, type_id, date_start, date_end, start_half, end_half, start_time,
+                                   end_time, comment, status, counted_quantity, counted_unit, author_account_id,
+                                   submitted_at, warnings)
+  values (d.employee_id, d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time,
+          nullif(btrim(p_body ->> 'comment'), ''), case when v_own then 'pending' else 'validated' end,
+          (v_eval ->> 'quantity')::numeric, v_eval ->> 'unit', v_account,
+          case when v_own then v_now end, v_eval -> 'warnings')
+  returning * into v_absence;
+
+  perform app_hidden.absence_documents_insert(v_absence.id, p_body -> 'add_documents');
+  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today);
+  perform app_private.absence_alert_events(v_absence, v_eval -> 'events');
+
+  if v_own then
+    v_subject := app_hidden.absence_subject(v_absence);
+    v_has_recipient := app_private.notify_filing(
+      v_absence.employee_id, v_absence.date_start, 'absences.decide_absence', v_account,
+      'Nouvelle demande d''absence',
+      format('%s demande une absence %s (%s).', app_hidden.employee_name(v_absence.employee_id), v_subject,
+             app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
+      'Demande d''absence sans valideur',
+      format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+             v_subject, app_hidden.employee_name(v_absence.employee_id)),
+      'absence', v_absence.id);
+  end if;
+
+  return app_hidden.absence_json(v_absence.id, p_public_url)
+         || jsonb_build_object('has_recipient', v_has_recipient);
+end;
+$$;
+
+-- The preview answer of CONTRACT section 4.
+create or replace function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
+language sql immutable as $$
+  select jsonb_build_object(
+    'quantity', app_hidden.fmt_quantity((p_eval ->> 'quantity')::numeric),
+    'unit', p_eval -> 'unit',
+    'counter_effects', coalesce(p_effects, '[]'::jsonb),
+    'warnings', coalesce(p_eval -> 'warnings', '[]'::jsonb),
+    'errors', coalesce(p_eval -> 'errors', '{}'::jsonb));
+$$;
+
+-- POST /api/absences/preview/: what a creation would do, without writing anything. Always
+-- answers (errors are part of the answer). Without `employee`, the caller's own record.
+create or replace function app_public.absence_preview(p_body jsonb) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  v_today date := app_hidden.today();
+  v_filer_error text;
+  v_own boolean;
+  v_eval jsonb;
+  v_bucket text;
+begin
+  d.employee_id := coalesce(d.employee_id, app_hidden.current_employee_id());
+  v_filer_error := app_hidden.absence_filer_error(d.employee_id);
+  if v_filer_error is not null then
+    return app_hidden.absence_preview_answer(
+      jsonb_build_object('quantity', null,
+                         'unit', (select t.unit from app_public.absence_types t where t.id = d.type_id and t.is_active),
+                         'warnings', '[]'::jsonb,
+                         'errors', jsonb_build_object('employee', jsonb_build_array(v_filer_error))),
+      '[]'::jsonb);
+  end if;
+  v_own := d.employee_id = app_hidden.current_employee_id();
+  v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
+                                         case when v_own then app_hidden.now() end, v_today);
+  v_bucket := case when not coalesce(v_own, false) and d.date_start <= v_today then 'taken' else 'planned' end;
+  return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, null));
+end;
+$$;
+
+-- POST /api/absences/<id>/preview/: what a correction would do (manager side). The row
+-- excludes itself from overlap, caps and splitting; effects are the difference with what
+-- it holds now.
+create or replace function app_public.absence_preview_row(p_id int, p_body jsonb) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb := p_body - 'employee';
+  v_today date := app_hidden.today();
+  v_eval jsonb;
+  v_bucket text;
+begin
+  select * into v from app_public.absences a
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
+  if not found then
+    perform app_hidden.not_found('Absence introuvable.', 'WN201');
+  end if;
+  perform app_hidden.absence_check_corrector(v);
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                         case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                              then v.submitted_at end, v_today);
+  v_bucket := case when v.status in ('validated', 'cancellation_requested') and d.date_start <= v_today
+                   then 'taken' else 'planned' end;
+  return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, v.id));
+end;
+$$;
+
+-- PATCH /api/absences/<id>/ (manager side): corrections of the period, the type, the hours
+-- or the comment rerun every declaration rule and compensate the counters; documents may
+-- be added (add_documents) and removed (remove_document_ids, which must belong to it).
+create or replace function app_public.absence_update(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_new app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb := p_body - 'employee' - 'status';
+  v_today date := app_hidden.today();
+  v_period_changed boolean;
+  v_comment_changed boolean;
+  v_remove int[];
+  v_errors jsonb := '{}'::jsonb;
+  v_eval jsonb;
+  v_bad int;
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_corrector(v);
+  perform app_hidden.absence_check_version(v, v_body, false);
+
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_period_changed := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
+    is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
+  v_comment_changed := v_body ? 'comment' and nullif(btrim(v_body ->> 'comment'), '') is distinct from v.comment;
+  if jsonb_typeof(v_body -> 'remove_document_ids') = 'array' then
+    v_remove := array(select (x #>> '{}')::int from jsonb_array_elements(v_body -> 'remove_document_ids') x);
+  end if;
+
+  if v.status in ('refused', 'cancelled') then
+    perform app_hidden.invalid('status', format('Une absence %s ne se modifie plus.',
+      case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
+  end if;
+  if v.status = 'cancellation_requested' and (v_period_changed or v_comment_changed) then
+    perform app_hidden.invalid('status',
+      'Une demande d''annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
+  end if;
+  -- Correcting, and removing a document (a medical certificate may be the proof of the
+  -- absence), need the right to correct: depositing is open to the queue perimeter.
+  if (v_period_changed or v_comment_changed or coalesce(cardinality(v_remove), 0) > 0)
+     and not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', v.employee_id) then
+    perform app_hidden.forbidden(
+      case when v_period_changed or v_comment_changed
+           then 'Votre rôle ne permet pas de corriger une absence ; vous pouvez seulement y déposer des justificatifs.'
+           else 'Votre rôle ne permet pas de retirer un justificatif ; vous pouvez seulement en déposer.' end, 'WF201');
+  end if;
+
+  select x into v_bad from unnest(v_remove) x
+  where not exists (select 1 from app_public.absence_documents doc where doc.id = x and doc.absence_id = v.id)
+  limit 1;
+  if v_bad is not null then
+    v_errors := app_hidden.add_error(v_errors, 'remove_document_ids',
+      format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', v_bad));
+  end if;
+  v_errors := v_errors || app_hidden.document_metadata_errors(v_body -> 'add_documents', 'add_documents');
+  if v_period_changed then
+    perform app_hidden.absence_lock_employee(v.employee_id);
+    v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                           case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                                then v.submitted_at end, v_today);
+    v_errors := (v_eval -> 'errors') || v_errors;
+  end if;
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV200');
+  end if;
+
+  if not v_period_changed and not v_comment_changed and coalesce(cardinality(v_remove), 0) = 0
+     and coalesce(jsonb_array_length(nullif(v_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+    return app_hidden.absence_json(v.id, p_public_url);
+  end if;
+
+  perform app_private.set_audit_verb(case when v_period_changed or v_comment_changed then 'Correction' else 'Modification' end);
+  update app_public.absences a set
+    type_id = d.type_id, date_start = d.date_start, date_end = d.date_end, start_half = d.start_half,
+    end_half = d.end_half, start_time = d.start_time, end_time = d.end_time,
+    comment = case when v_comment_changed then nullif(btrim(v_body ->> 'comment'), '') else a.comment end,
+    counted_quantity = case when v_period_changed then (v_eval ->> 'quantity')::numeric else a.counted_quantity end,
+    counted_unit = case when v_period_changed then v_eval ->> 'unit' else a.counted_unit end,
+    warnings = case when v_period_changed then v_eval -> 'warnings' else a.warnings end,
+    corrected_by = case when v_period_changed or v_comment_changed then app_hidden.current_account_id() else a.corrected_by end,
+    version = a.version + 1
+  where a.id = v.id
+  returning * into v_new;
+  perform app_private.set_audit_verb('');
+
+  delete from app_public.absence_documents doc where doc.absence_id = v.id and doc.id = any (v_remove);
+  perform app_hidden.absence_documents_insert(v.id, v_body -> 'add_documents');
+  if v_period_changed then
+    perform app_private.absence_sync_counters(v.id, 'edit', v_today);
+    perform app_private.absence_alert_events(v_new, v_eval -> 'events');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
+-- and the manager perimeter deposit documents on an absence that is not refused or
+-- cancelled (e.g. after a missing-document reminder).
+create or replace function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_errors jsonb;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.status in ('refused', 'cancelled') then
+    perform app_hidden.invalid('status', format('Une absence %s ne reçoit plus de justificatif.',
+      case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
+  end if;
+  v_errors := app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
+  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+    v_errors := app_hidden.add_error(v_errors, 'add_documents', 'Déposez au moins un fichier (PDF, JPG ou PNG).');
+  end if;
+  perform app_hidden.raise_errors(v_errors);
+  perform app_private.set_audit_verb('Modification');
+  update app_public.absences a set version = a.version + 1 where a.id = v.id;
+  perform app_private.set_audit_verb('');
+  perform app_hidden.absence_documents_insert(v.id, p_body -> 'add_documents');
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- DELETE /api/absences/<id>/
+--   owner: a pending request is withdrawn (row erased, reservation released); any other
+--          state answers 400 under status (a granted absence is cancelled on request);
+--   decider of the perimeter: "Supprimer l'absence" on a granted absence cancels it (the
+--          row stays, cancelled; documents deleted; counters recredited; employee told).
+create or replace function app_public.absence_delete(p_id int) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.employee_id = app_hidden.current_employee_id() then
+    if v.status <> 'pending' then
+      perform app_hidden.invalid('status', case v.status
+        when 'validated' then 'Seule une demande en attente peut être retirée : une absence accordée ne se supprime pas, demandez son annulation.'
+        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l''annulation de cette absence est déjà demandée.'
+        when 'refused' then 'Seule une demande en attente peut être retirée : une demande refusée reste au dossier.'
+        else 'Seule une demande en attente peut être retirée : cette absence est annulée.' end, 'WV210');
+    end if;
+    delete from app_public.absences a where a.id = v.id;
+    perform app_private.absence_sync_counters(v.id, 'withdraw');
+    return null;
+  end if;
+
+  if v.status = 'pending' then
+    perform app_hidden.forbidden(
+      'Seul le salarié concerné peut retirer une demande en attente ; pour l''écarter, refusez-la.', 'WF206');
+  end if;
+  if v.status <> 'validated' then
+    perform app_hidden.invalid('status', case v.status
+      when 'cancellation_requested' then 'Une demande d''annulation est en cours : accordez-la ou refusez-la.'
+      when 'refused' then 'Une demande refusée n''est jamais effacée.'
+      else 'Cette absence est déjà annulée.' end, 'WV210');
+  end if;
+  perform app_hidden.absence_check_decider(v);
+  perform app_hidden.absence_check_decider_window(v);
+  v := app_hidden.absence_cancel(v, false);
+  perform app_private.absence_notify_employee(v, 'Absence annulée',
+    format('Votre absence %s a été annulée par %s.', app_hidden.absence_subject(v),
+           app_hidden.account_display_name(app_hidden.current_account_id())), 'warning');
+  return null;
+end;
+$$;
+
+-- POST /api/absences/<id>/validate/ {version, date_end?, type?, start_time?, end_time?, reason?}
+--   pending → validated, with an optional correction (end date, requalification, hours)
+--             that reruns every declaration rule; a correction needs a reason;
+--   cancellation_requested → cancelled (the cancellation is granted; it is not corrected).
+create or replace function app_public.absence_validate(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_new app_public.absences;
+  d app_hidden.absence_draft;
+  v_body jsonb;
+  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+  v_today date := app_hidden.today();
+  v_corrected boolean;
+  v_eval jsonb;
+  v_key text;
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_decider(v);
+
+  if v.status = 'cancellation_requested' then
+    foreach v_key in array array['date_end', 'type', 'start_time', 'end_time'] loop
+      if p_body ? v_key then
+        perform app_hidden.invalid(v_key, 'Une annulation ne se corrige pas : accordez-la ou refusez-la.', 'WV212');
+      end if;
+    end loop;
+    perform app_hidden.absence_check_decider_window(v);
+    v := app_hidden.absence_cancel(v, true);
+    perform app_private.absence_notify_employee(v, 'Annulation d''absence acceptée',
+      format('Votre demande d''annulation de l''absence %s a été acceptée : l''absence est annulée.',
+             app_hidden.absence_subject(v)), 'info');
+    return app_hidden.absence_json(v.id, p_public_url);
+  end if;
+  if v.status <> 'pending' then
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
+  end if;
+
+  v_body := (select coalesce(jsonb_object_agg(k, p_body -> k), '{}'::jsonb)
+             from unnest(array['date_end', 'type', 'start_time', 'end_time']) k where p_body ? k);
+  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  v_corrected := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
+    is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
+  if v_corrected then
+    if v_reason is null then
+      perform app_hidden.invalid('reason',
+        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d''absence ou heures).', 'WV211');
+    end if;
+    perform app_hidden.absence_lock_employee(v.employee_id);
+    v_eval := app_private.absence_evaluate(d, v.id, 'manager',
+                                           case when v.author_account_id = app_private.employee_account_id(v.employee_id)
+                                                then v.submitted_at end, v_today);
+    if v_eval -> 'errors' <> '{}'::jsonb then
+      perform app_hidden.invalid_fields(v_eval -> 'errors', 'WV200');
+    end if;
+  end if;
+
+  perform app_private.set_audit_verb('Validation');
+  update app_public.absences a set
+    type_id = d.type_id, date_start = d.date_start, date_end = d.date_end, start_half = d.start_half,
+    end_half = d.end_half, start_time = d.start_time, end_time = d.end_time,
+    counted_quantity = case when v_corrected then (v_eval ->> 'quantity')::numeric else a.counted_quantity end,
+    counted_unit = case when v_corrected then v_eval ->> 'unit' else a.counted_unit end,
+    warnings = case when v_corrected then v_eval -> 'warnings' else a.warnings end,
+    status = 'validated',
+    decided_by = app_hidden.current_account_id(),
+    decided_at = app_hidden.now(),
+    decision_reason = v_reason,
+    version = a.version + 1
+  where a.id = v.id
+  returning * into v_new;
+  perform app_private.set_audit_verb('');
+  perform app_private.absence_sync_counters(v.id, 'validate', v_today);
+  if v_corrected then
+    perform app_private.absence_alert_events(v_new, v_eval -> 'events');
+  end if;
+  perform app_private.absence_notify_employee(v_new, 'Demande d''absence validée',
+    case when v_corrected then
+      format('Votre demande d''absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
+             app_hidden.absence_subject(v), app_hidden.absence_subject(v_new),
+             app_hidden.quantity_fr(v_new.counted_quantity, v_new.counted_unit), v_reason)
+    else
+      format('Votre demande d''absence %s a été validée.', app_hidden.absence_subject(v_new))
+      || coalesce(' Motif : ' || v_reason, '')
+    end, 'info');
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/refuse/ {version, reason}
+--   pending → refused (the reservation is released; the request stays on file);
+--   cancellation_requested → validated (the cancellation is refused; counters unchanged).
+create or replace function app_public.absence_refuse(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_decider(v);
+  if v.status not in ('pending', 'cancellation_requested') then
+    perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
+  end if;
+  if v_reason is null then
+    perform app_hidden.invalid('reason', 'Un refus doit être motivé : indiquez la raison.', 'WV211');
+  end if;
+
+  perform app_private.set_audit_verb('Refus');
+  if v.status = 'pending' then
+    update app_public.absences a set
+      status = 'refused', decided_by = app_hidden.current_account_id(), decided_at = app_hidden.now(),
+      decision_reason = v_reason, version = a.version + 1
+    where a.id = v.id
+    returning * into v;
+    perform app_private.set_audit_verb('');
+    perform app_private.absence_sync_counters(v.id, 'refuse');
+    perform app_private.absence_notify_employee(v, 'Demande d''absence refusée',
+      format('Votre demande d''absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
+  else
+    update app_public.absences a set
+      status = 'validated', cancellation_decided_at = app_hidden.now(),
+      cancellation_decided_by = app_hidden.current_account_id(), cancellation_decision_reason = v_reason,
+      version = a.version + 1
+    where a.id = v.id
+    returning * into v;
+    perform app_private.set_audit_verb('');
+    perform app_private.absence_notify_employee(v, 'Annulation d''absence refusée',
+      format('Votre demande d''annulation de l''absence %s a été refusée : l''absence est maintenue. Motif : %s',
+             app_hidden.absence_subject(v), v_reason), 'error');
+  end if;
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+
+-- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
+-- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
+-- and counted until a decider grants it; the deciders are notified.
+create or replace function app_public.absence_request_cancellation(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_limit date := app_hidden.today() - 14;
+begin
+  v := app_hidden.absence_lock(p_id);
+  if v.employee_id is distinct from app_hidden.current_employee_id() then
+    perform app_hidden.forbidden('Seul le salarié concerné peut demander l''annulation de son absence.', 'WF205');
+  end if;
+  perform app_hidden.absence_check_version(v, p_body, false);
+  if v.status <> 'validated' then
+    perform app_hidden.invalid('status', case v.status
+      when 'cancellation_requested' then 'L''annulation de cette absence est déjà demandée.'
+      when 'pending' then 'Seule une absence accordée peut faire l''objet d''une demande d''annulation : retirez plutôt votre demande en attente.'
+      else 'Seule une absence accordée peut faire l''objet d''une demande d''annulation.' end, 'WV210');
+  end if;
+  if v.date_start < v_limit then
+    perform app_hidden.invalid('date_start', format(
+      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (14 jours au plus).',
+      app_hidden.fr_date(v_limit)), 'WV214');
+  end if;
+
+  perform app_private.set_audit_verb('Demande d''annulation');
+  update app_public.absences a set
+    status = 'cancellation_requested', cancellation_comment = nullif(btrim(p_body ->> 'comment'), ''),
+    cancellation_requested_at = app_hidden.now(), cancellation_decided_at = null, cancellation_decided_by = null,
+    cancellation_decision_reason = null, version = a.version + 1
+  where a.id = v.id
+  returning * into v;
+  perform app_private.set_audit_verb('');
+  perform app_private.notify_deciders(v.employee_id, v.date_start, 'absences.decide_absence',
+    app_hidden.current_account_id(), 'Demande d''annulation d''absence',
+    format('%s demande l''annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
+           app_hidden.absence_subject(v)) || coalesce(' Commentaire : ' || v.cancellation_comment, ''),
+    'absence', v.id);
+  return app_hidden.absence_json(v.id, p_public_url);
+end;
+$$;
+--! EndIncluded absences/api.sql
+--! Included backoffice/absences.sql
+-- Absences in the back-office (issue 13, point 3). The decisions, the cancellation decisions
+-- and the cancel action of a granted absence are the API's own functions (absence_validate,
+-- absence_refuse, absence_delete); what the API lacks lives here: what the reader may do on
+-- an absence, and the form's save with its status field (SPEC, absence state table: the
+-- technical state may be set back to pending; cancellation requested and cancelled are
+-- neither offered nor left through that field).
+
+-- What the signed-in account may do on an absence (the back-office shows only those forms;
+-- the transition functions check again): decide (absences.decide_absence on the employee,
+-- never on its own absence), correct (the manager-side correction of absence_update).
+create or replace function app_public.absence_abilities(p_id int) returns jsonb
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select jsonb_build_object(
+    'own', o.own,
+    'decide', app_hidden.may_decide_absence_of(a.employee_id),
+    'correct', app_hidden.may_decide_absence_of(a.employee_id)
+               and app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', a.employee_id))
+  from app_public.absences a
+  cross join lateral (select app_hidden.is_current_employee(a.employee_id) as own) o
+  where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
+$$;
+
+-- Sets a decided absence (validated or refused) back to pending, as a decider of its
+-- perimeter (never on its own absence) inside the decider's retroactive window: version + 1,
+-- the decision (decided_by, decided_at, decision_reason) is cleared (the audit line keeps
+-- it), the counters go back to a reservation in Planifiés (a refused request reserves again,
+-- so its declaration rules run again: overlap, caps, counters), and the employee is told.
+create or replace function app_hidden.absence_reopen(p_absence app_public.absences) returns app_public.absences
+language plpgsql volatile as $$
+declare
+  v app_public.absences;
+  v_eval jsonb;
+begin
+  perform app_hidden.absence_check_decider(p_absence);
+  perform app_hidden.absence_check_decider_window(p_absence);
+  if p_absence.status = 'refused' then
+    perform app_hidden.absence_lock_employee(p_absence.employee_id);
+    v_eval := app_private.absence_evaluate(
+      row(p_absence.employee_id, p_absence.type_id, p_absence.date_start, p_absence.date_end, p_absence.start_half,
+          p_absence.end_half, p_absence.start_time, p_absence.end_time)::app_hidden.absence_draft,
+      p_absence.id, 'manager', null, app_hidden.today());
+    if v_eval -> 'errors' <> '{}'::jsonb then
+      perform app_hidden.invalid_fields(v_eval -> 'errors', 'WV200');
+    end if;
+  end if;
+  perform set_config('app.absence_reopening', 'on', true);
+  perform app_private.set_audit_verb('Modification');
+  update app_public.absences a set
+    status = 'pending', decided_by = null, decided_at = null, decision_reason = null, version = a.version + 1
+  where a.id = p_absence.id
+  returning * into v;
+  perform app_private.set_audit_verb('');
+  perform set_config('app.absence_reopening', '', true);
+  perform app_private.absence_sync_counters(v.id, 'reopen');
+  perform app_private.absence_notify_employee(v, 'Absence remise en attente',
+    format('Votre absence %s, %s, a été remise en attente par %s : elle sera de nouveau décidée.',
+           app_hidden.absence_subject(v), case when p_absence.status = 'refused' then 'refusée' else 'validée' end,
+           app_hidden.account_display_name(app_hidden.current_account_id())), 'warning');
+  return v;
+end;
+$$;
+
+-- The back-office form of an absence: {version, status?, type?, date_start?, date_end?,
+-- start_half?, end_half?, start_time?, end_time?, comment?}. version is required (409 when
+-- stale). status: only "pending" may be written, from validated or refused (the decisions
+-- have their own actions); in the states cancellation requested and cancelled the field is
+-- not editable. The other fields are the manager-side correction of PATCH /api/absences/<id>/
+-- (absence_update: same rules, same counter compensation). One transaction: a refusal of
+-- either part writes nothing.
+create or replace function app_public.absence_backoffice_save(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v app_public.absences;
+  v_status text := nullif(p_body ->> 'status', '');
+begin
+  v := app_hidden.absence_lock(p_id);
+  perform app_hidden.absence_check_version(v, p_body, true);
+  if v_status is not null and v_status is distinct from v.status then
+    if v.status in ('cancellation_requested', 'cancelled') then
+      perform app_hidden.invalid('status', format(
+        'Le statut d''une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
+        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d''annulation.' end),
+        'WV215');
+    end if;
+    if v_status <> 'pending' then
+      perform app_hidden.invalid('status',
+        'Le statut ne peut être remis qu''« En attente » : validez ou refusez la demande avec les actions de décision.',
+        'WV215');
+    end if;
+    v := app_hidden.absence_reopen(v);
+  end if;
+  return app_public.absence_update(p_id, (p_body - 'status' - 'employee') || jsonb_build_object('version', v.version),
+                                   p_public_url);
+end;
+$$;
+--! EndIncluded backoffice/absences.sql
+--! Included guards.sql
+-- Guards are true or false, never NULL.
+--
+-- `if not app_hidden.x(...) then refuse` lets the caller through when x answers NULL (NOT NULL
+-- is NULL, and `if NULL` does not run its branch). A helper that a guard or a policy negates
+-- is therefore declared here, and a declared helper is under proof:
+--   * test/db/61-guards-never-null.sql calls every declared helper as every kind of caller (no
+--     account, accounts of each role without an employee record, an employee without a main
+--     workplace, closed accounts) with every mix of NULL and ordinary arguments, and fails on a
+--     NULL answer;
+--   * the same file reads the catalogue (sources of the plpgsql and sql functions of app_public,
+--     app_hidden and app_private, and the expressions of pg_policies) and fails when
+--     `not <schema>.<helper>(` names a helper that is not declared here.
+-- Declaring is one row: the signature as `regprocedure` prints it, and why the helper cannot
+-- answer NULL. See docs/architecture.md, "Guards are never NULL".
+create table if not exists app_private.never_null_guards (
+  helper text primary key check (helper ~ '^app_(public|hidden|private)\.[a-z_]+\(.*\)$'),
+  why text not null check (btrim(why) <> '')
+);
+alter table app_private.never_null_guards enable row level security;
+
+insert into app_private.never_null_guards (helper, why) values
+  ('app_hidden.account_has_permission(integer,text,timestamp with time zone)', 'exists'),
+  ('app_hidden.current_account_has(text)', 'account_has_permission'),
+  ('app_hidden.may(integer,text,integer,timestamp with time zone)', 'false for a NULL employee; exists otherwise'),
+  ('app_hidden.perimeter_is_whole(text)', 'coalesce(..., false)'),
+  ('app_hidden.is_current_employee(integer)', 'coalesce(p_employee = current_employee_id(), false)'),
+  ('app_hidden.date_in(date,date,date)', 'coalesce(..., false)'),
+  ('app_hidden.current_account_is_staff()', 'exists'),
+  ('app_hidden.current_account_is_superuser()', 'coalesce(..., false)'),
+  ('app_hidden.account_has_backoffice_access(integer,timestamp with time zone)', 'exists'),
+  ('app_hidden.current_account_reads_audit_log()', 'conjunction of never-NULL terms'),
+  ('app_hidden.account_rights_covered(integer)', 'true, false, or not exists (...)'),
+  ('app_hidden.account_in_role_reach(integer)', 'false for a NULL or unknown account; else true or a never-NULL helper'),
+  ('app_hidden.can_read_document_file(integer)', 'disjunction of never-NULL helpers'),
+  ('app_hidden.can_deposit_honorability(integer)', 'disjunction of never-NULL helpers'),
+  ('app_hidden.in_scope(integer,integer[])', 'coalesce(... = any (scope), false)'),
+  ('app_hidden.event_establishment_allowed(integer)', 'in_scope'),
+  ('app_hidden.json_bool_ok(jsonb)', 'is null or jsonb_typeof in (...)'),
+  ('app_hidden.json_id_ok(jsonb)', 'is null or ... and ...: every term is known'),
+  ('app_hidden.json_time_ok(jsonb)', 'is null or ... and ...: every term is known'),
+  ('app_hidden.same_slots(app_public.slot[],app_public.slot[])', 'array equality of two arrays built by array(...)'),
+  ('app_private.counter_code_has_reason(text,integer,integer)', 'exists'),
+  ('app_private.job_is_due(text,timestamp with time zone)', 'coalesce(..., false)'),
+  ('app_private.holds_hr_permission(integer)', 'coalesce(exists ... or exists ..., false)'),
+  ('app_hidden.current_account_is_verified_superuser()', 'coalesce(is_superuser, false) and coalesce(setting, '''') = ''on'''),
+  ('app_hidden.may_write_counter(integer)', 'current_account_is_staff() or coalesce(may(...), false)'),
+  ('app_hidden.may_decide_absence_of(integer)', 'coalesce(may(...) and is_current_employee(...) is false, false)')
+on conflict (helper) do update set why = excluded.why;
+--! EndIncluded guards.sql
+--! Included finalize.sql
+-- Last file of sql/ORDER, included by every migration that changes sql/ (npm run db:current):
+-- grants, ownership of API functions, RLS check.
+
+grant select on all tables in schema app_public to wfm_visitor;
+grant select, insert, update, delete on all tables in schema app_public to wfm_api;
+grant usage on all sequences in schema app_public to wfm_api;
+grant usage on schema app_private to wfm_api;
+grant execute on all functions in schema app_public to wfm_visitor, wfm_api;
+grant execute on all functions in schema app_hidden to wfm_visitor, wfm_api;
+grant execute on all functions in schema app_private to wfm_api;
+grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int),
+  app_private.login_lookup(text),
+  app_private.record_login(int), app_private.password_reset_request(text),
+  app_private.password_token_check(text), app_private.password_reset_confirm(text, text)
+  to wfm_authenticator;
+
+-- API functions that are security definer run as wfm_api, which does not own the tables:
+-- row-level security applies to them exactly as to the visitor.
+do $$
+declare
+  f record;
+begin
+  for f in
+    select p.oid::regprocedure as signature
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    where n.nspname = 'app_public' and p.prosecdef and p.proowner <> 'wfm_api'::regrole
+  loop
+    execute format('alter function %s owner to wfm_api', f.signature);
+  end loop;
+end;
+$$;
+
+-- Every table has row-level security enabled; a migration that forgets it fails here.
+do $$
+declare
+  t record;
+begin
+  for t in
+    select c.oid::regclass as rel
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname in ('app_public', 'app_private', 'app_hidden') and c.relkind in ('r', 'p')
+      and not c.relrowsecurity
+  loop
+    raise exception 'Table % has no row-level security enabled', t.rel;
+  end loop;
+end;
+$$;
+--! EndIncluded finalize.sql
