@@ -127,7 +127,8 @@ export function buildOpenApi(modules: RouteModule[], info: { title: string; vers
     const statuses = new Set([...route.errors, 429, 503]);
     if (route.auth !== 'public') statuses.add(401);
     // Bodies and query strings are validated (400 under the field); so are the list's page and page_size.
-    if (route.body || route.query || route.paginated) statuses.add(400);
+    // A POST, PUT or PATCH without a declared body still reads one: malformed JSON or a non-object is a 400.
+    if (route.body || route.query || route.paginated || ['post', 'put', 'patch'].includes(route.method)) statuses.add(400);
     // A path naming no row; a page beyond the last one.
     if (route.pathParams || route.paginated) statuses.add(404);
     const responses: Record<string, JsonSchema> = { [String(route.status)]: successResponse(route) };

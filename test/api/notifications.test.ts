@@ -118,6 +118,15 @@ describe('POST /api/notifications/<id>/read/', () => {
     expect((await env.post(`/api/notifications/${ids.second}/read/`, null)).status).toBe(401);
   });
 
+  it('refuses a body that is not a JSON object with a documented 400, and leaves the notification unread', async () => {
+    // The route declares no body, yet it reads one: the fuzz found this 400 missing from the OpenAPI document.
+    const res = await env.request('POST', `/api/notifications/${ids.second}/read/`, { token: alice, rawBody: '"text"' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ non_field_errors: ['Un objet JSON est attendu.'] });
+    const { rows } = await env.db.query('select read_at from app_public.notifications where id = $1', [ids.second]);
+    expect(rows[0].read_at).toBeNull();
+  });
+
   it('only POST is allowed on the read route', async () => {
     const res = await env.get(`/api/notifications/${ids.second}/read/`, alice);
     expect(res.status).toBe(405);

@@ -3,6 +3,7 @@ import type { TestEnv } from './server.js';
 import { databaseFingerprint } from './fingerprint.js';
 import { bodyFor, isFieldErrorEnvelope, writeOperations, type WriteOperation } from './fuzz.js';
 import { MULTIPART_CONTENT_TYPE, deepJson, multipartBytes, shapeFor, type BodyShape } from './fuzz-bodies.js';
+import { ResponseContractError } from './response-contract.js';
 import { eventually, openDescriptors, partFiles, rawRequest, storedFiles } from './raw-http.js';
 
 export const FUZZ_ACCOUNTS = [null, 'root', 'admin', 'rh1', 'rh2', 'da', 'mgr1', 'mgr2', 'paie', 'alice', 'bruno', 'emma'] as const;
@@ -104,6 +105,8 @@ export async function runFuzzCase(env: TestEnv, tokens: Map<string, string>, c: 
   try {
     response = await send(env, c, pathOf(c), token);
   } catch (error) {
+    // An answer the OpenAPI document does not describe (checked by the test client).
+    if (error instanceof ResponseContractError) return { case: c, status: 0, problem: 'answer not in the OpenAPI document', body: error.message };
     // The client's time limit: the server kept the request hanging.
     return { case: c, status: 0, problem: 'no answer', body: (error as Error).message };
   }
