@@ -9773,6 +9773,15 @@ export interface operations {
                     "application/json": components["schemas"]["Notification"];
                 };
             };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description Authentification absente, invalide ou compte inactif */
             401: {
                 headers: {
