@@ -146,8 +146,8 @@ language sql stable parallel safe as $$
   select coalesce(nullif(current_setting('app.perimeter_generation', true), ''), '0');
 $$;
 
-create or replace function app_hidden.tg_perimeter_changed() returns trigger
-language plpgsql as $$
+create or replace function app_hidden.tg__perimeter_changed() returns trigger
+language plpgsql volatile as $$
 begin
   perform set_config('app.perimeter_generation', (app_hidden.perimeter_generation()::bigint + 1)::text, true);
   return null;
@@ -163,7 +163,7 @@ begin
                            'employees', 'employee_secondary_establishments', 'team_assignments', 'team_establishments'] loop
     execute format('drop trigger if exists _050_perimeter_changed on app_public.%I', t);
     execute format('create or replace trigger _050_perimeter_changed after insert or update or delete or truncate on app_public.%I
-                    for each statement execute function app_hidden.tg_perimeter_changed()', t);
+                    for each statement execute function app_hidden.tg__perimeter_changed()', t);
   end loop;
 end;
 $$;

@@ -99,4 +99,4 @@ create table if not exists app_private.storage_garbage (
 );
 
 create or replace trigger _100_timestamps before insert or update on app_public.absences
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();

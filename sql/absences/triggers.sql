@@ -5,8 +5,8 @@
 -- the version by exactly one; a refused or cancelled absence is read-only; the employee
 -- and the author never change. The API functions never hit it: it refuses direct writes
 -- (back-office, scripts) that would bypass them.
-create or replace function app_private.tg_absences_guard() returns trigger
-language plpgsql as $$
+create or replace function app_private.tg_absences__guard() returns trigger
+language plpgsql volatile as $$
 begin
   -- The back-office sets a decided absence back to pending (app_public.absence_set_pending
   -- marks its own update): the only way out of refused, and out of validated back to pending.
@@ -40,12 +40,12 @@ end;
 $$;
 drop trigger if exists _200_guard on app_public.absences;
 create or replace trigger _200_guard before update on app_public.absences
-  for each row execute function app_private.tg_absences_guard();
+  for each row execute function app_private.tg_absences__guard();
 
 -- A request is erased only while pending (a withdrawal): a refused request is never
 -- erased, a granted one is cancelled, not deleted. Deleting the employee record cascades.
-create or replace function app_private.tg_absences_guard_delete() returns trigger
-language plpgsql as $$
+create or replace function app_private.tg_absences__guard_delete() returns trigger
+language plpgsql volatile as $$
 begin
   if old.status <> 'pending' and pg_trigger_depth() = 1 then
     raise exception using errcode = 'WV910', detail = 'status',
@@ -56,21 +56,21 @@ end;
 $$;
 drop trigger if exists _200_guard_delete on app_public.absences;
 create or replace trigger _200_guard_delete before delete on app_public.absences
-  for each row execute function app_private.tg_absences_guard_delete();
+  for each row execute function app_private.tg_absences__guard_delete();
 
 drop trigger if exists _500_audit on app_public.absences;
 create or replace trigger _500_audit after insert or update on app_public.absences
-  for each row execute function app_private.tg_audit('absence');
+  for each row execute function app_private.tg__audit('absence');
 drop trigger if exists _500_audit_delete on app_public.absences;
 create or replace trigger _500_audit_delete before delete on app_public.absences
-  for each row execute function app_private.tg_audit('absence');
+  for each row execute function app_private.tg__audit('absence');
 
 drop trigger if exists _900_storage_garbage on app_public.absence_documents;
 create or replace trigger _900_storage_garbage after delete on app_public.absence_documents
-  for each row execute function app_private.tg_storage_garbage();
+  for each row execute function app_private.tg__storage_garbage();
 drop trigger if exists _900_storage_garbage on app_public.honorability_certificates;
 create or replace trigger _900_storage_garbage after delete or update of storage_key on app_public.honorability_certificates
-  for each row execute function app_private.tg_storage_garbage();
+  for each row execute function app_private.tg__storage_garbage();
 
 -- Deposits and removals of absence documents, named (issue 11): one line per document under
 -- the model absence_document, target the absence, with the document's name, type, size and
@@ -78,8 +78,8 @@ create or replace trigger _900_storage_garbage after delete or update of storage
 insert into app_private.audit_models (model, label) values ('absence_document', 'Justificatif d''absence')
 on conflict (model) do nothing;
 
-create or replace function app_private.tg_audit_absence_document() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_absence_documents__audit() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_row app_public.absence_documents := case when tg_op = 'DELETE' then old else new end;
   v_doc jsonb := jsonb_build_object('id', v_row.id, 'absence_id', v_row.absence_id, 'filename', v_row.filename,
@@ -96,4 +96,4 @@ end;
 $$;
 drop trigger if exists _500_audit on app_public.absence_documents;
 create or replace trigger _500_audit after insert or delete on app_public.absence_documents
-  for each row execute function app_private.tg_audit_absence_document();
+  for each row execute function app_private.tg_absence_documents__audit();

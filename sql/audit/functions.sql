@@ -2,9 +2,9 @@
 --
 -- Attach to a table with:
 --   create trigger _500_audit after insert or update on <table>
---     for each row execute function app_private.tg_audit('<model>');
+--     for each row execute function app_private.tg__audit('<model>');
 --   create trigger _500_audit_delete before delete on <table>
---     for each row execute function app_private.tg_audit('<model>');
+--     for each row execute function app_private.tg__audit('<model>');
 -- (the model must be registered in app_private.audit_models).
 -- The deletion line is written by the BEFORE trigger, before the row is erased, in the same
 -- transaction. Inserts are Creation and deletions Suppression. A transition function names
@@ -58,8 +58,8 @@ begin
 end;
 $$;
 
-create or replace function app_private.tg_audit() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg__audit() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_model text := tg_argv[0];
   v_old jsonb;
@@ -67,7 +67,7 @@ declare
   v_verb text;
 begin
   if v_model is null then
-    raise exception 'tg_audit on %.%: the model is missing (tg_audit(''<model>''))', tg_table_schema, tg_table_name;
+    raise exception 'tg__audit on %.%: the model is missing (tg__audit(''<model>''))', tg_table_schema, tg_table_name;
   end if;
   if tg_op = 'INSERT' then
     v_new := to_jsonb(new);
@@ -85,19 +85,19 @@ begin
     return new;
   elsif tg_op = 'DELETE' then
     if tg_when <> 'BEFORE' then
-      raise exception 'tg_audit on %.%: a deletion is audited by a BEFORE DELETE trigger', tg_table_schema, tg_table_name;
+      raise exception 'tg__audit on %.%: a deletion is audited by a BEFORE DELETE trigger', tg_table_schema, tg_table_name;
     end if;
     v_old := to_jsonb(old);
     perform app_private.write_audit('Suppression', v_model, (v_old ->> 'id')::bigint, v_old, null);
     return old;
   end if;
-  raise exception 'tg_audit: % is not audited', tg_op;
+  raise exception 'tg__audit: % is not audited', tg_op;
 end;
 $$;
 
 -- The log is append-only: lines are never changed, and only the retention purge deletes them.
-create or replace function app_private.tg_audit_log_append_only() returns trigger
-language plpgsql as $$
+create or replace function app_private.tg_audit_log__append_only() returns trigger
+language plpgsql volatile as $$
 begin
   if tg_op = 'DELETE' and current_setting('app.audit_purge', true) = 'on' then
     return old;
@@ -107,16 +107,16 @@ begin
 end;
 $$;
 create or replace trigger _200_append_only before update or delete on app_private.audit_log
-  for each row execute function app_private.tg_audit_log_append_only();
-create or replace function app_private.tg_audit_log_no_truncate() returns trigger
-language plpgsql as $$
+  for each row execute function app_private.tg_audit_log__append_only();
+create or replace function app_private.tg_audit_log__no_truncate() returns trigger
+language plpgsql volatile as $$
 begin
   raise exception using errcode = 'WF901',
     message = 'Le journal d''audit est en ajout seul : il ne se vide pas.';
 end;
 $$;
 create or replace trigger _200_no_truncate before truncate on app_private.audit_log
-  for each statement execute function app_private.tg_audit_log_no_truncate();
+  for each statement execute function app_private.tg_audit_log__no_truncate();
 
 -- Retention: deletes the lines older than audit_retention_days before p_now. Idempotent
 -- (a second run finds nothing more to delete); returns the number of lines deleted.

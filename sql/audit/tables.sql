@@ -1,8 +1,8 @@
--- The audit log, written by triggers only (app_private.tg_audit). Each line freezes the
+-- The audit log, written by triggers only (app_private.tg__audit). Each line freezes the
 -- actor's identity (username and display name at that time) so that a DBA reads who did
 -- what without any join; app_private.audit_log_readable adds the changed fields.
 
--- Models that may be audited. A table's trigger names its model (tg_audit('<model>')); the
+-- Models that may be audited. A table's trigger names its model (tg__audit('<model>')); the
 -- foreign key refuses a misspelt model at the first write, and GET /api/audit-log/?model=
 -- accepts only these names. A concern that audits a new table adds its model here.
 create table if not exists app_private.audit_models (
@@ -64,4 +64,4 @@ create index if not exists audit_log_at_idx on app_private.audit_log (at);
 create index if not exists audit_log_actor_idx on app_private.audit_log (actor_account_id, at);
 
 comment on table app_private.audit_log is
-  'Audit lines written by triggers (app_private.tg_audit), append-only; purged after audit_retention_days by the purge_audit_log job.';
+  'Audit lines written by triggers (app_private.tg__audit), append-only; purged after audit_retention_days by the purge_audit_log job.';

@@ -6,4 +6,4 @@
 -- columns are not: only a change of is_active writes a line.
 create or replace trigger _500_audit after update of is_active on app_public.accounts
   for each row when (old.is_active is distinct from new.is_active)
-  execute function app_private.tg_audit('account');
+  execute function app_private.tg__audit('account');

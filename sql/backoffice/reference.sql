@@ -36,25 +36,25 @@ end;
 $$;
 
 create or replace trigger _500_audit after insert or update on app_public.absence_categories
-  for each row execute function app_private.tg_audit('absence_category');
+  for each row execute function app_private.tg__audit('absence_category');
 create or replace trigger _500_audit_delete before delete on app_public.absence_categories
-  for each row execute function app_private.tg_audit('absence_category');
+  for each row execute function app_private.tg__audit('absence_category');
 create or replace trigger _500_audit after insert or update on app_public.absence_types
-  for each row execute function app_private.tg_audit('absence_type');
+  for each row execute function app_private.tg__audit('absence_type');
 create or replace trigger _500_audit_delete before delete on app_public.absence_types
-  for each row execute function app_private.tg_audit('absence_type');
+  for each row execute function app_private.tg__audit('absence_type');
 create or replace trigger _500_audit after insert or update on app_public.absence_type_contract_types
-  for each row execute function app_private.tg_audit('absence_type_contract_type');
+  for each row execute function app_private.tg__audit('absence_type_contract_type');
 create or replace trigger _500_audit_delete before delete on app_public.absence_type_contract_types
-  for each row execute function app_private.tg_audit('absence_type_contract_type');
+  for each row execute function app_private.tg__audit('absence_type_contract_type');
 create or replace trigger _500_audit after insert or update on app_public.counter_associations
-  for each row execute function app_private.tg_audit('counter_association');
+  for each row execute function app_private.tg__audit('counter_association');
 create or replace trigger _500_audit_delete before delete on app_public.counter_associations
-  for each row execute function app_private.tg_audit('counter_association');
+  for each row execute function app_private.tg__audit('counter_association');
 create or replace trigger _500_audit after insert or update on app_public.posts
-  for each row execute function app_private.tg_audit('post');
+  for each row execute function app_private.tg__audit('post');
 create or replace trigger _500_audit_delete before delete on app_public.posts
-  for each row execute function app_private.tg_audit('post');
+  for each row execute function app_private.tg__audit('post');
 
 -- Absence categories --------------------------------------------------------------------------
 

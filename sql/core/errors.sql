@@ -4,7 +4,7 @@
 
 -- 400 under one field (null field: non_field_errors).
 create or replace function app_hidden.invalid(p_field text, p_message text, p_code text default 'WV001')
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   raise exception using errcode = p_code, message = p_message, detail = coalesce(p_field, 'non_field_errors');
 end;
@@ -12,7 +12,7 @@ $$;
 
 -- 400 with several fields at once: p_errors is {"field": ["message", ...], ...}.
 create or replace function app_hidden.invalid_fields(p_errors jsonb, p_code text default 'WV002')
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   raise exception using errcode = p_code,
     message = (select string_agg(m, ' ') from jsonb_each(p_errors) e, jsonb_array_elements_text(e.value) m),
@@ -21,21 +21,21 @@ end;
 $$;
 
 create or replace function app_hidden.forbidden(p_message text, p_code text default 'WF001')
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   raise exception using errcode = p_code, message = p_message;
 end;
 $$;
 
 create or replace function app_hidden.not_found(p_message text default 'Ressource introuvable.', p_code text default 'WN001')
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   raise exception using errcode = p_code, message = p_message;
 end;
 $$;
 
 create or replace function app_hidden.conflict(p_message text, p_code text default 'WC001')
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   raise exception using errcode = p_code, message = p_message;
 end;
@@ -51,7 +51,7 @@ $$;
 
 -- Raises the accumulated errors, if any.
 create or replace function app_hidden.raise_errors(p_errors jsonb)
-returns void language plpgsql as $$
+returns void language plpgsql volatile as $$
 begin
   if p_errors is not null and p_errors <> '{}'::jsonb then
     perform app_hidden.invalid_fields(p_errors);

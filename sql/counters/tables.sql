@@ -34,14 +34,14 @@ create table if not exists app_private.counter_movements (
 create index if not exists counter_movements_counter_idx on app_private.counter_movements (counter_id);
 create index if not exists counter_movements_absence_idx on app_private.counter_movements (absence_id) where absence_id is not null;
 
-create or replace function app_private.tg_counter_movements_append_only() returns trigger
-language plpgsql as $$
+create or replace function app_private.tg_counter_movements__append_only() returns trigger
+language plpgsql volatile as $$
 begin
   raise exception using errcode = 'WF900', message = 'Le journal des compteurs est en ajout seul : écrivez un mouvement de compensation.';
 end;
 $$;
 create or replace trigger _200_append_only before update or delete on app_private.counter_movements
-  for each row execute function app_private.tg_counter_movements_append_only();
+  for each row execute function app_private.tg_counter_movements__append_only();
 
 create or replace view app_private.counter_balances as
 select c.id as counter_id, c.employee_id, c.code, c.year, c.is_active,
@@ -56,4 +56,4 @@ left join app_private.counter_movements m on m.counter_id = c.id
 group by c.id;
 
 create or replace trigger _100_timestamps before insert or update on app_public.counters
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();

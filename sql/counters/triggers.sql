@@ -16,8 +16,8 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
       and t.id is distinct from p_except_type);
 $$;
 
-create or replace function app_private.tg_counters_need_reason() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_counters__need_reason() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.is_active
      and (tg_op = 'INSERT' or not old.is_active or old.code <> new.code)
@@ -31,7 +31,7 @@ begin
 end;
 $$;
 create or replace trigger _200_guard before insert or update of is_active, code on app_public.counters
-  for each row execute function app_private.tg_counters_need_reason();
+  for each row execute function app_private.tg_counters__need_reason();
 
 -- Refuses when no other active association keeps an active counter of the code alive.
 create or replace function app_private.counter_orphan_check(p_code text, p_except_association int, p_except_type int,
@@ -54,8 +54,8 @@ begin
 end;
 $$;
 
-create or replace function app_private.tg_counter_associations_orphan() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_counter_associations__no_orphan_counter() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if old.is_active
      and (tg_op = 'DELETE' or not new.is_active or new.counter_code <> old.counter_code
@@ -68,10 +68,10 @@ begin
 end;
 $$;
 create or replace trigger _200_guard before update or delete on app_public.counter_associations
-  for each row execute function app_private.tg_counter_associations_orphan();
+  for each row execute function app_private.tg_counter_associations__no_orphan_counter();
 
-create or replace function app_private.tg_absence_types_orphan() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_absence_types__no_orphan_counter() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_code text;
 begin
@@ -87,4 +87,4 @@ begin
 end;
 $$;
 create or replace trigger _210_counter_guard before update of is_active or delete on app_public.absence_types
-  for each row execute function app_private.tg_absence_types_orphan();
+  for each row execute function app_private.tg_absence_types__no_orphan_counter();

@@ -89,8 +89,8 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
   returning g.storage_key;
 $$;
 
-create or replace function app_private.tg_storage_garbage() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg__storage_garbage() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if tg_op = 'DELETE' or old.storage_key is distinct from new.storage_key then
     insert into app_private.storage_garbage (storage_key) values (old.storage_key) on conflict do nothing;

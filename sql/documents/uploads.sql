@@ -5,8 +5,8 @@
 -- staff account through GraphQL, a crafted JSON body) can point a row at another person's
 -- file or at a file that was never checked. The owner (migrations, imports, a DBA) is not
 -- concerned: only the API role writes through the API.
-create or replace function app_private.tg_file_uploaded_by_request() returns trigger
-language plpgsql as $$
+create or replace function app_private.tg__file_uploaded_by_request() returns trigger
+language plpgsql volatile as $$
 declare
   v_uploaded jsonb := coalesce(nullif(current_setting('app.uploaded_files', true), ''), '[]')::jsonb;
 begin
@@ -29,8 +29,8 @@ end;
 $$;
 
 create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.absence_documents
-  for each row execute function app_private.tg_file_uploaded_by_request('add_documents');
+  for each row execute function app_private.tg__file_uploaded_by_request('add_documents');
 create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.honorability_certificates
-  for each row execute function app_private.tg_file_uploaded_by_request('file');
+  for each row execute function app_private.tg__file_uploaded_by_request('file');
 create or replace trigger _200_uploaded_by_request before insert or update of storage_key on app_public.employee_attachments
-  for each row execute function app_private.tg_file_uploaded_by_request('file');
+  for each row execute function app_private.tg__file_uploaded_by_request('file');

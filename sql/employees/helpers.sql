@@ -234,8 +234,8 @@ $$;
 
 -- An audit trigger for tables whose line belongs to a parent (join tables without id):
 -- tg_argv[0] is the model, tg_argv[1] the column holding the target id.
-create or replace function app_private.tg_audit_child() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg__audit_child() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_model text := tg_argv[0];
   v_column text := tg_argv[1];

@@ -32,52 +32,52 @@ create table if not exists app_public.employee_attachments (
 create index if not exists employee_attachments_employee_idx on app_public.employee_attachments (employee_id, uploaded_at desc);
 
 create or replace trigger _100_timestamps before insert or update on app_public.employee_emergency_contacts
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.employee_attachments
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 
 -- A deleted attachment's file is removed from the storage directory after commit (a
 -- rolled-back deletion never loses a file).
-create or replace function app_private.tg_employee_attachments_garbage() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_employee_attachments__storage_garbage() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   insert into app_private.storage_garbage (storage_key) values (old.storage_key) on conflict do nothing;
   return old;
 end;
 $$;
 create or replace trigger _900_storage_garbage after delete on app_public.employee_attachments
-  for each row execute function app_private.tg_employee_attachments_garbage();
+  for each row execute function app_private.tg_employee_attachments__storage_garbage();
 
 -- Audit of every write of the employee record and its parts.
 create or replace trigger _500_audit after insert or update on app_public.employees
-  for each row execute function app_private.tg_audit('employee');
+  for each row execute function app_private.tg__audit('employee');
 create or replace trigger _500_audit_delete before delete on app_public.employees
-  for each row execute function app_private.tg_audit('employee');
+  for each row execute function app_private.tg__audit('employee');
 create or replace trigger _500_audit after insert or update on app_public.contracts
-  for each row execute function app_private.tg_audit('contract');
+  for each row execute function app_private.tg__audit('contract');
 create or replace trigger _500_audit_delete before delete on app_public.contracts
-  for each row execute function app_private.tg_audit('contract');
+  for each row execute function app_private.tg__audit('contract');
 create or replace trigger _500_audit after insert or update on app_public.team_assignments
-  for each row execute function app_private.tg_audit('team_assignment');
+  for each row execute function app_private.tg__audit('team_assignment');
 create or replace trigger _500_audit_delete before delete on app_public.team_assignments
-  for each row execute function app_private.tg_audit('team_assignment');
+  for each row execute function app_private.tg__audit('team_assignment');
 create or replace trigger _500_audit after insert or update on app_public.employee_secondary_establishments
-  for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
+  for each row execute function app_private.tg__audit_child('employee_secondary_establishment', 'employee_id');
 create or replace trigger _500_audit_delete before delete on app_public.employee_secondary_establishments
-  for each row execute function app_private.tg_audit_child('employee_secondary_establishment', 'employee_id');
+  for each row execute function app_private.tg__audit_child('employee_secondary_establishment', 'employee_id');
 create or replace trigger _500_audit after insert or update on app_public.employee_emergency_contacts
-  for each row execute function app_private.tg_audit('emergency_contact');
+  for each row execute function app_private.tg__audit('emergency_contact');
 create or replace trigger _500_audit_delete before delete on app_public.employee_emergency_contacts
-  for each row execute function app_private.tg_audit('emergency_contact');
+  for each row execute function app_private.tg__audit('emergency_contact');
 create or replace trigger _500_audit after insert or update on app_public.employee_attachments
-  for each row execute function app_private.tg_audit('employee_attachment');
+  for each row execute function app_private.tg__audit('employee_attachment');
 create or replace trigger _500_audit_delete before delete on app_public.employee_attachments
-  for each row execute function app_private.tg_audit('employee_attachment');
+  for each row execute function app_private.tg__audit('employee_attachment');
 
 -- The social security number is audited without its value: the audit log is read by
 -- accounts that may not read the number.
-create or replace function app_private.tg_audit_ssn() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_employee_social_security_numbers__audit() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_masked jsonb := jsonb_build_object('social_security_number', '(masqué)');
 begin
@@ -98,6 +98,6 @@ begin
 end;
 $$;
 create or replace trigger _500_audit after insert or update on app_public.employee_social_security_numbers
-  for each row execute function app_private.tg_audit_ssn();
+  for each row execute function app_private.tg_employee_social_security_numbers__audit();
 create or replace trigger _500_audit_delete before delete on app_public.employee_social_security_numbers
-  for each row execute function app_private.tg_audit_ssn();
+  for each row execute function app_private.tg_employee_social_security_numbers__audit();

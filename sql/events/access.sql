@@ -73,10 +73,10 @@ create policy delete_writable on app_public.event_participants for delete to wfm
 create index if not exists events_created_by_idx on app_public.events (created_by);
 
 create or replace trigger _500_audit after insert or update on app_public.events
-  for each row execute function app_private.tg_audit('event');
+  for each row execute function app_private.tg__audit('event');
 create or replace trigger _500_audit_delete before delete on app_public.events
-  for each row execute function app_private.tg_audit('event');
+  for each row execute function app_private.tg__audit('event');
 create or replace trigger _500_audit after insert or update on app_public.event_participants
-  for each row execute function app_private.tg_audit_child('event_participant', 'event_id');
+  for each row execute function app_private.tg__audit_child('event_participant', 'event_id');
 create or replace trigger _500_audit_delete before delete on app_public.event_participants
-  for each row execute function app_private.tg_audit_child('event_participant', 'event_id');
+  for each row execute function app_private.tg__audit_child('event_participant', 'event_id');

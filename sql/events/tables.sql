@@ -23,4 +23,4 @@ create table if not exists app_public.event_participants (
 create index if not exists event_participants_employee_idx on app_public.event_participants (employee_id);
 
 create or replace trigger _100_timestamps before insert or update on app_public.events
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();

@@ -312,8 +312,8 @@ $$;
 -- Enqueues the drain job in the same transaction as the insert, so that mails leave
 -- promptly; skipped silently when graphile-worker's schema is not installed (its
 -- migrations run when the worker starts, and the worker drains the outbox at start).
-create or replace function app_private.tg_email_outbox_enqueue() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_email_outbox__enqueue() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if to_regnamespace('graphile_worker') is not null then
     perform graphile_worker.add_job('drain_email_outbox', json_build_object(), job_key => 'drain_email_outbox');
@@ -322,7 +322,7 @@ begin
 end;
 $$;
 create or replace trigger _900_enqueue after insert on app_private.email_outbox
-  for each statement execute function app_private.tg_email_outbox_enqueue();
+  for each statement execute function app_private.tg_email_outbox__enqueue();
 
 -- The next mail to deliver after p_after_id (id order), locked for this transaction so that
 -- two drains never send the same mail; null when none is left. Mails that exhausted

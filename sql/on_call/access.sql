@@ -79,10 +79,10 @@ create policy delete_in_perimeter on app_public.on_call_period_establishments fo
          and app_hidden.in_scope(establishment_id, (select app_hidden.perimeter_establishment_ids('on_call.change_on_call_period'))));
 
 create or replace trigger _500_audit after insert or update on app_public.on_call_periods
-  for each row execute function app_private.tg_audit('on_call_period');
+  for each row execute function app_private.tg__audit('on_call_period');
 create or replace trigger _500_audit_delete before delete on app_public.on_call_periods
-  for each row execute function app_private.tg_audit('on_call_period');
+  for each row execute function app_private.tg__audit('on_call_period');
 create or replace trigger _500_audit after insert or update on app_public.on_call_period_establishments
-  for each row execute function app_private.tg_audit_child('on_call_period_establishment', 'period_id');
+  for each row execute function app_private.tg__audit_child('on_call_period_establishment', 'period_id');
 create or replace trigger _500_audit_delete before delete on app_public.on_call_period_establishments
-  for each row execute function app_private.tg_audit_child('on_call_period_establishment', 'period_id');
+  for each row execute function app_private.tg__audit_child('on_call_period_establishment', 'period_id');

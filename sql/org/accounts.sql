@@ -94,9 +94,9 @@ create index if not exists on_call_period_establishments_establishment_idx
   on app_public.on_call_period_establishments (establishment_id);
 
 create or replace trigger _100_timestamps before insert or update on app_public.accounts
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.on_call_periods
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 
 -- Nine roles; the order is the display precedence of CONTRACT section 2.
 insert into app_public.roles (id, name, precedence, opens_manager_workspace) values
@@ -174,8 +174,8 @@ join (values
 on conflict do nothing;
 
 -- Opening an account on an employee record always grants Salarié (once).
-create or replace function app_private.tg_accounts_grant_salarie() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_accounts__grant_salarie() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.employee_id is not null
      and (tg_op = 'INSERT' or old.employee_id is distinct from new.employee_id)
@@ -187,4 +187,4 @@ begin
 end;
 $$;
 create or replace trigger _800_grant_salarie after insert or update of employee_id on app_public.accounts
-  for each row execute function app_private.tg_accounts_grant_salarie();
+  for each row execute function app_private.tg_accounts__grant_salarie();

@@ -4,7 +4,7 @@
 -- Functions are "create or replace" so that a later migration re-includes this file to change them.
 
 create or replace function app_private.import_fail(p_path text, p_message text) returns void
-language plpgsql as $$
+language plpgsql volatile as $$
 begin
   raise exception using errcode = 'WV020', message = p_path || ': ' || p_message, detail = p_path;
 end;
@@ -12,7 +12,7 @@ $$;
 
 -- Refuses keys outside the allowed list (typos would otherwise be silently ignored).
 create or replace function app_private.import_check_keys(p_obj jsonb, p_path text, p_allowed text[]) returns void
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v_key text;
 begin
@@ -29,7 +29,7 @@ $$;
 
 create or replace function app_private.import_text(p_obj jsonb, p_key text, p_path text, p_required boolean default true)
 returns text
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v jsonb := p_obj -> p_key;
 begin
@@ -51,7 +51,7 @@ $$;
 
 create or replace function app_private.import_bool(p_obj jsonb, p_key text, p_path text, p_default boolean)
 returns boolean
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v jsonb := p_obj -> p_key;
 begin
@@ -67,7 +67,7 @@ $$;
 
 create or replace function app_private.import_date(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
 returns date
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v text := app_private.import_text(p_obj, p_key, p_path, p_required);
 begin
@@ -87,7 +87,7 @@ $$;
 
 create or replace function app_private.import_time(p_obj jsonb, p_key text, p_path text, p_required boolean default false)
 returns time
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v text := app_private.import_text(p_obj, p_key, p_path, p_required);
 begin
@@ -103,7 +103,7 @@ $$;
 
 create or replace function app_private.import_timestamptz(p_obj jsonb, p_key text, p_path text)
 returns timestamptz
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v text := app_private.import_text(p_obj, p_key, p_path, true);
 begin
@@ -120,7 +120,7 @@ $$;
 
 -- An array of strings (keys); null or absent gives an empty array.
 create or replace function app_private.import_keys(p_obj jsonb, p_key text, p_path text) returns text[]
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v jsonb := p_obj -> p_key;
   v_result text[] := '{}';
@@ -143,7 +143,7 @@ end;
 $$;
 
 create or replace function app_private.import_section(p_doc jsonb, p_section text) returns jsonb
-language plpgsql as $$
+language plpgsql volatile as $$
 declare
   v jsonb := p_doc -> p_section;
 begin
@@ -159,7 +159,7 @@ $$;
 
 -- Registers a key of a section, refusing duplicates; returns the updated key map.
 create or replace function app_private.import_register(p_map jsonb, p_key text, p_id int, p_path text) returns jsonb
-language plpgsql as $$
+language plpgsql volatile as $$
 begin
   if p_map ? p_key then
     perform app_private.import_fail(p_path || '.key', format('duplicate key "%s"', p_key));
@@ -169,7 +169,7 @@ end;
 $$;
 
 create or replace function app_private.import_lookup(p_map jsonb, p_key text, p_path text, p_what text) returns int
-language plpgsql as $$
+language plpgsql volatile as $$
 begin
   if p_key is null then
     return null;
@@ -182,7 +182,7 @@ end;
 $$;
 
 create or replace function app_private.import_organisation(p_doc jsonb) returns jsonb
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_est jsonb := '{}';
   v_teams jsonb := '{}';

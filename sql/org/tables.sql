@@ -143,14 +143,14 @@ create table if not exists app_public.planning_template_slots (
 create index if not exists planning_template_slots_post_idx on app_public.planning_template_slots (post_id);
 
 create or replace trigger _100_timestamps before insert or update on app_public.divisions
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.establishments
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.teams
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.posts
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.employees
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.contracts
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();

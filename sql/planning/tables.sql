@@ -79,6 +79,6 @@ create table if not exists app_public.day_modifications (
 create index if not exists day_modifications_date_idx on app_public.day_modifications (date);
 
 create or replace trigger _100_timestamps before insert or update on app_public.shift_change_requests
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create or replace trigger _100_timestamps before insert or update on app_public.day_modifications
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();

@@ -11,8 +11,8 @@ create table if not exists app_public.absence_categories (
 create index if not exists absence_categories_parent_idx on app_public.absence_categories (parent_id);
 
 -- The tree has at most two levels: a sub-category's parent is a root.
-create or replace function app_private.tg_absence_categories_depth() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_absence_categories__depth() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if new.parent_id is not null and (
        new.parent_id = new.id
@@ -24,7 +24,7 @@ begin
 end;
 $$;
 create or replace trigger _200_guard before insert or update on app_public.absence_categories
-  for each row execute function app_private.tg_absence_categories_depth();
+  for each row execute function app_private.tg_absence_categories__depth();
 
 create table if not exists app_public.counter_kinds (
   code text primary key check (code ~ '^[A-Z][A-Z0-9_+]{0,15}$'),
@@ -102,8 +102,8 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- The advisory lock on the lower-cased code makes the check safe under concurrent saves.
-create or replace function app_private.tg_code_namespace() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg__code_namespace() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_clash text;
 begin
@@ -119,9 +119,9 @@ begin
 end;
 $$;
 create or replace trigger _200_code_namespace before insert or update of code on app_public.posts
-  for each row execute function app_private.tg_code_namespace();
+  for each row execute function app_private.tg__code_namespace();
 create or replace trigger _200_code_namespace before insert or update of code on app_public.absence_types
-  for each row execute function app_private.tg_code_namespace();
+  for each row execute function app_private.tg__code_namespace();
 
 -- French public holidays of a civil year, computed (Easter by the anonymous Gregorian
 -- algorithm). Alsace-Moselle's extra days are not included.

@@ -16,9 +16,9 @@ begin
     execute format('create policy delete_staff on app_public.%I for delete to wfm_api
                     using ((select app_hidden.current_account_is_staff()))', t);
     execute format('create or replace trigger _500_audit after insert or update on app_public.%I
-                    for each row execute function app_private.tg_audit(%L)', t, left(t, -1));
+                    for each row execute function app_private.tg__audit(%L)', t, left(t, -1));
     execute format('create or replace trigger _500_audit_delete before delete on app_public.%I
-                    for each row execute function app_private.tg_audit(%L)', t, left(t, -1));
+                    for each row execute function app_private.tg__audit(%L)', t, left(t, -1));
   end loop;
 end;
 $$;

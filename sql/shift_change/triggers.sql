@@ -3,8 +3,8 @@
 -- A decided request (validated or refused) is read-only and cannot be deleted (400 under
 -- status); a write never changes whose day it is, and each write advances the version by
 -- exactly one. A deletion cascading from the deletion of the employee record is let through.
-create or replace function app_private.tg_shift_change_requests_guard() returns trigger
-language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
+create or replace function app_private.tg_shift_change_requests__guard() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if tg_op = 'DELETE' then
     if old.status <> 'pending'
@@ -29,15 +29,15 @@ begin
 end;
 $$;
 create or replace trigger _200_guard before update or delete on app_public.shift_change_requests
-  for each row execute function app_private.tg_shift_change_requests_guard();
+  for each row execute function app_private.tg_shift_change_requests__guard();
 
 create or replace trigger _500_audit after insert or update on app_public.shift_change_requests
-  for each row execute function app_private.tg_audit('shift_change_request');
+  for each row execute function app_private.tg__audit('shift_change_request');
 create or replace trigger _500_audit_delete before delete on app_public.shift_change_requests
-  for each row execute function app_private.tg_audit('shift_change_request');
+  for each row execute function app_private.tg__audit('shift_change_request');
 
 create or replace trigger _500_audit after insert or update on app_public.day_modifications
-  for each row execute function app_private.tg_audit('day_modification');
+  for each row execute function app_private.tg__audit('day_modification');
 create or replace trigger _500_audit_delete before delete on app_public.day_modifications
-  for each row execute function app_private.tg_audit('day_modification');
+  for each row execute function app_private.tg__audit('day_modification');
 

@@ -54,13 +54,13 @@ create policy delete_in_perimeter on app_public.team_establishments for delete t
               or establishment_id = any (coalesce((select app_hidden.perimeter_establishment_ids('employee.change_team')), '{}'))));
 
 create or replace trigger _500_audit after insert or update on app_public.teams
-  for each row execute function app_private.tg_audit('team');
+  for each row execute function app_private.tg__audit('team');
 create or replace trigger _500_audit_delete before delete on app_public.teams
-  for each row execute function app_private.tg_audit('team');
+  for each row execute function app_private.tg__audit('team');
 create or replace trigger _500_audit after insert or update on app_public.team_establishments
-  for each row execute function app_private.tg_audit_child('team_establishment', 'team_id');
+  for each row execute function app_private.tg__audit_child('team_establishment', 'team_id');
 create or replace trigger _500_audit_delete before delete on app_public.team_establishments
-  for each row execute function app_private.tg_audit_child('team_establishment', 'team_id');
+  for each row execute function app_private.tg__audit_child('team_establishment', 'team_id');
 
 -- Members written through the team routes.
 drop policy if exists insert_team_writer on app_public.team_assignments;

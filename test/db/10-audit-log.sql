@@ -15,11 +15,11 @@ create table app_public.audit_scratch (
   updated_at timestamptz not null default app_hidden.now()
 );
 create trigger _100_timestamps before insert or update on app_public.audit_scratch
-  for each row execute function app_hidden.tg_timestamps();
+  for each row execute function app_hidden.tg__timestamps();
 create trigger _500_audit after insert or update on app_public.audit_scratch
-  for each row execute function app_private.tg_audit('audit_scratch');
+  for each row execute function app_private.tg__audit('audit_scratch');
 create trigger _500_audit_delete before delete on app_public.audit_scratch
-  for each row execute function app_private.tg_audit('audit_scratch');
+  for each row execute function app_private.tg__audit('audit_scratch');
 -- Runs after _500_audit_delete (trigger order is by name), still before the row is erased:
 -- the deletion fails unless its audit line already exists.
 create function pg_temp.tg_require_deletion_line() returns trigger language plpgsql as $$
@@ -135,11 +135,11 @@ select is((select actor from app_private.audit_log_readable where id = (pg_temp.
 
 -- Misuse of the trigger.
 select throws_ok($$create trigger _500_audit_bad after insert on app_public.audit_scratch
-                   for each row execute function app_private.tg_audit();
+                   for each row execute function app_private.tg__audit();
                    insert into app_public.audit_scratch (label) values ('x')$$,
                  'P0001', null, 'a trigger without model is refused');
 select throws_ok($$create trigger _500_audit_typo after insert on app_public.audit_scratch
-                   for each row execute function app_private.tg_audit('absense');
+                   for each row execute function app_private.tg__audit('absense');
                    insert into app_public.audit_scratch (label) values ('x')$$,
                  '23503', null, 'an unregistered model is refused at the first write');
 
