@@ -263,6 +263,11 @@ begin
   return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
 end;
 $$;
+comment on function app_public.absences_list(text, integer, date, date, integer, integer, text, integer, integer) is
+'SPEC Absences, GET /api/absences/ and Permissions rules 3 and 19: the absences the caller reads (its
+own; for the manager workspace, the absences.view_absence_queue perimeter) filtered by status (an
+unknown one gives 400 under status), employee, date window, establishment (main or secondary workplace)
+and type, newest first; one page with the count, warnings null on every row.';
 
 -- GET /api/absences/<id>/: the record, its documents, whether the caller may decide it now
 -- (can_decide), and for the employee and the queue perimeter the planned day of the first day.
@@ -284,6 +289,10 @@ begin
                  else '{}'::jsonb end;
 end;
 $$;
+comment on function app_public.absence_get(integer, text) is
+'SPEC Absences, GET /api/absences/<id>/: one absence the caller reads (else 404) with its documents (the
+file key only for readers of the content, Permissions rule 5), whether the caller may decide it now
+(can_decide) and, for the employee and the queue perimeter, the planned day of its first day.';
 
 -- POST /api/absences/: an employee's request for themselves is born pending (deciders
 -- notified); a manager's declaration for an employee of the decision perimeter is born
@@ -348,6 +357,11 @@ begin
          || jsonb_build_object('has_recipient', v_has_recipient);
 end;
 $$;
+comment on function app_public.absence_create(jsonb, text) is
+'SPEC Absences, POST /api/absences/ and declaration rules 1-13: files an absence. The request of an
+employee for their own record is born pending (counters reserved, deciders notified); the declaration of
+a manager for an employee of the decision perimeter is born validated (nobody notified): the author
+decides the state, not the role. Returns the absence with its warnings.';
 
 -- The preview answer of CONTRACT section 4.
 create or replace function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
@@ -389,6 +403,10 @@ begin
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, null));
 end;
 $$;
+comment on function app_public.absence_preview(jsonb) is
+'SPEC Absences, POST /api/absences/preview/ and preview rules 1-4: what creating this body would do
+(quantity, unit, counter_effects, warnings, errors keyed by the field to correct), writing nothing;
+without employee, for the caller''s own record.';
 
 -- POST /api/absences/<id>/preview/: what a correction would do (manager side). The row
 -- excludes itself from overlap, caps and splitting; effects are the difference with what
@@ -418,6 +436,10 @@ begin
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, v.id));
 end;
 $$;
+comment on function app_public.absence_preview_row(integer, jsonb) is
+'SPEC Absences, POST /api/absences/<id>/preview/ (manager side): what correcting this absence with the
+body would do, writing nothing; the row excludes itself from overlap, cap and splitting, and counter
+effects are the difference with what it holds now.';
 
 -- PATCH /api/absences/<id>/ (manager side): corrections of the period, the type, the hours
 -- or the comment rerun every declaration rule and compensate the counters; documents may
@@ -514,6 +536,11 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
+comment on function app_public.absence_update(integer, jsonb, text) is
+'SPEC Absences, PATCH /api/absences/<id>/ and declaration rules 1-11 and 18 (manager side; an employee
+gets 403): corrects the period, type, hours or comment, rerunning every declaration rule and
+compensating the counters, and adds (add_documents) or removes (remove_document_ids, which must belong
+to it) documents. Returns the absence with its warnings and documents.';
 
 -- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
 -- and the manager perimeter deposit documents on an absence that is not refused or
@@ -541,6 +568,10 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
+comment on function app_public.absence_add_documents(integer, jsonb, text) is
+'SPEC Absences, documents (Permissions rule 5, declaration rule 18): the employee concerned or the
+manager perimeter deposits documents (add_documents) on an absence that is neither refused nor
+cancelled, for example after a missing-document reminder. Returns the absence.';
 
 -- DELETE /api/absences/<id>/
 --   owner: a pending request is withdrawn (row erased, reservation released); any other
@@ -585,6 +616,11 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.absence_delete(integer) is
+'SPEC Absences, DELETE /api/absences/<id>/ and declaration rule 14: the owner withdraws a pending request
+(row erased, counter reservation released; any other state gives 400 under status); a decider of the
+perimeter cancels a granted absence (Supprimer l''absence: kept on file as cancelled, documents deleted,
+counters recredited, employee notified).';
 
 -- POST /api/absences/<id>/validate/ {version, date_end?, type?, start_time?, end_time?, reason?}
 --   pending → validated, with an optional correction (end date, requalification, hours)
@@ -674,6 +710,12 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
+comment on function app_public.absence_validate(integer, jsonb, text) is
+'SPEC Absences, POST /api/absences/<id>/validate/ and declaration rules 10, 11, 15 and 20: with the
+current version (else 409), a holder of absences.decide_absence who is not the author validates a
+pending absence, optionally correcting end date, type or hours (every declaration rule rerun, a reason
+required), or grants a requested cancellation (cancelled, counters recredited). The requester is
+notified.';
 
 -- POST /api/absences/<id>/refuse/ {version, reason}
 --   pending → refused (the reservation is released; the request stays on file);
@@ -720,6 +762,11 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
+comment on function app_public.absence_refuse(integer, jsonb, text) is
+'SPEC Absences, POST /api/absences/<id>/refuse/: with the current version (else 409) and a non-empty
+reason, a holder of absences.decide_absence refuses a pending absence (reservation released, the request
+stays on file) or a requested cancellation (the absence stays validated, counters unchanged). The
+requester is notified.';
 
 -- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
 -- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
@@ -764,3 +811,7 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
+comment on function app_public.absence_request_cancellation(integer, jsonb, text) is
+'SPEC Absences, POST /api/absences/<id>/request-cancellation/ and declaration rule 15: the owner of a
+granted absence starting at most 14 days ago asks for its cancellation; it stays drawn in the planning
+and counted until a decider rules, and the deciders are notified.';

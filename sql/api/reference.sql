@@ -46,3 +46,6 @@ language sql stable as $$
       from (select * from types order by position, code
             limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) t), '[]'::jsonb));
 $$;
+comment on function app_public.absence_types_list(integer, integer) is
+'SPEC Absence types, GET /api/absence-types/: one page of the active absence types, each with its
+counter_codes and contract types; the API keeps the reference read-only.';

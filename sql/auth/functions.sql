@@ -226,6 +226,10 @@ language sql stable as $$
   from app_public.accounts a
   where a.id = app_hidden.current_account_id();
 $$;
+comment on function app_public.me() is
+'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, the role of highest display
+precedence among those held today, and the interface hints can_view_absence_queue, can_decide_absences,
+can_decide_shift_changes, can_view_payroll and can_impersonate (the API enforces the rules anyway).';
 
 -- PUT /api/employees/<id>/account-activation/
 -- HR (change_account_activation) opens or closes any account of its perimeter; DA and
@@ -270,6 +274,11 @@ begin
   return jsonb_build_object('id', p_employee_id, 'account_id', v_account.id, 'is_active', p_is_active);
 end;
 $$;
+comment on function app_public.account_activation_set(integer, boolean) is
+'SPEC Permissions (change_account_activation, change_interim_account_activation), PUT
+/api/employees/<id>/account-activation/: HR opens or closes any account of its perimeter, DA and
+managers only accounts of temporary workers; nobody changes their own. A closed account stops its tokens
+at the next request (Authentication rule 1).';
 
 -- The account of an employee, whatever the caller may see of accounts (for activation).
 create or replace function app_private.account_of_employee(p_employee_id int) returns app_public.accounts

@@ -19,6 +19,10 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   cross join lateral (select app_hidden.is_current_employee(a.employee_id) as own) o
   where a.id = p_id and a.employee_id in (select app_hidden.absence_api_reader_ids());
 $$;
+comment on function app_public.absence_abilities(integer) is
+'SPEC Permissions rules 1 and 4 (back-office): what the signed-in account may do on an absence: decide
+(absences.decide_absence on the employee, never on its own absence) and correct (the manager-side
+correction). The back-office shows only those forms; the transition functions check again.';
 
 -- Sets a decided absence (validated or refused) back to pending, as a decider of its
 -- perimeter (never on its own absence) inside the decider's retroactive window: version + 1,
@@ -94,3 +98,8 @@ begin
                                    p_public_url);
 end;
 $$;
+comment on function app_public.absence_backoffice_save(integer, jsonb, text) is
+'SPEC States and transitions, Absence (back-office form): with the current version (else 409), may put a
+validated or refused absence back to pending (the only status it writes) and apply the manager-side
+correction of PATCH /api/absences/<id>/ (same rules, same counter compensation) in one transaction; the
+status is not editable once a cancellation is requested or granted.';

@@ -59,6 +59,10 @@ begin
               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.audit_log_search(text, bigint, text, text, date, date, integer, integer) is
+'SPEC Audit log and Permissions (audit.view_actionlog): for accounts holding audit.view_actionlog with
+back-office access (else 403), one page of audit lines newest first, filtered by model, target, actor,
+verb and date window.';
 
 -- The audited models and their French labels (the viewer's model filter), for the same readers.
 create or replace function app_public.audit_log_models() returns jsonb
@@ -69,3 +73,6 @@ begin
           from app_private.audit_models m);
 end;
 $$;
+comment on function app_public.audit_log_models() is
+'SPEC Audit log: the audited models with their French labels (the model filter of the viewer), for the
+readers of the audit log.';

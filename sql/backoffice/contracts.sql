@@ -27,6 +27,10 @@ begin
     'contracts', app_private.employee_contracts_input(p_employee) || jsonb_build_array(p_contract - 'id')));
 end;
 $$;
+comment on function app_public.employee_contract_add(integer, jsonb) is
+'SPEC Permissions (employee.change_employee_record), back-office: adds one contract to an employee record
+through employee_update, with its rules, perimeter and audit; returns the record (errors under the
+contract fields).';
 
 -- Editing or removing one contract (issue 13, point 4): the same path as the add, the record's
 -- contracts with that one changed or left out, through employee_update. Employees carry no
@@ -121,6 +125,10 @@ begin
     from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c));
 end;
 $$;
+comment on function app_public.employee_contract_change(integer, jsonb) is
+'SPEC Permissions (employee.change_employee_record), back-office: one contract of an employee takes the
+values of the form through employee_update; 409 when the contract list changed since the form was drawn
+(version), 400 under contract for a contract of another employee.';
 
 -- {"contract", "version"}: the record without that contract.
 drop function if exists app_public.employee_contract_remove(int, jsonb);
@@ -139,3 +147,6 @@ begin
     where (c ->> 'id')::int <> v_contract), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.employee_contract_remove(integer, jsonb) is
+'SPEC Permissions (employee.change_employee_record), back-office: removes one contract of an employee
+through employee_update; 409 when the contract list changed since the form was drawn (version).';

@@ -55,6 +55,10 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'results', coalesce((select jsonb_agg(j.doc order by page.n)
                          from page join app_private.counters_admin_json(array(select id from page)) j on j.id = page.id), '[]'::jsonb));
 $$;
+comment on function app_public.counters_search(integer, text, integer, integer, integer) is
+'SPEC Counters and Permissions (employee.change_employee_record), back-office: one page of the counters
+the caller reads, with their balances (Acquis, Pris, Planifiés, Restant), filtered by employee, counter
+code and year, latest year first.';
 
 -- One counter the caller reads (else 404), with what it may do on it.
 create or replace function app_public.counter_get(p_id int) returns jsonb
@@ -70,6 +74,9 @@ begin
          || jsonb_build_object('may_write', app_hidden.may_write_counter(v_employee));
 end;
 $$;
+comment on function app_public.counter_get(integer) is
+'SPEC Counters, back-office: one counter the caller reads (else 404) with its balances and whether the
+caller may write it (may_write).';
 
 -- The journal of a counter the caller reads, in the order it was written, read-only.
 create or replace function app_private.counter_journal_rows(p_id int) returns jsonb
@@ -93,6 +100,9 @@ begin
   return app_private.counter_journal_rows(p_id);
 end;
 $$;
+comment on function app_public.counter_journal(integer) is
+'SPEC Counters and declaration rule 9, back-office: the movements of the journal of a counter the caller
+reads, in the order they were written, read-only (404 otherwise).';
 
 -- Owner-side writes of the two functions below, once they checked the caller.
 create or replace function app_private.counter_write_adjustment(p_id int, p_bucket text, p_quantity numeric, p_reason text)
@@ -174,6 +184,10 @@ begin
   return app_public.counter_get(p_id);
 end;
 $$;
+comment on function app_public.counter_adjust(integer, text, numeric, text) is
+'SPEC Counters and Permissions (employee.change_employee_record), back-office: HR of the employee''s
+perimeter or a staff account adjusts a counter by one journal movement with its reason (Acquis moves the
+balance by the quantity, Pris the other way); audited.';
 
 -- Opens or closes a counter; opening a consumable one needs an active association to an
 -- active reason (trigger, WV310 under is_active).
@@ -196,3 +210,7 @@ begin
   return app_public.counter_get(p_id);
 end;
 $$;
+comment on function app_public.counter_set_active(integer, boolean) is
+'SPEC declaration rule 17 and Permissions (employee.change_employee_record), back-office: HR of the
+employee''s perimeter or a staff account opens or closes a counter; a consumable counter opens only with
+an active association to an active reason (400 under is_active).';

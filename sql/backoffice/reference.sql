@@ -91,6 +91,10 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'count', (select count(*) from filtered),
     'results', coalesce((select jsonb_agg(app_hidden.absence_category_json(page.c) order by page.n) from page), '[]'::jsonb));
 $$;
+comment on function app_public.absence_categories_search(integer, integer, integer) is
+'SPEC Absence types (category tree of two levels), back-office: one page of the absence categories in
+tree order, each root followed by its sub-categories; p_parent keeps the sub-categories of one root.
+Readable by every authenticated account.';
 
 create or replace function app_public.absence_category_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -104,6 +108,8 @@ begin
   return app_hidden.absence_category_json(v);
 end;
 $$;
+comment on function app_public.absence_category_get(integer) is
+'SPEC Absence types, back-office: one absence category (404 when absent).';
 
 -- Creates (p_id null) or rewrites a category. The two-level tree is the table's trigger
 -- (400 under parent); the code is upper-case letters, digits and _ , unique.
@@ -154,6 +160,10 @@ begin
   return app_public.absence_category_get(v_id);
 end;
 $$;
+comment on function app_public.absence_category_save(integer, text, text, integer, integer) is
+'SPEC Absence types and Permissions rule 6, back-office: a staff account creates (p_id null) or rewrites
+an absence category; the code is upper-case letters, digits and _, unique, and the tree keeps at most
+two levels (400 under parent).';
 
 -- Deletes a category that holds neither sub-category nor absence type.
 create or replace function app_public.absence_category_delete(p_id int) returns jsonb
@@ -172,6 +182,9 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.absence_category_delete(integer) is
+'SPEC Absence types and Permissions rule 6, back-office: a staff account deletes a category that holds
+neither sub-category nor absence type.';
 
 -- Absence types (reasons) -----------------------------------------------------------------------
 
@@ -217,6 +230,9 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'count', (select count(*) from filtered),
     'results', coalesce((select jsonb_agg(app_hidden.absence_type_admin_json(page.id) order by page.n) from page), '[]'::jsonb));
 $$;
+comment on function app_public.absence_types_search(integer, boolean, integer, integer) is
+'SPEC Absence types, back-office: one page of every absence type, inactive ones included, filtered by
+category (with its sub-categories) and activity.';
 
 create or replace function app_public.absence_type_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -227,6 +243,9 @@ begin
   return app_hidden.absence_type_admin_json(p_id);
 end;
 $$;
+comment on function app_public.absence_type_get(integer) is
+'SPEC Absence types, back-office: one absence type with every field of the SPEC table, inactive or not
+(404 when absent).';
 
 -- Creates (p_id null) or rewrites an absence type from its body (every field of the SPEC's
 -- table): all field errors at once (400, WV516), the code clash with a post under code
@@ -331,6 +350,10 @@ begin
   return app_hidden.absence_type_admin_json(v_id);
 end;
 $$;
+comment on function app_public.absence_type_save(integer, jsonb) is
+'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
+an absence type; all field errors at once, a code equal to a post code refused under code, and a
+deactivation that would orphan an active counter refused under is_active.';
 
 -- Deletes a type no absence uses; its associations go first, each under the orphan rule.
 create or replace function app_public.absence_type_delete(p_id int) returns jsonb
@@ -349,6 +372,9 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.absence_type_delete(integer) is
+'SPEC Absence types and declaration rule 17, back-office: a staff account deletes a type that no absence
+uses; its counter associations go first, each under the orphan rule.';
 
 -- Posts -----------------------------------------------------------------------------------------
 
@@ -381,6 +407,9 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'count', (select count(*) from filtered),
     'results', coalesce((select jsonb_agg(app_hidden.post_admin_json(page.p) order by page.n) from page), '[]'::jsonb));
 $$;
+comment on function app_public.posts_search(integer, boolean, integer, integer) is
+'SPEC Permissions rule 6, back-office: one page of the posts with their hours and break, filtered by
+establishment and activity.';
 
 create or replace function app_public.post_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -394,6 +423,9 @@ begin
   return app_hidden.post_admin_json(v);
 end;
 $$;
+comment on function app_public.post_get(integer) is
+'SPEC Permissions rule 6, back-office: one post with its establishment, hours and break (404 when
+absent).';
 
 -- Creates (p_id null) or rewrites a post: field errors at once (400, WV517), the code clash
 -- with an absence type under code (the same shared rule as absence_type_save).
@@ -477,6 +509,10 @@ begin
   return app_public.post_get(v_id);
 end;
 $$;
+comment on function app_public.post_save(integer, jsonb) is
+'SPEC Absence types (code compared with the codes of posts) and Permissions rule 6, back-office: a staff
+account creates (p_id null) or rewrites a post; all field errors at once, a code equal to an absence
+type code refused under code.';
 
 -- Counter associations (reason – counter) --------------------------------------------------------
 
@@ -511,6 +547,9 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     'count', (select count(*) from filtered),
     'results', coalesce((select jsonb_agg(app_hidden.counter_association_json(page.id) order by page.n) from page), '[]'::jsonb));
 $$;
+comment on function app_public.counter_associations_search(text, integer, integer, integer) is
+'SPEC Absence types (counter_codes) and declaration rule 17, back-office: one page of the associations
+between absence types and counters, filtered by counter code and absence type.';
 
 create or replace function app_public.counter_association_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -521,6 +560,9 @@ begin
   return app_hidden.counter_association_json(p_id);
 end;
 $$;
+comment on function app_public.counter_association_get(integer) is
+'SPEC declaration rule 17, back-office: one association between an absence type and a counter (404 when
+absent).';
 
 -- Creates (p_id null) or rewrites an association. Deactivating it, or moving it to another
 -- reason or counter, is refused under is_active while it would orphan an active counter
@@ -568,6 +610,10 @@ begin
   return app_hidden.counter_association_json(v_id);
 end;
 $$;
+comment on function app_public.counter_association_save(integer, integer, text, boolean) is
+'SPEC declaration rule 17 and Permissions rule 6, back-office: a staff account creates (p_id null) or
+rewrites an association between an absence type and a counter; deactivating it or moving it is refused
+under is_active while it would orphan an active counter.';
 
 -- Deletes an association, unless it would orphan an active counter (trigger, WV311).
 create or replace function app_public.counter_association_delete(p_id int) returns jsonb
@@ -582,3 +628,6 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.counter_association_delete(integer) is
+'SPEC declaration rule 17 and Permissions rule 6, back-office: a staff account deletes an association
+between an absence type and a counter, unless it would orphan an active counter.';

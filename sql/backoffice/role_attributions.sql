@@ -153,6 +153,9 @@ begin
                          from app_public.role_attributions ra where ra.account_id = p_account), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.account_role_attributions(integer) is
+'SPEC Roles, back-office: the role attributions of an account that the caller reads (its own, or as a
+directory reader), with their dates and establishments (404 when the account is not found).';
 
 -- Validates dates and establishments of an attribution of role p_role (new or changed) and
 -- writes its establishments; field errors under role, start_date, end_date, establishments.
@@ -217,6 +220,10 @@ begin
   return app_hidden.role_attribution_json(v_id);
 end;
 $$;
+comment on function app_public.role_attribution_grant(integer, jsonb) is
+'SPEC Roles and Permissions rule 6, back-office: a staff account grants a role to an account of its
+employee-record perimeter, with optional dates and establishments; never its own roles, never more than
+it holds (403), 404 outside its reach.';
 
 -- Changes the dates and establishments of an attribution (the role stays: grant another one).
 -- Every key is written: an absent date is none, absent establishments are none.
@@ -253,6 +260,9 @@ begin
   return app_hidden.role_attribution_json(p_id);
 end;
 $$;
+comment on function app_public.role_attribution_change(integer, jsonb) is
+'SPEC Roles, back-office: changes the dates and establishments of an attribution (every key written; the
+role stays), under the rules of the grant.';
 
 -- Removes an attribution (to keep its history, change its end date instead).
 create or replace function app_public.role_attribution_delete(p_id int) returns jsonb
@@ -273,6 +283,9 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.role_attribution_delete(integer) is
+'SPEC Roles, back-office: removes an attribution under the rules of the grant; to keep its history,
+change its end date instead.';
 
 -- The back-office list of attributions the caller reads, filtered by account, role and
 -- establishment (an attribution without establishment covers them all); current ones first.
@@ -310,6 +323,9 @@ language sql stable as $$
                          join app_public.role_attributions ra on ra.id = p.id
                          join app_public.accounts a on a.id = ra.account_id), '[]'::jsonb));
 $$;
+comment on function app_public.role_attributions_search(integer, text, integer, integer, integer) is
+'SPEC Roles, back-office: one page of the role attributions the caller reads, filtered by account, role
+and establishment (an attribution without establishment covers them all), current ones first.';
 
 -- One attribution as the caller reads it, with what the back-office shows and may do.
 create or replace function app_public.role_attribution_get(p_id int) returns jsonb
@@ -331,3 +347,6 @@ begin
                        and app_hidden.account_rights_covered(v.account_id));
 end;
 $$;
+comment on function app_public.role_attribution_get(integer) is
+'SPEC Roles, back-office: one role attribution the caller reads (else 404), with what the back-office
+shows and may do on it.';

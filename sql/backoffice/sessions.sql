@@ -219,6 +219,9 @@ begin
   return app_private.backoffice_factor_list();
 end;
 $$;
+comment on function app_public.backoffice_factor_accounts() is
+'SPEC Authentication rule 3: for a verified superuser only, the accounts that may enter the back-office
+with their enrolled authenticator.';
 
 -- A verified superuser deletes the factors of an account: the next login enrols again.
 create or replace function app_public.backoffice_factors_delete(p_account_id int) returns jsonb
@@ -234,6 +237,9 @@ begin
   return jsonb_build_object('id', p_account_id, 'enrolled', false);
 end;
 $$;
+comment on function app_public.backoffice_factors_delete(integer) is
+'SPEC Authentication rule 3: a verified superuser deletes the second factors of an account, so that its
+next back-office login enrols again.';
 
 grant execute on function app_private.backoffice_login_state(int),
   app_private.backoffice_session_open(bytea, int, text, text), app_private.backoffice_session_get(bytea),

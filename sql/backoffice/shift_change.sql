@@ -48,6 +48,11 @@ begin
                           '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.shift_change_search(text, date, date, integer, integer, integer, integer) is
+'SPEC Day-change requests, GET /api/shift-change-requests/ and Permissions rule 2 (also the back-office
+list): the requests the caller reads (its own, or the absences.view_absence_queue perimeter) filtered by
+status, inclusive date window, employee and establishment (main or secondary workplace), newest date
+first; one page with the count.';
 
 -- What the signed-in account may do on a request (the back-office shows only those forms;
 -- the transition functions check again): decide (planning.decide_shift_change on the
@@ -63,3 +68,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
                              or r.author_account_id = app_hidden.current_account_id() as own) o
   where r.id = p_id;
 $$;
+comment on function app_public.shift_change_abilities(integer) is
+'SPEC Permissions (back-office): what the signed-in account may do on a day-change request: decide
+(planning.decide_shift_change on the employee) and correct (employee.change_employee_record, HR), never
+on its own request. The transition functions check again.';

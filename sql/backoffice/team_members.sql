@@ -40,3 +40,6 @@ begin
     where (m ->> 'employee')::int <> v_employee)));
 end;
 $$;
+comment on function app_public.team_member_remove(integer, jsonb) is
+'SPEC Permissions rule 7 (back-office): removes one current or future member of a team through
+team_members_replace and its rules (400 under employee when not a member).';

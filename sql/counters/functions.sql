@@ -289,3 +289,7 @@ begin
     from app_private.counter_balances_of(v_employee, v_year) b), '{}'::jsonb);
 end;
 $$;
+comment on function app_public.counters_read(integer, integer) is
+'SPEC Counters, GET /api/counters/?employee=&year=: the counters of an employee for a civil year
+(default: the caller, this year), keyed by counter code with Acquis, Pris, Planifiés and Restant; the
+employee reads their own, holders of absences.view_absence_queue their perimeter, anybody else gets 404.';

@@ -121,6 +121,10 @@ begin
                             'storage_key', v.storage_key);
 end;
 $$;
+comment on function app_public.absence_document_file(integer) is
+'SPEC Documents and other routes, GET /api/absence-documents/<id>/file/ and Permissions rule 5: what the
+HTTP handler needs to stream one absence document; 404 when the document is absent or outside what the
+caller reads, 403 when the caller reads the absence but not the content.';
 
 -- Honorability certificates ------------------------------------------------------------
 
@@ -187,6 +191,10 @@ begin
   return v;
 end;
 $$;
+comment on function app_public.honorability_certificate_get(integer, text) is
+'SPEC Documents, GET /api/employees/<id>/honorability-certificate/: the metadata of the employee''s
+honorability certificate (the file key only for readers of the content, Permissions rule 5); 404 when
+the record is not readable or no certificate was deposited.';
 
 -- PUT /api/employees/<id>/honorability-certificate/ (multipart, one file under `file`).
 create or replace function app_public.honorability_certificate_put(p_employee int, p_body jsonb, p_public_url text default null)
@@ -219,6 +227,10 @@ begin
   return app_hidden.honorability_json(p_employee, p_public_url);
 end;
 $$;
+comment on function app_public.honorability_certificate_put(integer, jsonb, text) is
+'SPEC Documents and Limits, PUT /api/employees/<id>/honorability-certificate/: deposits or replaces the
+honorability certificate of an employee (exactly one PDF, JPG or PNG file); without the right to
+deposit, 404 outside the caller''s perimeter and 403 inside it. Returns the certificate.';
 
 -- DELETE /api/employees/<id>/honorability-certificate/
 create or replace function app_public.honorability_certificate_delete(p_employee int) returns jsonb
@@ -236,6 +248,10 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.honorability_certificate_delete(integer) is
+'SPEC Documents, DELETE /api/employees/<id>/honorability-certificate/: removes the honorability
+certificate of an employee (its file is deleted after commit); same refusals as the deposit, 404 when
+none was deposited.';
 
 -- GET /api/employees/<id>/honorability-certificate/file/
 create or replace function app_public.honorability_certificate_file(p_employee int) returns jsonb
@@ -258,6 +274,10 @@ begin
                             'storage_key', v.storage_key);
 end;
 $$;
+comment on function app_public.honorability_certificate_file(integer) is
+'SPEC Documents and other routes, GET /api/employees/<id>/honorability-certificate/file/ and Permissions
+rule 5: what the HTTP handler needs to stream the certificate; a reader without the right gets 404
+outside its perimeter and 403 inside it, before learning whether a certificate exists.';
 
 -- The request handlers purge the files of a request right after its commit, as the
 -- authenticator (no acting account); the worker purges what they could not.

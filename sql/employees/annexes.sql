@@ -108,6 +108,10 @@ begin
                                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) c), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.emergency_contacts_list(integer, integer, integer) is
+'SPEC Permissions, GET /api/employees/<pk>/emergency-contacts/: one page of an employee''s emergency
+contacts; the employee reads their own, holders of employee.view_emergency_contact or
+change_emergency_contact their perimeter (404 outside it, 403 without the permission).';
 
 -- PUT /api/employees/<pk>/emergency-contacts/ {"contacts": [...]}: the list replaces the
 -- employee's contacts, in that order (an item with id updates that contact, one without id
@@ -178,6 +182,10 @@ begin
                          from app_public.employee_emergency_contacts c where c.employee_id = p_employee), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.emergency_contacts_replace(integer, jsonb) is
+'SPEC Permissions, PUT /api/employees/<pk>/emergency-contacts/: a holder of
+employee.change_emergency_contact on the employee replaces the list in that order (an item with id
+updates, one without creates, one left out is deleted; at most 10).';
 
 -- POST /api/employees/<pk>/emergency-contacts/: adds one contact at the end of the list.
 create or replace function app_public.emergency_contact_create(p_employee int, p_body jsonb) returns jsonb
@@ -208,6 +216,9 @@ begin
   return app_hidden.emergency_contact_json(v_row);
 end;
 $$;
+comment on function app_public.emergency_contact_create(integer, jsonb) is
+'SPEC Permissions, POST /api/employees/<pk>/emergency-contacts/: a holder of
+employee.change_emergency_contact on the employee adds one contact at the end of the list.';
 
 -- Attachments ------------------------------------------------------------------------------
 
@@ -237,6 +248,10 @@ begin
                                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) a), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.employee_attachments_list(integer, text, integer, integer) is
+'SPEC Permissions, GET /api/employees/<pk>/attachments/: one page of an employee''s attachments; the
+employee reads their own, holders of employee.view_employee_attachment or change_employee_attachment
+their perimeter (404 outside it, 403 without the permission).';
 
 -- POST /api/employees/<pk>/attachments/ (multipart: one file under "file", optional title).
 create or replace function app_public.employee_attachment_create(p_employee int, p_body jsonb, p_public_url text default null)
@@ -270,6 +285,9 @@ begin
   return app_hidden.employee_attachment_json(v_row, p_public_url);
 end;
 $$;
+comment on function app_public.employee_attachment_create(integer, jsonb, text) is
+'SPEC Permissions, POST /api/employees/<pk>/attachments/: a holder of employee.change_employee_attachment
+on the employee deposits one file with an optional title.';
 
 -- PUT/PATCH /api/employees/<pk>/attachments/<id>/ {"title"}
 create or replace function app_public.employee_attachment_update(p_employee int, p_id int, p_body jsonb, p_public_url text default null)
@@ -300,6 +318,9 @@ begin
   return app_hidden.employee_attachment_json(v_row, p_public_url);
 end;
 $$;
+comment on function app_public.employee_attachment_update(integer, integer, jsonb, text) is
+'SPEC Permissions, PUT or PATCH /api/employees/<pk>/attachments/<id>/: a holder of
+employee.change_employee_attachment on the employee renames an attachment (title).';
 
 -- DELETE /api/employees/<pk>/attachments/<id>/ (the file is removed after commit).
 create or replace function app_public.employee_attachment_delete(p_employee int, p_id int) returns jsonb
@@ -314,6 +335,10 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.employee_attachment_delete(integer, integer) is
+'SPEC Permissions, DELETE /api/employees/<pk>/attachments/<id>/: a holder of
+employee.change_employee_attachment on the employee deletes an attachment; its file is removed after
+commit.';
 
 -- GET /api/employees/<pk>/attachments/<id>/file/: what the download handler needs.
 create or replace function app_public.employee_attachment_file(p_employee int, p_id int) returns jsonb
@@ -331,3 +356,6 @@ begin
                             'size_bytes', v_row.size_bytes, 'storage_key', v_row.storage_key);
 end;
 $$;
+comment on function app_public.employee_attachment_file(integer, integer) is
+'SPEC Permissions, GET /api/employees/<pk>/attachments/<id>/file/: what the HTTP handler needs to stream
+an attachment, under the reading rules of the attachment list.';

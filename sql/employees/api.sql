@@ -124,6 +124,11 @@ language sql stable as $$
                          join app_hidden.employees_json(array(select pg.id from page pg)) j on j.id = p.id),
                         '[]'::jsonb));
 $$;
+comment on function app_public.employees_list(text, text, integer, integer, integer, integer) is
+'SPEC Documents and other routes, GET /api/employees/: one page of the employee records the caller reads
+(directory holders all, Service Paie its payroll perimeter, everyone their own), by name, searchable,
+filtered by establishment or team of today; scope=perimeter keeps those attached to the caller''s
+establishments. The social security number only for its readers.';
 
 -- GET /api/employees/<id>/
 create or replace function app_public.employee_get(p_id int) returns jsonb
@@ -138,6 +143,10 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.employee_get(integer) is
+'SPEC Permissions (employee.view_employee_directory, employee.view_social_security_number), GET
+/api/employees/<id>/: one employee record the caller reads (else 404) with workplaces, teams, contracts
+and account; the social security number only for its readers.';
 
 -- The contact address of an employee's account changed: the old address is told by e-mail
 -- (outbox) and the account in the application, so a takeover does not go unnoticed. (The
@@ -604,6 +613,11 @@ begin
                                      'invitation_queued', (v_account ->> 'invitation_queued')::boolean);
 end;
 $$;
+comment on function app_public.employee_create(jsonb) is
+'SPEC Permissions (employee.change_employee_record) and Authentication rule 4, POST /api/employees/: HR
+creates an employee record with its contracts and team assignments, and opens its account (Salarié, no
+usable password; a set-password invitation queued when a professional e-mail is given). Returns the
+record with invitation_queued.';
 
 -- PATCH /api/employees/<id>/: only the keys sent.
 create or replace function app_public.employee_update(p_id int, p_body jsonb) returns jsonb
@@ -616,6 +630,11 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.employee_update(integer, jsonb) is
+'SPEC Permissions (employee.change_employee_record, employee.view_social_security_number), PATCH
+/api/employees/<id>/: HR changes the keys sent of a record of its perimeter (a list sent replaces
+contracts or team assignments; 404 outside the perimeter; the social security number key from a
+non-reader gives 403).';
 
 -- PUT /api/employees/<id>/: first_name and last_name required; other keys as PATCH (lists
 -- absent stay as they are).
@@ -629,3 +648,6 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.employee_replace(integer, jsonb) is
+'SPEC Permissions (employee.change_employee_record), PUT /api/employees/<id>/: as PATCH, with first_name
+and last_name required; lists not sent stay as they are.';

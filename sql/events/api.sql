@@ -80,6 +80,11 @@ language sql stable as $$
                          from page p join app_hidden.events_json(array(select pg.id from page pg)) j on j.id = p.id),
                         '[]'::jsonb));
 $$;
+comment on function app_public.events_list(text, date, date, integer, integer, integer, integer) is
+'SPEC Documents and other routes, GET /api/events/: one page of the events the caller reads, by start;
+without scope, restricted to its perimeter (events of its establishments or with a participant attached
+to them, and those it created or takes part in); scope=all lifts that restriction; filters by window,
+establishment and participant.';
 
 -- GET /api/events/<id>/
 create or replace function app_public.event_get(p_id int) returns jsonb
@@ -94,6 +99,9 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.event_get(integer) is
+'SPEC Events (GET /api/events/<id>/): one event the caller reads, with its participants and author (404
+otherwise).';
 
 -- GET /api/events/participant-options/?scope=&search=: the employees the caller may invite.
 -- Without a parameter, the employees of its events.change_event perimeter; scope=all, every
@@ -130,6 +138,10 @@ begin
                           '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.event_participant_options(text, text, integer, integer) is
+'SPEC Documents and other routes, GET /api/events/participant-options/: the employees the caller may
+invite, searchable; without scope, those of its events.change_event perimeter; scope=all, every employee
+it reads in the directory. 403 without events.change_event.';
 
 -- Absences of the event's participants that overlap it (whatever the caller may read).
 create or replace function app_private.event_absence_conflicts(p_event_id int)
@@ -328,6 +340,10 @@ begin
   return app_public.event_get(v_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
+comment on function app_public.event_create(jsonb) is
+'SPEC Events rule 4, POST /api/events/: a holder of events.change_event creates an event whose
+participants are itself or employees of its perimeter (else 404); an overlapping absence of a
+participant answers in warnings and alerts its author and deciders in the same transaction.';
 
 -- PATCH /api/events/<id>/: only the keys sent.
 create or replace function app_public.event_update(p_id int, p_body jsonb) returns jsonb
@@ -343,6 +359,10 @@ begin
   return app_public.event_get(p_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
+comment on function app_public.event_update(integer, jsonb) is
+'SPEC Events rule 4, PATCH /api/events/<id>/: a holder of events.change_event changes the keys sent of an
+event it created or of an establishment of its perimeter (else 403); only the absence conflicts the
+update creates are alerted.';
 
 -- PUT /api/events/<id>/: title, start_at and end_at required.
 create or replace function app_public.event_replace(p_id int, p_body jsonb) returns jsonb
@@ -358,6 +378,8 @@ begin
   return app_public.event_get(p_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
+comment on function app_public.event_replace(integer, jsonb) is
+'SPEC Events rule 4, PUT /api/events/<id>/: as PATCH, with title, start_at and end_at required.';
 
 -- DELETE /api/events/<id>/
 create or replace function app_public.event_delete(p_id int) returns jsonb
@@ -376,3 +398,6 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.event_delete(integer) is
+'SPEC Events, DELETE /api/events/<id>/: a holder of events.change_event deletes an event it created or of
+an establishment of its perimeter (else 403; 404 when not read).';

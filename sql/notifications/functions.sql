@@ -287,6 +287,9 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
       from (select * from mine order by created_at desc, id desc
             limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb));
 $$;
+comment on function app_public.notifications_list(boolean, integer, integer) is
+'SPEC Notifications: one page of the caller''s in-app notifications, newest first; p_unread true keeps
+the unread ones, false the read ones.';
 
 -- Marks one of the caller's notifications read (idempotent: the first reading time stays)
 -- and returns it. Another account's notification is not found.
@@ -304,6 +307,9 @@ begin
   return app_hidden.notification_json(v);
 end;
 $$;
+comment on function app_public.notification_mark_read(bigint) is
+'SPEC Notifications: marks one of the caller''s notifications read (idempotent: the first reading time
+stays) and returns it; another account''s notification is not found.';
 
 -- ---------------------------------------------------------------------------------------
 -- E-mail outbox. Rows are inserted by the business transactions (password reset,
@@ -398,3 +404,7 @@ begin
               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) m), '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.email_outbox_list(text, integer, integer) is
+'SPEC Authentication rule 4 (invitations and reset links), back-office: for staff accounts (else 403),
+one page of the outgoing mails newest first, filtered by status pending, sent or failed; the body only
+for superusers, as it carries single-use password links.';

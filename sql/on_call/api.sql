@@ -84,6 +84,10 @@ begin
                           '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.on_call_periods_list(date, date, integer, integer, integer, integer) is
+'SPEC Permissions rule 9, GET /api/on-call-periods/: one page of the on-call periods with an
+establishment in the caller''s perimeter, and its own, by start; filters by window, account and
+establishment. Salarié and Intérimaire get 403.';
 
 -- GET /api/on-call-periods/<id>/
 create or replace function app_public.on_call_period_get(p_id int) returns jsonb
@@ -101,6 +105,9 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.on_call_period_get(integer) is
+'SPEC Permissions rule 9, GET /api/on-call-periods/<id>/: one on-call period the caller''s screens show
+(else 404), with is_current; Salarié and Intérimaire get 403.';
 
 -- Can this account be on call at that time: does it hold a manager role whose perimeter the
 -- period extends? ('unknown', 'inactive', 'no_role' or 'ok')
@@ -260,6 +267,11 @@ begin
   return app_public.on_call_period_get(v_id);
 end;
 $$;
+comment on function app_public.on_call_period_create(jsonb) is
+'SPEC Permissions rule 9, POST /api/on-call-periods/: a writer of on-call periods (not Service Paie)
+creates one for an active account holding a manager role, all its establishments in the writer''s
+perimeter (else 403), not overlapping another period of that account; it extends that role''s perimeter
+from start (inclusive) to end (exclusive).';
 
 -- PATCH /api/on-call-periods/<id>/: only the keys sent.
 create or replace function app_public.on_call_period_update(p_id int, p_body jsonb) returns jsonb
@@ -272,6 +284,9 @@ begin
   return app_public.on_call_period_get(v_id);
 end;
 $$;
+comment on function app_public.on_call_period_update(integer, jsonb) is
+'SPEC Permissions rule 9, PATCH /api/on-call-periods/<id>/: changes the keys sent of a period whose
+establishments all lie in the writer''s perimeter (else 403), under the creation rules.';
 
 -- PUT /api/on-call-periods/<id>/: account, start_at, end_at and establishments required.
 create or replace function app_public.on_call_period_replace(p_id int, p_body jsonb) returns jsonb
@@ -284,6 +299,9 @@ begin
   return app_public.on_call_period_get(v_id);
 end;
 $$;
+comment on function app_public.on_call_period_replace(integer, jsonb) is
+'SPEC Permissions rule 9, PUT /api/on-call-periods/<id>/: as PATCH, with account, start_at, end_at and
+establishments required.';
 
 -- DELETE /api/on-call-periods/<id>/
 create or replace function app_public.on_call_period_delete(p_id int) returns jsonb
@@ -302,3 +320,6 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.on_call_period_delete(integer) is
+'SPEC Permissions rule 9, DELETE /api/on-call-periods/<id>/: deletes a period whose establishments all
+lie in the writer''s perimeter (else 403).';

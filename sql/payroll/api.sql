@@ -61,6 +61,9 @@ begin
      from app_public.establishments e where app_hidden.in_scope(e.id, v_scope)), '[]'::jsonb));
 end;
 $$;
+comment on function app_public.payroll_options() is
+'SPEC Documents and other routes and Permissions rule 8, GET /api/payroll/options/: the establishments
+the caller may consult in payroll (employee.view_payroll perimeter; 403 without the permission).';
 
 -- GET /api/payroll/: one statement computes the count and the page (no query per line).
 create or replace function app_public.payroll_lines(p_month text, p_establishment int default null, p_search text default null,
@@ -234,3 +237,8 @@ begin
         left join counter_lists cl on cl.employee_id = p.employee_id), '[]'::jsonb)));
 end;
 $$;
+comment on function app_public.payroll_lines(text, integer, text, integer, integer) is
+'SPEC Permissions rule 8 and Limits, GET /api/payroll/?month=: one page (25 by default) of payroll lines
+per contract active in the month, for the employee.view_payroll perimeter or an authorised
+establishment: planned, absence and worked hours, absences by reason (never comments, decision reasons
+or documents) and counter balances.';

@@ -366,3 +366,8 @@ begin
   return app_hidden.planning_cells(v_ids, v_from, v_to);
 end;
 $$;
+comment on function app_public.planning_read(date, date, integer, integer, integer) is
+'SPEC Planning cell and Permissions rule 3, GET /api/planning/: the cells of a window (the current week
+by default, at most 62 days), with absences and pending requests; a directory reader reads its
+absences.view_absence_queue perimeter, any other account its own cells; narrowed by employee,
+establishment or team.';

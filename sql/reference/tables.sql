@@ -160,6 +160,9 @@ begin
     (make_date(p_year, 12, 25), 'Noël');
 end;
 $$;
+comment on function app_public.public_holidays(integer) is
+'SPEC declaration rule 1: the French public holidays of a civil year, computed (Easter by the anonymous
+Gregorian algorithm); the extra days of Alsace-Moselle are not included.';
 
 create or replace function app_hidden.is_public_holiday(p_day date) returns boolean
 language sql immutable strict parallel safe as $$

@@ -75,6 +75,10 @@ language sql stable as $$
                          from page p join app_hidden.divisions_json(array(select pg.id from page pg)) j on j.id = p.id),
                         '[]'::jsonb));
 $$;
+comment on function app_public.divisions_list(text, integer, integer) is
+'SPEC Permissions rule 6 and Documents and other routes, GET /api/divisions/: one page of the divisions
+by name, each with its establishments, for every authenticated account; scope=perimeter keeps those with
+an establishment in the caller''s perimeter (opt-in).';
 
 create or replace function app_public.division_get(p_id int) returns jsonb
 language plpgsql stable as $$
@@ -88,6 +92,9 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.division_get(integer) is
+'SPEC Permissions rule 6, GET /api/divisions/<id>/: one division with its establishments, readable by
+every authenticated account (404 when absent).';
 
 create or replace function app_hidden.division_name(p_body jsonb, p_id int) returns text
 language plpgsql stable as $$
@@ -115,6 +122,9 @@ begin
   return app_public.division_get(v_id);
 end;
 $$;
+comment on function app_public.division_create(jsonb) is
+'SPEC Permissions rule 6, POST /api/divisions/: a staff account creates a division (name required, at
+most 150 characters, unique whatever the case); others get 403.';
 
 -- PATCH /api/divisions/<id>/
 create or replace function app_public.division_update(p_id int, p_body jsonb) returns jsonb
@@ -134,6 +144,9 @@ begin
   return app_public.division_get(p_id);
 end;
 $$;
+comment on function app_public.division_update(integer, jsonb) is
+'SPEC Permissions rule 6, PATCH /api/divisions/<id>/: a staff account renames a division (only the keys
+sent; same name rules as the creation); others get 403.';
 
 -- PUT /api/divisions/<id>/ (name required)
 create or replace function app_public.division_replace(p_id int, p_body jsonb) returns jsonb
@@ -151,6 +164,9 @@ begin
   return app_public.division_get(p_id);
 end;
 $$;
+comment on function app_public.division_replace(integer, jsonb) is
+'SPEC Permissions rule 6, PUT /api/divisions/<id>/: a staff account rewrites a division (name required);
+others get 403.';
 
 -- Deleting a division detaches its establishments (they stay, without division).
 create or replace function app_public.division_delete(p_id int) returns jsonb
@@ -164,6 +180,9 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.division_delete(integer) is
+'SPEC Permissions rule 6, DELETE /api/divisions/<id>/: a staff account deletes a division; its
+establishments stay, without division. Others get 403.';
 
 -- Establishments ---------------------------------------------------------------------------
 
@@ -201,6 +220,10 @@ language sql stable as $$
                          from page p join app_hidden.establishments_json(array(select pg.id from page pg)) j on j.id = p.id),
                         '[]'::jsonb));
 $$;
+comment on function app_public.establishments_list(text, integer, integer, integer) is
+'SPEC Permissions rule 6 and Documents and other routes, GET /api/establishments/: one page of the
+establishments by name (optionally of one division) for every authenticated account; scope=perimeter
+keeps those of the caller''s perimeter (opt-in).';
 
 create or replace function app_public.establishment_get(p_id int) returns jsonb
 language plpgsql stable as $$
@@ -214,6 +237,9 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.establishment_get(integer) is
+'SPEC Permissions rule 6, GET /api/establishments/<id>/: one establishment with its count base (ouvrables
+or ouvres, declaration rule 1) and division, readable by every authenticated account.';
 
 -- Creation and update (PUT: name required; PATCH: only the keys sent).
 create or replace function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
@@ -273,6 +299,10 @@ begin
   return app_public.establishment_get(v_id);
 end;
 $$;
+comment on function app_public.establishment_create(jsonb) is
+'SPEC Permissions rule 6, POST /api/establishments/: a staff account creates an establishment (name
+required and unique, count base ouvrables or ouvres for declaration rule 1, optional division); all
+field errors at once; others get 403.';
 
 -- PATCH /api/establishments/<id>/
 create or replace function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
@@ -285,6 +315,9 @@ begin
   return app_public.establishment_get(v_id);
 end;
 $$;
+comment on function app_public.establishment_update(integer, jsonb) is
+'SPEC Permissions rule 6, PATCH /api/establishments/<id>/: a staff account changes the keys sent of an
+establishment (name, count base, division), under the creation rules; others get 403.';
 
 -- PUT /api/establishments/<id>/ (name required)
 create or replace function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
@@ -297,6 +330,9 @@ begin
   return app_public.establishment_get(v_id);
 end;
 $$;
+comment on function app_public.establishment_replace(integer, jsonb) is
+'SPEC Permissions rule 6, PUT /api/establishments/<id>/: a staff account rewrites an establishment (name
+required), under the creation rules; others get 403.';
 
 create or replace function app_public.establishment_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -317,6 +353,10 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.establishment_delete(integer) is
+'SPEC Permissions rule 6, DELETE /api/establishments/<id>/: a staff account deletes an establishment that
+nothing uses any more (employees, posts, teams, role attributions, on-call periods, events; else 400
+naming the uses); others get 403.';
 
 -- Contract types ---------------------------------------------------------------------------
 
@@ -333,6 +373,9 @@ language sql stable as $$
                          from (select * from app_public.contract_types t order by t.id
                                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) t), '[]'::jsonb));
 $$;
+comment on function app_public.contract_types_list(integer, integer) is
+'SPEC Permissions rule 6, GET /api/contract-types/: one page of the contract types (code, name, temporary
+work), readable by every authenticated account.';
 
 create or replace function app_public.contract_type_get(p_id int) returns jsonb
 language plpgsql stable as $$
@@ -346,6 +389,9 @@ begin
   return app_hidden.contract_type_json(v_row);
 end;
 $$;
+comment on function app_public.contract_type_get(integer) is
+'SPEC Permissions rule 6, GET /api/contract-types/<id>/: one contract type, readable by every
+authenticated account (404 when absent).';
 
 create or replace function app_hidden.contract_type_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
@@ -403,6 +449,9 @@ begin
   return app_public.contract_type_get(v_id);
 end;
 $$;
+comment on function app_public.contract_type_create(jsonb) is
+'SPEC Permissions rule 6, POST /api/contract-types/: a staff account creates a contract type (code unique
+whatever the case, name required, is_temporary_work); all field errors at once; others get 403.';
 
 -- PATCH /api/contract-types/<id>/
 create or replace function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
@@ -415,6 +464,9 @@ begin
   return app_public.contract_type_get(v_id);
 end;
 $$;
+comment on function app_public.contract_type_update(integer, jsonb) is
+'SPEC Permissions rule 6, PATCH /api/contract-types/<id>/: a staff account changes the keys sent of a
+contract type, under the creation rules; others get 403.';
 
 -- PUT /api/contract-types/<id>/ (code and name required)
 create or replace function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
@@ -427,6 +479,9 @@ begin
   return app_public.contract_type_get(v_id);
 end;
 $$;
+comment on function app_public.contract_type_replace(integer, jsonb) is
+'SPEC Permissions rule 6, PUT /api/contract-types/<id>/: a staff account rewrites a contract type (code
+and name required); others get 403.';
 
 create or replace function app_public.contract_type_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -447,3 +502,6 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.contract_type_delete(integer) is
+'SPEC Permissions rule 6, DELETE /api/contract-types/<id>/: a staff account deletes a contract type no
+contract and no absence type uses (else 400 naming the uses); others get 403.';

@@ -264,6 +264,10 @@ begin
   return app_hidden.shift_change_record(v_id) || jsonb_build_object('has_recipient', v_has_recipient);
 end;
 $$;
+comment on function app_public.shift_change_create(jsonb) is
+'SPEC Day-change requests, POST /api/shift-change-requests/ and creation rules 1-6: files a request on a
+day of the caller''s own planning (an employee in the body is ignored), pending with version 1, audited,
+deciders notified (nothing is created if notifying fails). Returns the record with has_recipient.';
 
 -- The hint of the decision panel (detail's can_decide): a pending request that the caller
 -- may decide, as shift_change_for_decision checks (the back-office's abilities, one source).
@@ -292,6 +296,9 @@ begin
                                'can_decide', app_hidden.shift_change_decidable(v));
 end;
 $$;
+comment on function app_public.shift_change_get(integer) is
+'SPEC Day-change requests, GET /api/shift-change-requests/<id>/: one request the caller reads (its own,
+or the absences.view_absence_queue perimeter; else 404) with current_day, warnings and can_decide.';
 
 -- DELETE /api/shift-change-requests/<id>/: the requester withdraws a pending request
 -- (audit line Suppression; nobody is notified).
@@ -318,6 +325,10 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.shift_change_delete(integer) is
+'SPEC Day-change requests, DELETE /api/shift-change-requests/<id>/ and decision rule 5: the requester
+withdraws a pending request (audit line Suppression, nobody notified); anybody else gets 403, a decided
+request 400 under status.';
 
 -- Locks a request for a transition after the caller's rights were checked: a stale version
 -- is 409 before any other check of the row, then a request that is no longer pending is 400
@@ -462,6 +473,12 @@ begin
   return app_hidden.shift_change_record(v.id);
 end;
 $$;
+comment on function app_public.shift_change_validate(integer, integer, text, jsonb) is
+'SPEC Day-change requests, POST /api/shift-change-requests/<id>/validate/, decision rules 2-4 and
+creation rule 7: with the current version, a holder of planning.decide_shift_change who is not the
+requester grants the request, or with adjusted_slots another day for its date (a reason and the
+modulation rules required); the day modification is created or replaced, audited, and the requester
+notified.';
 
 -- POST /api/shift-change-requests/<id>/refuse/ {"version", "reason"}: the planned day is
 -- unchanged; the requester is notified (error level, the body ends with the reason).
@@ -501,6 +518,10 @@ begin
   return app_hidden.shift_change_record(v.id);
 end;
 $$;
+comment on function app_public.shift_change_refuse(integer, integer, text) is
+'SPEC Day-change requests, POST /api/shift-change-requests/<id>/refuse/ and decision rules 1-3: with the
+current version and a non-empty reason, a holder of planning.decide_shift_change who is not the
+requester refuses a pending request; the planned day is unchanged and the requester notified.';
 
 -- Is the account an HR account for the correction: employee.change_employee_record held
 -- through an explicit permission or a role attribution active today (a superuser's flag
@@ -584,3 +605,8 @@ begin
   return app_hidden.shift_change_record(v.id);
 end;
 $$;
+comment on function app_public.shift_change_correct(integer, integer, jsonb, boolean, boolean) is
+'SPEC States and transitions, Day-change request (back-office correction): an HR account replaces the
+slots (and options) of a pending request that is not its own, under the filing rules; version + 1,
+corrected_by set, audit line with the slots before and after. A corrected request then needs a reason to
+be validated.';

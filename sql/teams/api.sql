@@ -66,6 +66,10 @@ language sql stable as $$
                          from page p join app_hidden.teams_json(array(select pg.id from page pg), false) j on j.id = p.id),
                         '[]'::jsonb));
 $$;
+comment on function app_public.teams_list(text, integer, text, integer, integer) is
+'SPEC Permissions rule 7, GET /api/teams/: one page of the teams (without members), readable by every
+authenticated account, searchable and filtered by establishment; scope=perimeter keeps those with an
+establishment in the caller''s perimeter.';
 
 -- GET /api/teams/<id>/
 create or replace function app_public.team_get(p_id int) returns jsonb
@@ -80,6 +84,9 @@ begin
   return v_doc;
 end;
 $$;
+comment on function app_public.team_get(integer) is
+'SPEC Permissions rule 7, GET /api/teams/<id>/: one team with its establishments and its current and
+future members (404 when absent).';
 
 -- A team the caller may write: the permission (403 without it) and at least one of the
 -- team's establishments in the perimeter (404 otherwise). Locks the team row.
@@ -184,6 +191,9 @@ begin
   return app_public.team_get(v_id);
 end;
 $$;
+comment on function app_public.team_create(jsonb) is
+'SPEC Permissions rule 7, POST /api/teams/: a holder of employee.change_team creates a team (name and
+establishments required; an establishment outside its perimeter is refused under establishments).';
 
 -- PATCH /api/teams/<id>/: only the keys sent.
 create or replace function app_public.team_update(p_id int, p_body jsonb) returns jsonb
@@ -196,6 +206,9 @@ begin
   return app_public.team_get(v_id);
 end;
 $$;
+comment on function app_public.team_update(integer, jsonb) is
+'SPEC Permissions rule 7, PATCH /api/teams/<id>/: the keys sent of a team with an establishment in the
+writer''s perimeter (else 404; 403 without employee.change_team).';
 
 -- PUT /api/teams/<id>/: name and establishments required.
 create or replace function app_public.team_replace(p_id int, p_body jsonb) returns jsonb
@@ -208,6 +221,8 @@ begin
   return app_public.team_get(v_id);
 end;
 $$;
+comment on function app_public.team_replace(integer, jsonb) is
+'SPEC Permissions rule 7, PUT /api/teams/<id>/: as PATCH, with name and establishments required.';
 
 -- DELETE /api/teams/<id>/: refused (403) when the team also spans establishments outside the
 -- perimeter. Its assignments go with it (each deletion is audited).
@@ -231,6 +246,10 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.team_delete(integer) is
+'SPEC Permissions rule 7, DELETE /api/teams/<id>/: deletes a team of the writer''s perimeter and its
+assignments (each audited); 403 when the team also spans establishments outside the perimeter, 404 when
+none is inside.';
 
 -- One member of a body: employee (required), start_date (default today), end_date. Raises
 -- 400 under p_field, or 403 for an employee outside the perimeter.
@@ -291,6 +310,9 @@ begin
   return app_public.team_get(p_id);
 end;
 $$;
+comment on function app_public.team_member_add(integer, jsonb) is
+'SPEC Permissions rule 7, POST /api/teams/<id>/members/: adds an employee of the writer''s perimeter to a
+team of its perimeter (403 outside), from today unless a start is given.';
 
 -- PUT /api/teams/<id>/members/ {"members": [{"employee", "start_date"?, "end_date"?}, ...]}:
 -- the list becomes the team's current and future members. A member kept keeps its
@@ -361,3 +383,7 @@ begin
   return app_public.team_get(p_id);
 end;
 $$;
+comment on function app_public.team_members_replace(integer, jsonb) is
+'SPEC Permissions rule 7, PUT /api/teams/<id>/members/: the list becomes the team''s current and future
+members; a member kept keeps its assignment, a new one starts today unless a start is given, one left
+out leaves yesterday (an assignment not yet started is deleted).';
