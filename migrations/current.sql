@@ -45,7 +45,9 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include shift_change/functions.sql
 --!include org/import.sql
 --!include api/reference.sql
+--!include absences/rules.sql
 --!include counters/functions.sql
+--!include absences/json.sql
 --!include documents/functions.sql
 --!include absences/api.sql
 --!include absences/triggers.sql

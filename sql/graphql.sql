@@ -7,8 +7,10 @@ comment on table app_public.day_modifications is null;
 comment on table app_public.events is null;
 -- Impersonation hands out a token, which only the REST route signs: GraphQL does not offer it
 -- (and the function refuses unless the server turned impersonation on, sql/impersonation/api.sql).
+-- Smart tags come first: PostGraphile reads the first line that is not a tag, and all after it,
+-- as the description.
 comment on function app_public.impersonation_start(int) is
-'SPEC Authentication rule 5 (user impersonation, off by default): a superuser starts speaking for another
+'@behavior -*
+SPEC Authentication rule 5 (user impersonation, off by default): a superuser starts speaking for another
 active account that is not a superuser; returns that account and the impersonator, which the REST route
-signs into a token; audited. Refused unless the server turned impersonation on for the request.
-@behavior -*';
+signs into a token; audited. Refused unless the server turned impersonation on for the request.';

@@ -75,9 +75,7 @@ $$;
 --   documents, records, numbers, payroll, events or on-call writing (so an author's own on-call
 --   period does not widen the establishments it may put others on call for). No permission (or an inactive account): whole = false and an empty list.
 -- Set-wise, so that routing a filing to its deciders computes every decider's scope in one
--- statement (plpgsql: its plan is prepared once per session, not at each call).
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- statement; plpgsql with force_generic_plan (docs/architecture.md, Performance notes).
 create or replace function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
 returns table (account_id int, whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -135,12 +133,11 @@ begin
 end;
 $$;
 
--- Memo of the perimeters within a transaction. One request asks for the same scopes and
--- perimeters many times (a validation: 21 scopes and 12 perimeter lists, through the
--- policies of every table it reads and writes); each is kept in a transaction-local setting,
--- keyed by account, instant and a generation that every write to a table they are computed
--- from advances (statement triggers below), so a transaction that changes roles, attributions,
--- workplaces, teams or on-call periods recomputes them.
+-- Memo of the perimeters within a transaction (docs/architecture.md, Performance notes): each
+-- scope and perimeter is kept in a transaction-local setting, keyed by account, instant and a
+-- generation that every write to a table they are computed from advances (statement triggers
+-- below), so a transaction that changes roles, attributions, workplaces, teams or on-call
+-- periods recomputes them.
 create or replace function app_hidden.perimeter_generation() returns text
 language sql stable parallel safe as $$
   select coalesce(nullif(current_setting('app.perimeter_generation', true), ''), '0');
@@ -196,8 +193,7 @@ $$;
 
 -- Employees attached to one of the establishments at a date: main workplace, secondary
 -- workplace, or a team assignment active that day to a team of the establishment.
--- The perimeter helpers that run in every request are plpgsql: their plans are prepared
--- once per connection, where a security definer SQL function is planned at each call.
+-- plpgsql, as every perimeter helper a request runs: docs/architecture.md, Performance notes.
 create or replace function app_hidden.employees_of_establishments(p_establishments int[], p_on date)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 200 as $$

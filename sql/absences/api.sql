@@ -221,8 +221,7 @@ create or replace function app_public.absences_list(p_status text default null, 
                                          p_establishment int default null, p_type int default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
--- Planned with each call's values: whether there is a list of readers, and its size, decide
--- between the index on (status, employee) and the one on (status, date).
+-- force_custom_plan: the index depends on each call's values (docs/architecture.md, Performance notes).
 set plan_cache_mode = force_custom_plan as $$
 declare
   v_count int;

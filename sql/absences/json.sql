@@ -16,9 +16,7 @@ $$;
 -- Records of the absences p_ids (as the caller sees them), in the order of p_ids.
 -- Documents carry `file` only for readers allowed to read their content. In a list
 -- (p_in_list), warnings are null (CONTRACT: list reads carry no warnings).
--- plpgsql, not sql: its plan is kept by the connection instead of being made at each call.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- plpgsql (not sql) with force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_hidden.absences_json(p_ids int[], p_public_url text, p_in_list boolean default false) returns jsonb
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$

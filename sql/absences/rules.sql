@@ -196,8 +196,7 @@ $$;
 -- Counters an absence would move: one line per consumable counter associated with the
 -- type and per civil year of the period (an absence spanning two years moves each year's
 -- counter for its share). counter_id is null when the counter of that year is not open.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
 returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -220,8 +219,7 @@ end;
 $$;
 
 -- Net journal position of absences per counter and bucket (what they hold now).
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.absence_counter_nets(p_absence_ids int[])
 returns table (absence_id int, counter_id int, code text, year int, bucket text, quantity numeric)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp

@@ -187,8 +187,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
 $$;
 
 -- What granting a cancellation would recredit (cancellation_counter_effects), per absence.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.absence_cancellation_effects(p_absence_ids int[])
 returns table (absence_id int, effects jsonb)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -237,8 +236,7 @@ end;
 $$;
 
 -- Balances of an employee's counters for a year, summed over the journal.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.counter_balances_of(p_employee int, p_year int)
 returns table (id int, code text, name text, unit text, year int, is_active boolean,
                acquired numeric, taken numeric, planned numeric)

@@ -51,8 +51,7 @@ $$;
 -- employee: main workplace, secondary workplace, or a team of the day (p_on or today).
 -- The others (a role without establishments, e.g. an Admin of the whole association, or an
 -- explicit permission, which carries no establishment restriction) are unattached.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
                                                p_author_account_id int)
 returns table (account_id int, attached boolean)

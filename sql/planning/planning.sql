@@ -1,9 +1,8 @@
 -- GET /api/planning/: the cells of a window (at most 62 days) for the caller's employees,
 -- built set-wise in one statement (dates × employees joined to templates, day
 -- modifications, absences, pending requests and on-call periods).
--- The answer is json, not jsonb, written as text (app_hidden.json_text and its siblings): a
--- month of 200 employees is some 6 000 cells, and jsonb builds, sorts and re-serialises a
--- tree (several times costlier for a response that is only sent, never queried).
+-- The answer is json, not jsonb, written as text (app_hidden.json_text and its siblings):
+-- docs/architecture.md, Performance notes.
 
 -- On-call periods overlapping the window.
 create index if not exists on_call_periods_interval_idx on app_public.on_call_periods (end_at, start_at);
@@ -15,8 +14,7 @@ create index if not exists shift_change_requests_pending_date_idx on app_public.
 -- establishments meet the establishments of a team the employee belongs to that day, and
 -- whose interval [start, end) meets the day (business time zone). Security definer: an
 -- employee reads who is on call for their teams without reading the on-call screens.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_hidden.team_on_call_by_day(p_employee_ids int[], p_from date, p_to date)
 returns table (employee_id int, date date, on_call jsonb)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
@@ -68,9 +66,8 @@ begin
 end;
 $$;
 
--- JSON text of a value (null → null). The planning's answer is written as text: some 6 000
--- blocks of 19 keys for a month of 200 employees, where json_build_object costs 4 µs a block
--- (the type of each argument is looked up at each call) and concatenation half a microsecond.
+-- JSON text of a value (null → null), for the planning's answer written as text
+-- (docs/architecture.md, Performance notes).
 -- Stable, as to_json and to_char are: an immutable wrapper would not be inlined.
 create or replace function app_hidden.json_text(p text) returns text
 language sql stable parallel safe as $$
@@ -104,8 +101,7 @@ $$;
 --     blocks (or, in a cell without any, on the absence blocks), a pending absence request
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$

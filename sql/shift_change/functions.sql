@@ -8,8 +8,7 @@ on conflict (key) do nothing;
 
 -- The records of a set of requests, built in one statement (requester's name, reason label,
 -- slots with their posts, names of the decider and of the corrector).
--- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
--- query at every call (its custom plans were estimated cheaper), longer than it runs.
+-- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_hidden.shift_change_records(p_ids int[]) returns table (id int, record jsonb)
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
@@ -327,8 +326,8 @@ end;
 $$;
 comment on function app_public.shift_change_delete(integer) is
 'SPEC Day-change requests, DELETE /api/shift-change-requests/<id>/ and decision rule 5: the requester
-withdraws a pending request (audit line Suppression, nobody notified); anybody else gets 403, a decided
-request 400 under status.';
+withdraws a pending request (audit line Suppression, nobody notified); anybody else who reads it gets
+403, a decided request 400 under status.';
 
 -- Locks a request for a transition after the caller's rights were checked: a stale version
 -- is 409 before any other check of the row, then a request that is no longer pending is 400
