@@ -272,7 +272,7 @@ $$;
 create or replace function app_public.calendar_feed_revoke(p_kind text) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
-  if not app_private.calendar_feed_delete(app_hidden.current_account_id(), p_kind) then
+  if app_private.calendar_feed_delete(app_hidden.current_account_id(), p_kind) is not true then
     perform app_hidden.not_found('Aucun flux de ce type.', 'WN701');
   end if;
   return null;
