@@ -194,23 +194,29 @@ $$;
 
 -- "Absences de mon périmètre": who is absent when, among the employees of the caller's queue
 -- perimeter (granted absences only). The reason (the absence type) is shown to the employee
--- and to those who may decide their absences (app_hidden.may_decide_absence_of); any other
--- reader (a DA, for instance) reads « Absent(e) ».
+-- and to those who may decide their absences (app_hidden.may_decide_absence_of, asked once per
+-- employee, not per absence); any other reader (a DA, for instance) reads « Absent(e) ».
 create or replace function app_hidden.calendar_perimeter_events(p_from date, p_to date) returns jsonb
 language sql stable as $$
+  with granted as (
+    select a from app_public.absences a
+    where a.employee_id in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue'))
+      and a.date_start <= p_to and a.date_end >= p_from
+      and a.status in ('validated', 'cancellation_requested')
+  ),
+  shown as (
+    select x.id, app_hidden.is_current_employee(x.id) or app_hidden.may_decide_absence_of(x.id) as reason
+    from (select distinct (g.a).employee_id as id from granted g) x
+  )
   select coalesce(jsonb_agg(app_hidden.calendar_absence_event(
-           a, e.first_name || ' ' || e.last_name || ' – '
-              || case when app_hidden.is_current_employee(a.employee_id) or app_hidden.may_decide_absence_of(a.employee_id)
-                      then t.name else 'Absent(e)' end,
-           'Absence ' || app_hidden.absence_period_fr(a.date_start, a.date_end, a.start_half, a.end_half,
-                                                      a.start_time, a.end_time),
-           false) order by a.date_start, a.id), '[]')
-  from app_public.absences a
-  join app_public.employees e on e.id = a.employee_id
-  join app_public.absence_types t on t.id = a.type_id
-  where a.employee_id in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue'))
-    and a.date_start <= p_to and a.date_end >= p_from
-    and a.status in ('validated', 'cancellation_requested');
+           g.a, e.first_name || ' ' || e.last_name || ' – ' || case when s.reason then t.name else 'Absent(e)' end,
+           'Absence ' || app_hidden.absence_period_fr((g.a).date_start, (g.a).date_end, (g.a).start_half, (g.a).end_half,
+                                                      (g.a).start_time, (g.a).end_time),
+           false) order by (g.a).date_start, (g.a).id), '[]')
+  from granted g
+  join shown s on s.id = (g.a).employee_id
+  join app_public.employees e on e.id = (g.a).employee_id
+  join app_public.absence_types t on t.id = (g.a).type_id;
 $$;
 
 -- GET /api/calendar-feeds/: the two kinds, whether the caller may hold each and since when
