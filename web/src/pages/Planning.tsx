@@ -107,7 +107,7 @@ export function Planning() {
         </>
       )}
       <p className="muted">
-        <Link href="/compte/agendas">Suivre mon planning dans l’agenda de mon téléphone</Link>
+        <Link href="/compte/agendas">Ajouter ce planning à l’agenda de mon téléphone</Link>
       </p>
     </Page>
   );
