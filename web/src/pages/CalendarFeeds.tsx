@@ -24,7 +24,7 @@ export function CalendarFeeds() {
     <Page title="Agendas" actions={<Link href="/compte">Retour à mon compte</Link>}>
       <p>
         Abonnez l’agenda de votre téléphone ou de votre messagerie à votre planning : il se met à jour tout seul,
-        de 3 mois en arrière à 12 mois en avant. Les événements ne sont modifiables qu’ici, pas dans l’agenda.
+        de 3 mois en arrière à 12 mois en avant. L’agenda est en lecture seule : vos demandes se font toujours ici.
       </p>
       <details className="help">
         <summary>Comment s’abonner ?</summary>
