@@ -65,6 +65,8 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include on_call/access.sql
 --!include on_call/api.sql
 --!include payroll/api.sql
+--!include calendar/tables.sql
+--!include calendar/api.sql
 --!include documents/uploads.sql
 --!include graphql.sql
 --!include backoffice/sessions.sql
@@ -76,4 +78,5 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include backoffice/contracts.sql
 --!include backoffice/team_members.sql
 --!include backoffice/absences.sql
+--!include guards.sql
 --!include finalize.sql

@@ -44,5 +44,6 @@ insert into app_private.never_null_guards (helper, why) values
   ('app_private.holds_hr_permission(integer)', 'coalesce(exists ... or exists ..., false)'),
   ('app_hidden.current_account_is_verified_superuser()', 'coalesce(is_superuser, false) and coalesce(setting, '''') = ''on'''),
   ('app_hidden.may_write_counter(integer)', 'current_account_is_staff() or coalesce(may(...), false)'),
-  ('app_hidden.may_decide_absence_of(integer)', 'coalesce(may(...) and is_current_employee(...) is false, false)')
+  ('app_hidden.may_decide_absence_of(integer)', 'coalesce(may(...) and is_current_employee(...) is false, false)'),
+  ('app_hidden.calendar_feed_allowed(text)', 'coalesce(case ... end, false)')
 on conflict (helper) do update set why = excluded.why;

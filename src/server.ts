@@ -13,6 +13,7 @@ import { buildApiRouter, expressPath } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { mountWeb } from './http/web.js';
+import { redactRequest, redactUrl } from './http/log-redaction.js';
 import { routeModules, routes } from './http/routes/index.js';
 import { FileStorage } from './storage/storage.js';
 import { mountBackoffice } from './backoffice/index.js';
@@ -81,7 +82,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   app.set('etag', false);
 
   if (logger.isLevelEnabled('info')) {
-    app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
+    app.use(pinoHttp({ logger, serializers: { req: redactRequest },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
   } else {
     // Request lines are info: not written at this level. pino-http would still serialise every
     // request into a child logger (a third of the memory churn of a simple read); only the
@@ -91,7 +93,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       req.log = logger;
       res.once('finish', () => {
         if (res.statusCode >= 500) {
-          logger.error({ req: { method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode },
+          logger.error({ req: { method: req.method, url: redactUrl(req.originalUrl) }, res: { statusCode: res.statusCode },
             responseTime: Date.now() - started }, 'request errored');
         }
       });

@@ -71,10 +71,14 @@ const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
  * the address's bucket: a token, even a closed account's, must not lift a login to 1000/min.
  */
 export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: string[]) {
-  const publicKeys = new Set(publicPaths.map(routeKey));
+  const publicKeys = new Set(publicPaths.filter((path) => !path.includes('{')).map(routeKey));
+  // Public paths with parameters (the calendar feeds, /api/feeds/{token}.ics): one pattern each.
+  const publicPatterns = publicPaths.filter((path) => path.includes('{')).map((path) => new RegExp(
+    `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`));
+  const isPublic = (path: string) => publicKeys.has(routeKey(path)) || publicPatterns.some((re) => re.test(routeKey(path)));
   return (req: Request, _res: Response, next: NextFunction) => {
     const { identity } = getRequestAuth(req);
-    const wait = identity && !publicKeys.has(routeKey(req.path))
+    const wait = identity && !isPublic(req.path)
       ? limiter.hit(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
     if (wait > 0) {

@@ -132,6 +132,7 @@ export function buildOpenApi(modules: RouteModule[], info: { title: string; vers
     // A path naming no row; a page beyond the last one.
     if (route.pathParams || route.paginated) statuses.add(404);
     const responses: Record<string, JsonSchema> = { [String(route.status)]: successResponse(route) };
+    for (const [status, text] of Object.entries(route.otherResponses ?? {})) responses[status] = { description: text };
     for (const status of [...statuses].sort()) responses[String(status)] = errorResponse(status, route.errorBodies?.[status]);
     const description = [route.description, route.permission ? `Permission : \`${route.permission}\`.` : '']
       .filter(Boolean)

@@ -84,6 +84,8 @@ export interface RouteSpec {
   /** Content types of a binary response (file downloads: the stored file's detected type). */
   responseContentTypes?: readonly string[];
   errors: number[];
+  /** Other answers without a body, by status, with their description (a feed's 304 Not Modified). */
+  otherResponses?: Partial<Record<number, string>>;
   /** An error status whose body is not the usual { detail } (the health probe's 503 says what is down). */
   errorBodies?: Partial<Record<number, JsonSchema>>;
   headers?: Record<string, string>;

@@ -1,6 +1,7 @@
 /**
  * The closed default (SPEC Authentication rule 2): every route needs an authenticated
- * account except the six public ones. The manifest is iterated, so routes added later are
+ * account except the public ones (health, token, password reset and its confirmation, the
+ * calendar feeds read with their secret address). The manifest is iterated, so routes added later are
  * covered without touching this file. Also: the health probe and the security headers.
  */
 import jwt from 'jsonwebtoken';
@@ -33,6 +34,7 @@ const PUBLIC_MANIFEST = [
   'POST /api/auth/token/',
   'POST /api/auth/password/reset/',
   'POST /api/auth/password/reset/confirm/',
+  'GET /api/feeds/{token}.ics',
 ];
 
 const protectedRoutes = routes.filter((route) => route.auth !== 'public');
@@ -44,7 +46,7 @@ function expect401(res: HttpResponse, what: string): void {
 }
 
 describe('closed by default', () => {
-  it('the public routes of the manifest are exactly health, token, password reset and its confirmation', () => {
+  it('the public routes of the manifest are exactly health, token, password reset and its confirmation, calendar feeds', () => {
     const publicRoutes = routes.filter((route) => route.auth === 'public').map((r) => `${r.method.toUpperCase()} ${r.path}`);
     expect(publicRoutes.sort()).toEqual([...PUBLIC_MANIFEST].sort());
     expect(protectedRoutes.length).toBeGreaterThan(0);
@@ -86,6 +88,8 @@ describe('closed by default', () => {
     expect((await env.post('/api/auth/token/', null, {})).status).toBe(400);
     expect((await env.post('/api/auth/password/reset/', null, {})).status).toBe(400);
     expect((await env.post('/api/auth/password/reset/confirm/', null, {})).status).toBe(400);
+    // A calendar feed: its secret address is its authentication (unknown secret: 404, not 401).
+    expect((await env.get(`/api/feeds/${'0'.repeat(64)}.ics`)).status).toBe(404);
   });
 
   it('an unknown /api address answers 404 {"detail"}', async () => {

@@ -585,6 +585,28 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '403 403 403 403 403 403   -   - 403   -   -',
     noemp_out: '403 403 403 403 403 403 403 403 403   -   -',
   },
+  // Calendar feeds (issue 16): any account holds « planning »; « perimeter » is for the queue
+  // readers (absences.view_absence_queue; a superuser holds every permission).
+  calendar_feeds_list: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  calendar_feeds_create: {
+    any:       '201 201 201 201 201 201 403 403 403 403 201',
+    noemp:     '201 201 201 201 201 201 403 403 403   -   -',
+  },
+  calendar_feeds_rotate: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  calendar_feeds_revoke: {
+    any:       '204 204 204 204 204 204 204 204 204 204 204',
+    noemp:     '204 204 204 204 204 204 204 204 204   -   -',
+  },
+  calendar_feed_read: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
 };
 
 /** A closed account's token: 401 everywhere but on the public routes (SPEC Authentication 1-2). */
@@ -593,6 +615,7 @@ const CLOSED: Record<string, number> = {
   auth_token: 401, // the closed account's own credentials
   auth_password_reset: 200, // the same answer whoever asks
   auth_password_reset_confirm: 400, // an unknown reset token
+  calendar_feed_read: 200, // the feed's secret opens it, not the session sent along
 };
 const closedStatus = (op: string) => CLOSED[op] ?? 401;
 

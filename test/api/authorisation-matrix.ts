@@ -3,6 +3,7 @@
  * on which record, and a minimal valid request per operation, so that the status answers the
  * question "may this caller do this to this record" and nothing else.
  */
+import { randomBytes } from 'node:crypto';
 import type { TestEnv } from '../helpers/server.js';
 import { PDF, form } from './absence-helpers.js';
 
@@ -120,6 +121,22 @@ export class Arrangement {
   unique(prefix: string): string {
     this.counter += 1;
     return `${prefix} ${this.counter}`;
+  }
+  private feeds = new Map<string, Promise<string>>();
+  /** A calendar feed of an account (inserted as the owner), once; its secret. */
+  calendarFeed(account: string, kind: 'planning' | 'perimeter'): Promise<string> {
+    const key = `${account}:${kind}`;
+    if (!this.feeds.has(key)) {
+      const secret = randomBytes(32).toString('hex');
+      this.feeds.set(key, this.restoreCalendarFeed(account, kind, secret).then(() => secret));
+    }
+    return this.feeds.get(key)!;
+  }
+  /** Inserts the feed again if it is gone (a revocation consumed it). */
+  async restoreCalendarFeed(account: string, kind: 'planning' | 'perimeter', secret = randomBytes(32).toString('hex')): Promise<void> {
+    await this.env.db.query(
+      `insert into app_private.calendar_feeds (account_id, kind, token_hash) values ($1, $2, public.digest($3, 'sha256'))
+       on conflict (account_id, kind) do nothing`, [this.accountId(account), kind, secret]);
   }
   async token(account: string): Promise<string> {
     if (!this.tokens.has(account)) this.tokens.set(account, await this.env.login(account));
@@ -426,5 +443,17 @@ export const OPERATIONS: Record<string, Operation> = {
   notifications_list: read(async () => ({ path: '/api/notifications/' }), 'none'),
   notification_mark_read: write(async (t, a) => ({ path: `/api/notifications/${a.notification[t.employee!]}/read/` })),
   email_outbox_list: read(async () => ({ path: '/api/email-outbox/' }), 'none'),
+  calendar_feeds_list: read(async () => ({ path: '/api/calendar-feeds/' }), 'none'),
+  calendar_feeds_create: write(async () => ({ path: '/api/calendar-feeds/', body: { kind: 'perimeter' } }), 'none'),
+  calendar_feeds_rotate: write(async (t, a) => {
+    await a.calendarFeed(t.caller.account, 'planning');
+    return { path: '/api/calendar-feeds/planning/rotate/' };
+  }, 'none'),
+  calendar_feeds_revoke: {
+    ...write(async () => ({ path: '/api/calendar-feeds/planning/' }), 'none'),
+    restore: (t, a) => a.restoreCalendarFeed(t.caller.account, 'planning'),
+  },
+  // Public: the secret of another account's feed opens it, whoever sends a session along.
+  calendar_feed_read: read(async (_t, a) => ({ path: `/api/feeds/${await a.calendarFeed('bruno', 'planning')}.ics` }), 'none'),
   audit_log_list: read(async (t, a) => ({ path: `/api/audit-log/?model=absence&target_id=${a.absence[t.employee!]}` })),
 };

@@ -98,6 +98,11 @@ describe('GET /api/schema/', () => {
       it('answers its success status and every error status it declares, 401 unless public, 429 and 503 always', () => {
         const responses = operation(route).responses;
         const expected = new Set([String(route.status), ...route.errors.map(String), '429', '503']);
+        // Answers without a body besides the success (a feed's 304): documented without content.
+        for (const status of Object.keys(route.otherResponses ?? {})) {
+          expected.add(status);
+          expect(responses[status].content).toBeUndefined();
+        }
         if (route.auth !== 'public') expected.add('401');
         // A POST, PUT or PATCH reads a body even when it declares none: malformed JSON is a 400.
         if (route.body || route.query || route.paginated || ['post', 'put', 'patch'].includes(route.method)) expected.add('400');

@@ -128,6 +128,8 @@ describe('public routes count in the anonymous bucket, token or not (issue 11, f
     expect(statuses.every((status) => status === 401)).toBe(true);
     expect429(await env.post('/api/auth/token/', closed, { username: 'nobody-else', password: 'x' }), 60);
     expect429(await env.get('/api/health/', closed), 60);
+    // A public route with a path parameter too: a calendar feed's secret address.
+    expect429(await env.get(`/api/feeds/${'0'.repeat(64)}.ics`, closed), 60);
   });
 });
 

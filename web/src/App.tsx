@@ -11,13 +11,16 @@ import { Queue } from './pages/Queue';
 import { TeamPlanning } from './pages/TeamPlanning';
 import { Payroll } from './pages/Payroll';
 import { Impersonate } from './pages/Impersonate';
+import { CalendarFeeds } from './pages/CalendarFeeds';
 
 interface Screen {
   path: string;
   label: string;
   render(): ReactNode;
-  /** Shown in the menu for this account. */
+  /** Reachable by this account. */
   shown(me: Me): boolean;
+  /** Reached from another screen, not from the menu (its menu entry is that screen's). */
+  parent?: string;
 }
 
 const hasEmployee = (me: Me) => me.employee_id != null;
@@ -34,6 +37,7 @@ const SCREENS: Screen[] = [
   { path: '/paie', label: 'Paie', render: () => <Payroll />, shown: (me) => me.can_view_payroll },
   { path: '/notifications', label: 'Notifications', render: () => <Notifications />, shown: () => true },
   { path: '/compte', label: 'Mon compte', render: () => <Account />, shown: () => true },
+  { path: '/compte/agendas', label: 'Agendas', render: () => <CalendarFeeds />, shown: () => true, parent: '/compte' },
   { path: '/emprunt', label: 'Emprunter une identité', render: () => <Impersonate />, shown: (me) => me.can_impersonate },
 ];
 
@@ -73,9 +77,10 @@ export function App() {
         <p className="brand">Temps &amp; absences</p>
         <nav aria-label="Menu principal">
           <ul>
-            {SCREENS.filter((candidate) => candidate.shown(me)).map((candidate) => (
+            {SCREENS.filter((candidate) => candidate.shown(me) && !candidate.parent).map((candidate) => (
               <li key={candidate.path}>
-                <Link href={candidate.path} aria-current={candidate === current ? 'page' : undefined}>
+                <Link href={candidate.path}
+                  aria-current={candidate === current ? 'page' : candidate.path === current.parent ? 'true' : undefined}>
                   {candidate.label}
                   {candidate.path === '/notifications' && unread ? (
                     <span className="count" aria-label={`, ${unread} non lue${unread > 1 ? 's' : ''}`}>{unread}</span>

@@ -7,6 +7,7 @@ import { absenceRoutes } from './absences.js';
 import { accountRoutes } from './accounts.js';
 import { auditLogRoutes } from './audit-log.js';
 import { authRoutes } from './auth.js';
+import { calendarFeedRoutes } from './calendar-feeds.js';
 import { counterRoutes } from './counters.js';
 import { documentRoutes } from './documents.js';
 import { employeeModule } from './employees.js';
@@ -40,6 +41,7 @@ export const routeModules: RouteModule[] = [
   onCallModule,
   payrollModule,
   notificationRoutes,
+  calendarFeedRoutes,
   auditLogRoutes,
 ];
 

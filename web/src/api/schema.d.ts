@@ -1269,6 +1269,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/calendar-feeds/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Mes flux de calendrier
+         * @description Deux flux par compte au plus : « planning » (mes jours travaillés avec horaires et poste, mes absences, mes modifications validées, mes astreintes), ouvert à tout compte, et « perimeter » (qui est absent quand dans mon périmètre de lecture des demandes), réservé aux lecteurs des demandes d’absence (`absences.view_absence_queue`, 403 sinon). L’adresse secrète n’est montrée qu’à la création et au renouvellement (seule son empreinte SHA-256 est gardée) ; l’ancienne adresse d’un flux renouvelé ou supprimé répond 404.
+         */
+        get: operations["calendar_feeds_list"];
+        put?: never;
+        /**
+         * Créer un flux de calendrier (son adresse secrète est montrée une fois)
+         * @description Deux flux par compte au plus : « planning » (mes jours travaillés avec horaires et poste, mes absences, mes modifications validées, mes astreintes), ouvert à tout compte, et « perimeter » (qui est absent quand dans mon périmètre de lecture des demandes), réservé aux lecteurs des demandes d’absence (`absences.view_absence_queue`, 403 sinon). L’adresse secrète n’est montrée qu’à la création et au renouvellement (seule son empreinte SHA-256 est gardée) ; l’ancienne adresse d’un flux renouvelé ou supprimé répond 404. Un seul flux par type : un second est refusé sous `kind` (renouvelez l’adresse).
+         *
+         *     Permission : `absences.view_absence_queue (flux « perimeter »)`.
+         */
+        post: operations["calendar_feeds_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/calendar-feeds/{kind}/rotate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renouveler l’adresse secrète d’un flux (l’ancienne répond 404)
+         * @description Deux flux par compte au plus : « planning » (mes jours travaillés avec horaires et poste, mes absences, mes modifications validées, mes astreintes), ouvert à tout compte, et « perimeter » (qui est absent quand dans mon périmètre de lecture des demandes), réservé aux lecteurs des demandes d’absence (`absences.view_absence_queue`, 403 sinon). L’adresse secrète n’est montrée qu’à la création et au renouvellement (seule son empreinte SHA-256 est gardée) ; l’ancienne adresse d’un flux renouvelé ou supprimé répond 404.
+         */
+        post: operations["calendar_feeds_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/calendar-feeds/{kind}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Supprimer un flux (son adresse répond 404)
+         * @description Deux flux par compte au plus : « planning » (mes jours travaillés avec horaires et poste, mes absences, mes modifications validées, mes astreintes), ouvert à tout compte, et « perimeter » (qui est absent quand dans mon périmètre de lecture des demandes), réservé aux lecteurs des demandes d’absence (`absences.view_absence_queue`, 403 sinon). L’adresse secrète n’est montrée qu’à la création et au renouvellement (seule son empreinte SHA-256 est gardée) ; l’ancienne adresse d’un flux renouvelé ou supprimé répond 404.
+         */
+        delete: operations["calendar_feeds_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/feeds/{token}.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flux iCalendar (RFC 5545) d’une adresse secrète
+         * @description Lu par les applications d’agenda, sans session : l’adresse secrète suffit, et le flux montre ce que son propriétaire peut lire (mêmes périmètres que le planning et la file des demandes), de 3 mois en arrière à 12 mois en avant. Fuseau Europe/Paris déclaré (VTIMEZONE) ; UID stables ; les journées entières en VALUE=DATE, les demi-journées (matin [00:00, 12:00[, après-midi [12:00, 24:00[) et les horaires en heure locale. Dans le flux « perimeter », le motif d’une absence n’apparaît que pour le salarié et ceux qui décident de ses absences ; les autres lisent « Absent(e) ». En-têtes `ETag` (empreinte du corps) et `Cache-Control: private, max-age=300` ; `If-None-Match` avec l’ETag courant répond 304 sans corps. Une adresse inconnue, renouvelée ou supprimée, ou d’un compte fermé, répond 404 ; un flux « perimeter » dont le propriétaire ne lit plus les demandes, 403.
+         */
+        get: operations["calendar_feed_read"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit-log/": {
         parameters: {
             query?: never;
@@ -2051,6 +2137,34 @@ export interface components {
             last_error: string | null;
             /** @description Texte du message ; montré aux seuls superutilisateurs (il contient des liens à usage unique). */
             body_text?: string;
+        };
+        CalendarFeedState: {
+            /** @enum {string} */
+            kind: "planning" | "perimeter";
+            /** @description Nom du flux, en français. */
+            label: string;
+            /** @description Le compte peut détenir ce flux. */
+            allowed: boolean;
+            /** @description Un flux de ce type existe (son adresse n’est plus affichable : renouvelez-la pour la revoir). */
+            active: boolean;
+            /**
+             * Format: date-time
+             * @description Création ou dernier renouvellement.
+             */
+            created_at: string | null;
+        };
+        CalendarFeedAddress: {
+            /** @enum {string} */
+            kind: "planning" | "perimeter";
+            /** @description Nom du flux, en français. */
+            label: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uri
+             * @description Adresse secrète d’abonnement (.ics), montrée cette fois seulement.
+             */
+            url: string;
         };
         AuditLine: {
             id: number;
@@ -9874,6 +9988,352 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Detail"];
                 };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    calendar_feeds_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        feeds: components["schemas"]["CalendarFeedState"][];
+                    };
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    calendar_feeds_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description planning ou perimeter.
+                     * @enum {string}
+                     */
+                    kind: "planning" | "perimeter";
+                };
+            };
+        };
+        responses: {
+            /** @description Créé */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeedAddress"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    calendar_feeds_rotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "planning" | "perimeter";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeedAddress"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    calendar_feeds_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "planning" | "perimeter";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sans contenu */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    calendar_feed_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "private, max-age=300";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description Non modifié : l’ETag envoyé dans If-None-Match est toujours celui du flux. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Action interdite pour ce compte */
             403: {

@@ -1,3 +1,4 @@
+import { Link } from '../router';
 import { useSession } from '../session';
 import { Page } from '../ui';
 
@@ -30,6 +31,11 @@ export function Account() {
       ) : (
         <p>Consulter votre planning, vos demandes et vos compteurs.</p>
       )}
+      <h2>Agendas</h2>
+      <p>
+        Suivez votre planning{me.can_view_absence_queue ? ' et les absences de votre périmètre' : ''} dans l’agenda de votre
+        téléphone : <Link href="/compte/agendas">abonner mon agenda (flux iCalendar)</Link>.
+      </p>
       <button type="button" onClick={logout}>
         Se déconnecter
       </button>

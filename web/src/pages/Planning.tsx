@@ -3,6 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../api/client';
 import { addDays, frDate, frDayHead, frLongDate, frMonth, minutes, mondayOf, monthBounds, WEEKDAYS } from '../format';
 import { PlanningLegend } from '../legend';
+import { Link } from '../router';
 import { ErrorNotice, Loading, Page } from '../ui';
 import { DayChangeForm } from './DayChangeForm';
 
@@ -105,6 +106,9 @@ export function Planning() {
           )}
         </>
       )}
+      <p className="muted">
+        <Link href="/compte/agendas">Ajouter ce planning à l’agenda de mon téléphone</Link>
+      </p>
     </Page>
   );
 }

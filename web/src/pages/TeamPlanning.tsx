@@ -3,6 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../api/client';
 import { addDays, frLongDate, frMonth, monthBounds } from '../format';
 import { PlanningLegend } from '../legend';
+import { Link } from '../router';
 import { ErrorNotice, Loading, Page } from '../ui';
 
 type Planning = Schemas['Planning'];
@@ -125,6 +126,9 @@ export function TeamPlanning() {
           )}
         </>
       )}
+      <p className="muted">
+        <Link href="/compte/agendas">Suivre les absences de mon périmètre dans mon agenda</Link>
+      </p>
     </Page>
   );
 }
