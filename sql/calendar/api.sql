@@ -235,6 +235,7 @@ begin
     left join app_private.calendar_feeds_of(app_hidden.current_account_id()) f on f.kind = k.kind));
 end;
 $$;
+comment on function app_public.calendar_feeds_list() is 'SPEC (issue 16) calendar feeds, GET /api/calendar-feeds/: the two feed kinds of the acting account, whether it may hold each, and since when its live feed exists (the secret is never shown again).';
 
 create or replace function app_hidden.calendar_feed_answer(p_kind text, p_token text, p_public_url text) returns jsonb
 language sql stable as $$
@@ -257,6 +258,7 @@ begin
   return app_hidden.calendar_feed_answer(v_kind, v_token, p_public_url);
 end;
 $$;
+comment on function app_public.calendar_feed_create(jsonb, text) is 'SPEC (issue 16) calendar feeds, POST /api/calendar-feeds/: creates the acting account''s feed of a kind (one per kind; "perimeter" only for queue readers) and returns its secret address, shown this once.';
 
 -- POST /api/calendar-feeds/{kind}/rotate/: a new secret; the old address answers 404.
 create or replace function app_public.calendar_feed_rotate(p_kind text, p_public_url text default null) returns jsonb
@@ -272,6 +274,7 @@ begin
   return app_hidden.calendar_feed_answer(p_kind, v_token, p_public_url);
 end;
 $$;
+comment on function app_public.calendar_feed_rotate(text, text) is 'SPEC (issue 16) calendar feeds, POST /api/calendar-feeds/{kind}/rotate/: gives the feed a new secret address; the old one answers 404 from now on.';
 
 -- DELETE /api/calendar-feeds/{kind}/: the address answers 404 from now on. Revoking stays
 -- possible after losing the right to the kind.
@@ -284,6 +287,7 @@ begin
   return null;
 end;
 $$;
+comment on function app_public.calendar_feed_revoke(text) is 'SPEC (issue 16) calendar feeds, DELETE /api/calendar-feeds/{kind}/: revokes the acting account''s feed of that kind; its address answers 404 from now on.';
 
 -- GET /api/feeds/{secret}.ics: the feed's events under its owner's rights. An unknown,
 -- rotated or revoked secret and a closed owner: 404; a perimeter feed whose owner no longer
@@ -313,4 +317,4 @@ end;
 $$;
 -- It changes the acting account of its transaction: REST only (its own transaction), never
 -- offered by GraphQL, where another call could follow in the same transaction.
-comment on function app_public.calendar_feed_read(text) is E'@behavior -*';
+comment on function app_public.calendar_feed_read(text) is E'@behavior -*\nSPEC (issue 16) calendar feeds, GET /api/feeds/{secret}.ics: the events of a feed under its owner''s rights (its planning, or its queue perimeter''s absences with the reason only where the owner may decide); unknown, rotated or revoked secrets and closed owners answer 404.';
