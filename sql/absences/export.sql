@@ -64,6 +64,7 @@ $$;
 -- GET /api/absences/export/?format=csv|xlsx&<the list's filters>: the list's rows and order,
 -- one line per absence, with the columns of the list that a spreadsheet reads (the list's
 -- readers read the comment and the decision reason too; documents are counted, never linked).
+-- Half-days and units in French (the file is read by people).
 create or replace function app_public.absences_export(p_status text default null, p_employee int default null,
                                                       p_from date default null, p_to date default null,
                                                       p_establishment int default null, p_type int default null)
@@ -73,9 +74,11 @@ returns table (id int, employee int, employee_name text, type_code text, type_na
                comment text, decision_reason text, documents bigint, submitted_at timestamptz, decided_at timestamptz)
 language sql stable as $$
   select a.id, a.employee_id, e.first_name || ' ' || e.last_name, t.code, t.name,
-         a.date_start, a.date_end, a.start_half, a.end_half,
+         a.date_start, a.date_end,
+         case a.start_half when 'afternoon' then 'Après-midi' when 'morning' then 'Matin' end,
+         case a.end_half when 'afternoon' then 'Après-midi' when 'morning' then 'Matin' end,
          to_char(a.start_time, 'HH24:MI'), to_char(a.end_time, 'HH24:MI'),
-         a.counted_quantity, a.counted_unit, a.status, app_hidden.absence_status_label(a.status),
+         a.counted_quantity, case a.counted_unit when 'day' then 'jours' when 'hour' then 'heures' end, a.status, app_hidden.absence_status_label(a.status),
          a.comment, a.decision_reason,
          (select count(*) from app_public.absence_documents d where d.absence_id = a.id),
          a.submitted_at, a.decided_at

@@ -68,6 +68,9 @@ create or replace function app_public.counters_establishment_export(p_establishm
 returns table (employee int, employee_name text, code text, name text, unit text,
                acquired numeric, taken numeric, planned numeric, remaining numeric)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select * from app_hidden.counters_establishment_selection(
-    p_establishment, coalesce(p_year, extract(year from app_hidden.today())::int));
+  select c.employee, c.employee_name, c.code, c.name,
+         case c.unit when 'day' then 'jours' when 'hour' then 'heures' else c.unit end,
+         c.acquired, c.taken, c.planned, c.remaining
+  from app_hidden.counters_establishment_selection(
+    p_establishment, coalesce(p_year, extract(year from app_hidden.today())::int)) c;
 $$;

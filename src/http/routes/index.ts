@@ -10,6 +10,7 @@ import { authRoutes } from './auth.js';
 import { counterRoutes } from './counters.js';
 import { documentRoutes } from './documents.js';
 import { employeeModule } from './employees.js';
+import { exportRoutes } from './exports.js';
 import { eventModule } from './events.js';
 import { impersonationModule } from './impersonation.js';
 import { notificationRoutes } from './notifications.js';
@@ -33,6 +34,8 @@ export const routeModules: RouteModule[] = [
   teamModule,
   planningRoutes,
   shiftChangeRoutes,
+  // Before the absences: /api/absences/export/ is not /api/absences/{id}/.
+  exportRoutes,
   absenceRoutes,
   counterRoutes,
   documentRoutes,
