@@ -27,6 +27,7 @@ function filenameOf(response: Response, fallback: string): string {
  * The download needs the bearer token, so the file is fetched by the API client and handed to
  * the browser as an object URL (a plain link would go without the token).
  */
+/** `what` names the group for assistive technology, in a word (paie, absences, compteurs). */
 export function ExportButtons<P extends ExportPath>({ path, query, what }: { path: P; query: ExportQuery<P>; what: string }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -53,7 +54,7 @@ export function ExportButtons<P extends ExportPath>({ path, query, what }: { pat
   }
 
   return (
-    <div className="export-buttons" role="group" aria-label={`Exporter ${what}`}>
+    <div className="export-buttons" role="group" aria-label={`Exports (${what})`}>
       {FORMATS.map(({ format, label }) => (
         <button key={format} type="button" disabled={busy !== null} aria-busy={busy === format}
           onClick={() => void download(format)}>

@@ -57,7 +57,7 @@ export function Payroll() {
     <Page
       title="Éléments de paie"
       actions={validMonth && (
-        <ExportButtons path="/api/payroll/export/" what="les éléments de paie du mois"
+        <ExportButtons path="/api/payroll/export/" what="paie"
           query={{ month, establishment: establishment ? Number(establishment) : undefined, search: deferredSearch || undefined }} />
       )}
     >

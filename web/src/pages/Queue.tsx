@@ -135,7 +135,7 @@ export function Queue() {
     <Page
       title="File des demandes"
       actions={filters.kind === 'absence' && (
-        <ExportButtons path="/api/absences/export/" what="les absences de la file (filtres en cours)" query={exportQuery} />
+        <ExportButtons path="/api/absences/export/" what="absences" query={exportQuery} />
       )}
     >
       <form className="panel filters" role="search" aria-label="Filtres de la file" onSubmit={(event) => event.preventDefault()}>

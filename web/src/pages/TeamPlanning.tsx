@@ -112,7 +112,7 @@ export function TeamPlanning() {
       {establishment && (
         <div className="export-row">
           <span>Compteurs {month.slice(0, 4)} de l’établissement :</span>
-          <ExportButtons path="/api/counters/establishment/export/" what="les compteurs de l’établissement"
+          <ExportButtons path="/api/counters/establishment/export/" what="compteurs"
             query={{ establishment: Number(establishment), year: Number(month.slice(0, 4)) }} />
         </div>
       )}
