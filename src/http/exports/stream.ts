@@ -38,15 +38,41 @@ function declareText(route: RouteSpec): string {
   return `declare wfm_export no scroll cursor for select * from ${call.fn}(${args.join(', ')})`;
 }
 
-/** Resolves when `res` can take more, false when the client went away. */
-async function drained(res: Response): Promise<boolean> {
-  if (res.destroyed) return false;
-  if (!res.writableNeedDrain) return true;
-  const winner = await Promise.race([once(res, 'drain').then(() => true), once(res, 'close').then(() => false)]);
-  return winner && !res.destroyed;
+/**
+ * Resolves when `res` can take more, false when the client went away. Plain listeners, both
+ * removed once one fires: a download waits here once per batch (hundreds of times).
+ */
+function drained(res: Response): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  if (!res.writableNeedDrain) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (value: boolean) => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(value);
+    };
+    const onDrain = () => settle(!res.destroyed);
+    const onClose = () => settle(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
 }
 
 class ClientGone extends Error {}
+
+/**
+ * Resolves with `work` (the end of the file written), or fails when the client goes first: a
+ * response closed before it finished never emits 'finish', and the transaction must not wait.
+ */
+async function unlessClientGone(res: Response, work: Promise<unknown>): Promise<void> {
+  if (res.destroyed && !res.writableFinished) throw new ClientGone();
+  // Neither promise may reject unobserved once the other has won the race.
+  const done = work.then(() => ({ gone: false, error: null as unknown }), (error: unknown) => ({ gone: false, error }));
+  const gone = once(res, 'close').then(() => ({ gone: !res.writableFinished, error: null as unknown }), () => ({ gone: true, error: null as unknown }));
+  const outcome = await Promise.race([done, gone]);
+  if (outcome.error) throw outcome.error;
+  if (outcome.gone) throw new ClientGone();
+}
 
 /** Writes the rows of the batches as CSV or XLSX; the headers go out with the first batch. */
 interface Sink {
@@ -59,10 +85,9 @@ function csvSink(res: Response, columns: readonly ExportColumn[]): Sink {
   return {
     start: () => void res.write(csvHeader(columns)),
     rows: (rows) => res.write(rows.map((row) => csvRow(columns, row)).join('')),
-    finish: async () => {
-      res.end();
-      await once(res, 'finish');
-    },
+    finish: () => unlessClientGone(res, new Promise<void>((resolve) => {
+      res.end(resolve);
+    })),
   };
 }
 
@@ -76,7 +101,7 @@ function xlsxSink(res: Response, definition: ExportDefinition): Sink {
       for (const row of rows) workbook.addRow(row);
       return !res.writableNeedDrain;
     },
-    finish: () => workbook.finish(),
+    finish: () => unlessClientGone(res, workbook.finish()),
   };
 }
 
