@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import type { HttpResponse } from '../helpers/http.js';
+import { csvCell } from '../../src/http/exports/csv.js';
 
 let env: TestEnv;
 let E: Record<string, number>;
@@ -69,6 +70,17 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await env?.close();
+});
+
+describe('CSV cells', () => {
+  it('guards every formula start (= + - @ tab CR) and quotes the separator, quotes and line breaks', () => {
+    expect(['=1+1', '+1', '-1', '@SUM(A1)', '\tx'].map(csvCell)).toEqual(["'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx"]);
+    expect(csvCell('\rx')).toBe('"\'\rx"');
+    expect(csvCell('a;b')).toBe('"a;b"');
+    expect(csvCell('dit "oui"')).toBe('"dit ""oui"""');
+    expect(csvCell('deux\nlignes')).toBe('"deux\nlignes"');
+    expect(csvCell('Élodie')).toBe('Élodie');
+  });
 });
 
 describe('GET /api/absences/export/', () => {
