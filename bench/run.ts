@@ -33,6 +33,7 @@ import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
   dropStaleTemplates, templateName, withClient,
 } from './lib/db.js';
+import { runExport } from './lib/export.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { pgbenchVersion, runPgbench } from './lib/pgbench.js';
 import { describeMachine, writeReport, type BenchReport, type ScenarioResult } from './lib/report.js';
@@ -166,8 +167,10 @@ async function main(): Promise<void> {
       if (only && !only.has(scenario.key)) continue;
       const result = scenario.target === 'pgbench'
         ? await pgbenchPhase(scenario, ctx, runDb)
+        : scenario.target === 'export'
+        ? await exportPhase(scenario, ctx, service)
         : await httpPhase(scenario, ctx, scenario.target === 'bare' ? bare : service, service.pid);
-      if (scenario.target === 'api' || scenario.target === 'graphql') result.memoryMb = (await memoryOf(service)) ?? undefined;
+      if (scenario.target !== 'bare' && scenario.target !== 'pgbench') result.memoryMb = (await memoryOf(service)) ?? undefined;
       results.push(result);
       const codes = Object.entries(result.statusCodes).map(([c, n]) => `${c}:${n}`).join(' ');
       log(`  ${scenario.key.padEnd(24)} ${String(result.rps).padStart(8)} req/s  p50 ${String(result.p50).padStart(7)} ms  ` +
@@ -293,6 +296,14 @@ async function httpPhase(scenario: Scenario, ctx: BenchContext, server: Child, s
   await advanceSlots(ctx);
   return { key: scenario.key, label: scenario.label, target: scenario.target, goal: scenario.goal, connections: conns,
     ...(phase.note ? { note: phase.note } : {}), ...result };
+}
+
+/** Whole exports, one download at a time (3 measured after one unmeasured). */
+async function exportPhase(scenario: Scenario, ctx: BenchContext, service: Child): Promise<ScenarioResult> {
+  const phase = await scenario.prepare!(ctx);
+  const result = await runExport({ url: service.url, request: phase.next()!, runs: 3, pid: service.pid });
+  return { key: scenario.key, label: scenario.label, target: scenario.target, goal: scenario.goal, connections: 1,
+    ...result, note: `${phase.note}; ${result.note}` };
 }
 
 async function pgbenchPhase(scenario: Scenario, ctx: BenchContext, runDb: string): Promise<ScenarioResult> {

@@ -50,6 +50,7 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include absences/json.sql
 --!include documents/functions.sql
 --!include absences/api.sql
+--!include absences/export.sql
 --!include absences/triggers.sql
 --!include counters/triggers.sql
 --!include employees/helpers.sql
@@ -67,6 +68,7 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include payroll/api.sql
 --!include calendar/tables.sql
 --!include calendar/api.sql
+--!include counters/establishment.sql
 --!include documents/uploads.sql
 --!include graphql.sql
 --!include backoffice/sessions.sql

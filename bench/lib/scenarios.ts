@@ -28,14 +28,15 @@ export interface BenchContext {
   shiftSlot: number;
 }
 
-export type Target = 'api' | 'bare' | 'graphql' | 'pgbench';
+/** export: whole downloads one at a time (bench/lib/export.ts), not a load of many requests. */
+export type Target = 'api' | 'bare' | 'graphql' | 'pgbench' | 'export';
 
 export interface Scenario {
   key: string;
   label: string;
   target: Target;
   /** What the targets of issue 7 expect of it. */
-  goal: 'interactive' | 'planning' | 'throughput' | 'cpu' | 'baseline';
+  goal: 'interactive' | 'planning' | 'throughput' | 'cpu' | 'baseline' | 'export';
   connections?: number;
   /** Builds the request generator right before the phase (reads the database as it is then). */
   prepare?: (ctx: BenchContext) => Promise<{ next: () => RequestSpec | null; supply?: number; note?: string }>;
@@ -113,6 +114,22 @@ async function teamPlanningRequests(ctx: BenchContext) {
   return {
     next: (): RequestSpec => ({ method: 'GET', path: `/api/planning/?from=${from}&to=${to}&establishment=${establishment}`, token }),
     note: `${from} → ${to}, establishment ${establishment} (${employees} employees with it as main workplace)`,
+  };
+}
+
+/** The whole absence list of the association (RH n1): every absence of the dataset, streamed. */
+function absenceExport(format: 'csv' | 'xlsx'): Scenario {
+  return {
+    key: `export_absences_${format}`,
+    label: `GET /api/absences/export/?format=${format} (RH n1, every absence)`,
+    target: 'export',
+    goal: 'export',
+    connections: 1,
+    prepare: async (ctx) => {
+      const token = tokenFor(ctx, ctx.rh1.account_id);
+      const { rows } = await ctx.db.query<{ n: number }>('select count(*)::int as n from app_public.absences');
+      return { next: () => ({ method: 'GET', path: `/api/absences/export/?format=${format}`, token }), note: `${rows[0]!.n} absences` };
+    },
   };
 }
 
@@ -323,4 +340,6 @@ export const SCENARIOS: Scenario[] = [
       next: cycle(ctx.employees, (e) => ({ method: 'POST', path: '/api/auth/token/', body: { username: e.username, password: BENCH_PASSWORD } })),
     }),
   },
+  absenceExport('csv'),
+  absenceExport('xlsx'),
 ];

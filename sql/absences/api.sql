@@ -227,33 +227,13 @@ declare
   v_count int;
   v_ids int[];
   -- Employees whose absences the list shows; null for the whole association (no filter).
-  v_readers int[];
+  v_readers int[] := app_hidden.absences_list_readers();
 begin
-  if p_status is not null and p_status not in ('pending', 'validated', 'refused', 'cancellation_requested', 'cancelled') then
-    perform app_hidden.invalid('status', format(
-      'Paramètre status inconnu : « %s ». Valeurs possibles : pending, validated, refused, cancellation_requested, cancelled.',
-      p_status), 'WV220');
-  end if;
-  if p_from is not null and p_to is not null and p_to < p_from then
-    perform app_hidden.invalid('to', 'Le paramètre to ne peut pas précéder from.', 'WV220');
-  end if;
-  if not app_hidden.perimeter_is_whole('absences.view_absence_queue') then
-    v_readers := array(select app_hidden.absence_api_reader_ids());
-  end if;
+  -- Filters and perimeter: app_hidden.absences_selection (sql/absences/export.sql), shared
+  -- with the export.
   with visible as (
     select a.id, a.date_start
-    from app_public.absences a
-    where (v_readers is null or a.employee_id = any (v_readers))
-      and (p_status is null or a.status = p_status)
-      and (p_employee is null or a.employee_id = p_employee)
-      and (p_from is null or a.date_end >= p_from)
-      and (p_to is null or a.date_start <= p_to)
-      and (p_type is null or a.type_id = p_type)
-      and (p_establishment is null
-           or exists (select 1 from app_public.employees e
-                      where e.id = a.employee_id and e.main_establishment_id = p_establishment)
-           or exists (select 1 from app_public.employee_secondary_establishments s
-                      where s.employee_id = a.employee_id and s.establishment_id = p_establishment))
+    from app_hidden.absences_selection(v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type) a
   )
   select (select count(*) from visible),
          array(select v.id from visible v order by v.date_start desc, v.id desc

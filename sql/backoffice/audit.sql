@@ -16,16 +16,13 @@ begin
 end;
 $$;
 
-create or replace function app_public.audit_log_search(
-  p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
-  p_from date default null, p_to date default null, p_page int default 1, p_page_size int default 50)
-returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+-- Refuses a caller who does not read the log (403) and bad filters (400 under the field).
+-- Returns true for use in a WHERE clause (evaluated once, before the first line).
+create or replace function app_hidden.audit_log_filters_check(p_model text, p_target_id bigint, p_from date, p_to date)
+returns boolean
+language plpgsql stable as $$
 declare
   v_models text;
-  v_from timestamptz := (p_from::timestamp at time zone app_hidden.business_timezone());
-  v_to timestamptz := ((p_to + 1)::timestamp at time zone app_hidden.business_timezone());
-  v_actor text := nullif(lower(btrim(p_actor)), '');
 begin
   perform app_hidden.audit_log_reader_check();
   if p_model is not null and not exists (select 1 from app_private.audit_models m where m.model = p_model) then
@@ -38,18 +35,41 @@ begin
   if p_from is not null and p_to is not null and p_to < p_from then
     perform app_hidden.invalid('to', 'La fin de la période précède son début.', 'WV601');
   end if;
+  return true;
+end;
+$$;
+
+-- The lines of a search, written once for GET /api/audit-log/ and its export (inlined into
+-- both: the callers are security definer, as the log lives in app_private).
+create or replace function app_hidden.audit_log_selection(
+  p_model text, p_target_id bigint, p_actor text, p_verb text, p_from date, p_to date)
+returns setof app_private.audit_log
+language sql stable as $$
+  select l.* from app_private.audit_log l
+  where app_hidden.audit_log_filters_check(p_model, p_target_id, p_from, p_to)
+    and (p_model is null or l.model = p_model)
+    and (p_target_id is null or l.target_id = p_target_id)
+    and (p_verb is null or l.verb = p_verb)
+    and (p_from is null or l.at >= (p_from::timestamp at time zone app_hidden.business_timezone()))
+    and (p_to is null or l.at < ((p_to + 1)::timestamp at time zone app_hidden.business_timezone()))
+    -- The account named now, or the username frozen in the line at the time.
+    and (nullif(lower(btrim(p_actor)), '') is null
+         or l.actor_account_id in (select a.id from app_public.accounts a
+                                   where lower(a.username) = nullif(lower(btrim(p_actor)), ''))
+         or lower(l.actor_username) = nullif(lower(btrim(p_actor)), ''));
+$$;
+
+create or replace function app_public.audit_log_search(
+  p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
+  p_from date default null, p_to date default null, p_page int default 1, p_page_size int default 50)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  -- Checked first, also when the log is empty.
+  perform app_hidden.audit_log_filters_check(p_model, p_target_id, p_from, p_to);
   return (
     with lines as (
-      select l.* from app_private.audit_log l
-      where (p_model is null or l.model = p_model)
-        and (p_target_id is null or l.target_id = p_target_id)
-        and (p_verb is null or l.verb = p_verb)
-        and (p_from is null or l.at >= v_from)
-        and (p_to is null or l.at < v_to)
-        -- The account named now, or the username frozen in the line at the time.
-        and (v_actor is null
-             or l.actor_account_id in (select a.id from app_public.accounts a where lower(a.username) = v_actor)
-             or lower(l.actor_username) = v_actor)
+      select l.* from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to) l
     )
     select jsonb_build_object(
       'count', (select count(*) from lines),
@@ -63,6 +83,21 @@ comment on function app_public.audit_log_search(text, bigint, text, text, date, 
 'SPEC Audit log and Permissions (audit.view_actionlog): for accounts holding audit.view_actionlog with
 back-office access (else 403), one page of audit lines newest first, filtered by model, target, actor,
 verb and date window.';
+
+-- GET /api/audit-log/export/?format=&<the search's filters>: the same lines, newest first;
+-- before and after as JSON text.
+create or replace function app_public.audit_log_export(
+  p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
+  p_from date default null, p_to date default null)
+returns table (id bigint, at timestamptz, actor int, actor_username text, actor_display_name text, verb text,
+               model text, target_id bigint, before text, after text)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select l.id, l.at, l.actor_account_id, l.actor_username, l.actor_display_name, l.verb, l.model, l.target_id,
+         l.before::text, l.after::text
+  from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to) l
+  order by l.at desc, l.id desc;
+$$;
+comment on function app_public.audit_log_export(text, bigint, text, text, date, date) is 'SPEC Audit log and issue 16 exports, GET /api/audit-log/export/: every audit line the search shows for the same filters (its readers only: audit.view_actionlog), for the CSV or XLSX file.';
 
 -- The audited models and their French labels (the viewer's model filter), for the same readers.
 create or replace function app_public.audit_log_models() returns jsonb

@@ -65,11 +65,13 @@ comment on function app_public.payroll_options() is
 'SPEC Documents and other routes and Permissions rule 8, GET /api/payroll/options/: the establishments
 the caller may consult in payroll (employee.view_payroll perimeter; 403 without the permission).';
 
--- GET /api/payroll/: one statement computes the count and the page (no query per line).
-create or replace function app_public.payroll_lines(p_month text, p_establishment int default null, p_search text default null,
-                                         p_page int default 1, p_page_size int default 25)
+-- The payroll month, written once for GET /api/payroll/ (a page) and its export (every line,
+-- p_limit null): one statement computes the count and the lines (no query per line). Called
+-- by the security definer functions below (the balances come from the journal).
+create or replace function app_hidden.payroll_month(p_month text, p_establishment int, p_search text,
+                                                    p_limit int, p_offset int)
 returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable as $$
 declare
   v_month_start date;
   v_month_end date;
@@ -119,7 +121,7 @@ begin
                                               l.slice_start, l.contract_id) as ord
       from lines l
       order by ord
-      limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+      limit p_limit offset p_offset
     ),
     days as (
       select p.contract_id, d::date as day,
@@ -237,8 +239,45 @@ begin
         left join counter_lists cl on cl.employee_id = p.employee_id), '[]'::jsonb)));
 end;
 $$;
+
+-- GET /api/payroll/: a page of 25 lines.
+create or replace function app_public.payroll_lines(p_month text, p_establishment int default null, p_search text default null,
+                                         p_page int default 1, p_page_size int default 25)
+returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return app_hidden.payroll_month(p_month, p_establishment, p_search,
+                                  app_hidden.page_limit(p_page_size), app_hidden.page_offset(p_page, p_page_size));
+end;
+$$;
 comment on function app_public.payroll_lines(text, integer, text, integer, integer) is
 'SPEC Permissions rule 8 and Limits, GET /api/payroll/?month=: one page (25 by default) of payroll lines
 per contract active in the month, for the employee.view_payroll perimeter or an authorised
 establishment: planned, absence and worked hours, absences by reason (never comments, decision reasons
 or documents) and counter balances.';
+
+-- GET /api/payroll/export/?month=&establishment=&search=&format=: every line of the month, one
+-- row per contract, in the list's order. Like the list, never a comment, a decision reason or
+-- a document: the absences are their reasons' totals (« CP : 2,00 j ; RTT : 0,50 j »).
+create or replace function app_public.payroll_export(p_month text, p_establishment int default null, p_search text default null)
+returns table (employee int, employee_name text, main_establishment_name text, contract_type text,
+               contract_start date, contract_end date, job_title text, weekly_hours numeric,
+               period_start date, period_end date, planned_hours numeric, absence_hours numeric, worked_hours numeric,
+               absences text)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select (l ->> 'employee')::int, l ->> 'employee_name', l ->> 'main_establishment_name',
+         l -> 'contract' ->> 'type_name', (l -> 'contract' ->> 'start_date')::date, (l -> 'contract' ->> 'end_date')::date,
+         l -> 'contract' ->> 'job_title', (l -> 'contract' ->> 'weekly_hours')::numeric,
+         (l -> 'period' ->> 'start')::date, (l -> 'period' ->> 'end')::date,
+         (l ->> 'planned_hours')::numeric, (l ->> 'absence_hours')::numeric, (l ->> 'worked_hours')::numeric,
+         (select string_agg(format('%s : %s %s', r ->> 'type_name', replace(r ->> 'quantity', '.', ','),
+                                   case r ->> 'unit' when 'hour' then 'h' else 'j' end), ' ; ' order by ord)
+          from jsonb_array_elements(l -> 'absences') with ordinality as x(r, ord))
+  from jsonb_array_elements(app_hidden.payroll_month(p_month, p_establishment, p_search, null, 0) -> 'results')
+       with ordinality as lines(l, n)
+  order by n;
+$$;
+comment on function app_public.payroll_export(text, integer, text) is
+'SPEC Permissions rule 8 and issue 16 exports, GET /api/payroll/export/?month=&format=: every payroll line of the month
+(the list''s rules and order), one row per contract, for the CSV or XLSX file; absences are their reasons'' totals, never
+comments, decision reasons or documents.';

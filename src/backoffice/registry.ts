@@ -153,6 +153,11 @@ export interface Resource<Row = Record<string, unknown>> {
     empty: string;
     /** Shown under the row, folded (<details>): keyboard-accessible without script. */
     rowDetail?: (row: Row, context: RowContext) => Html;
+    /**
+     * The API's export route of this list (CSV, XLSX), offered as links with the filters on
+     * screen: the API accepts the back-office session on its GET routes, so no script is needed.
+     */
+    exportPath?: string;
   };
   /** Offered on the list page (a « Créer » link) to the accounts it allows. */
   create?: CreateForm;

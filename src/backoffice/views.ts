@@ -85,6 +85,16 @@ function listUrl(slug: string, filters: Record<string, string | number>): string
   return `/backoffice/${slug}/${query ? `?${query}` : ''}`;
 }
 
+/** « Exporter (CSV) » and « Exporter (Excel) » links of a list, with its filters (no page). */
+function exportLinks(path: string, filters: Record<string, string>): Html {
+  const link = (format: 'csv' | 'xlsx') => {
+    const query = new URLSearchParams({ ...filters, format });
+    query.delete('page');
+    return `${path}?${query.toString()}`;
+  };
+  return html`<p class="exports"><a href="${link('csv')}" download>Exporter (CSV)</a> · <a href="${link('xlsx')}" download>Exporter (Excel)</a></p>`;
+}
+
 function listPage(list: CompiledList, deleted: Array<Action<Record<string, unknown>>>) {
   const { resource } = list;
   return asyncRoute(async (req: Request, res: Response) => {
@@ -144,6 +154,7 @@ ${creates ? html`<p><a class="button" href="/backoffice/${resource.slug}/nouveau
 </form>
 ${otherErrors.length ? message('error', otherErrors.join(' ')) : ''}
 ${Object.keys(errors).length ? message('error', 'Corrigez les filtres signalés.') : ''}
+${result && resource.list.exportPath ? exportLinks(resource.list.exportPath, raw) : ''}
 ${result ? html`<p class="count" role="status">${count} ligne${count > 1 ? 's' : ''}</p>
 <div class="table-wrap">
 <table>

@@ -394,6 +394,7 @@ export const OPERATIONS: Record<string, Operation> = {
   })),
 
   absences_list: read(async (t, a) => ({ path: `/api/absences/?employee=${E(a, t)}` })),
+  absences_export: read(async (t, a) => ({ path: `/api/absences/export/?employee=${E(a, t)}&format=csv` })),
   absence_create: write(async (t, a) => ({ path: '/api/absences/', body: absenceBody(a, t) })),
   absence_preview: read(async (t, a) => ({ path: '/api/absences/preview/', body: absenceBody(a, t) })),
   absence_get: read(async (t, a) => ({ path: `/api/absences/${a.absence[t.employee!]}/` })),
@@ -412,6 +413,10 @@ export const OPERATIONS: Record<string, Operation> = {
     path: `/api/absences/${a.absence[t.employee!]}/documents/`, form: form({}, [['add_documents', PDF, 'complement.pdf']]),
   })),
   counters_read: read(async (t, a) => ({ path: `/api/counters/?employee=${E(a, t)}&year=2026` })),
+  counters_establishment: read(async (t, a) => ({ path: `/api/counters/establishment/?establishment=${a.establishmentOf(t.employee!)}&year=2026` })),
+  counters_establishment_export: read(async (t, a) => ({
+    path: `/api/counters/establishment/export/?establishment=${a.establishmentOf(t.employee!)}&year=2026&format=xlsx`,
+  })),
   absence_document_file: read(async (t, a) => ({ path: `/api/absence-documents/${a.document[t.employee!]}/file/` })),
   honorability_certificate_get: read(async (t, a) => ({ path: `/api/employees/${E(a, t)}/honorability-certificate/` })),
   honorability_certificate_put: write(async (t, a) => ({
@@ -440,6 +445,7 @@ export const OPERATIONS: Record<string, Operation> = {
 
   payroll_options: read(async () => ({ path: '/api/payroll/options/' }), 'none'),
   payroll_lines: read(async (t, a) => ({ path: `/api/payroll/?month=2026-11&establishment=${a.establishmentOf(t.employee!)}` })),
+  payroll_export: read(async (t, a) => ({ path: `/api/payroll/export/?month=2026-11&establishment=${a.establishmentOf(t.employee!)}&format=csv` })),
   notifications_list: read(async () => ({ path: '/api/notifications/' }), 'none'),
   notification_mark_read: write(async (t, a) => ({ path: `/api/notifications/${a.notification[t.employee!]}/read/` })),
   email_outbox_list: read(async () => ({ path: '/api/email-outbox/' }), 'none'),
@@ -456,4 +462,5 @@ export const OPERATIONS: Record<string, Operation> = {
   // Public: the secret of another account's feed opens it, whoever sends a session along.
   calendar_feed_read: read(async (_t, a) => ({ path: `/api/feeds/${await a.calendarFeed('bruno', 'planning')}.ics` }), 'none'),
   audit_log_list: read(async (t, a) => ({ path: `/api/audit-log/?model=absence&target_id=${a.absence[t.employee!]}` })),
+  audit_log_export: read(async (t, a) => ({ path: `/api/audit-log/export/?model=absence&target_id=${a.absence[t.employee!]}&format=csv` })),
 };

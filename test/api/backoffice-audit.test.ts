@@ -51,6 +51,19 @@ describe('audit log viewer', () => {
     expect((await rh1.get(`/backoffice/audit-log/?model=account&target_id=${accountId}&actor=rh2`)).text).toContain('0 ligne');
   });
 
+  it('links to the CSV and Excel exports with the filters on screen; the session downloads them', async () => {
+    const page = await rh1.get(`/backoffice/audit-log/?model=account&target_id=${accountId}&verb=Modification`);
+    const csvLink = /<a href="([^"]+)" download>Exporter \(CSV\)<\/a>/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+    expect(csvLink).toBe(`/api/audit-log/export/?model=account&target_id=${accountId}&verb=Modification&format=csv`);
+    expect(page.text).toContain('Exporter (Excel)');
+    const csv = await rh1.get(csvLink);
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const lines = csv.text.trim().split('\r\n');
+    expect(lines).toHaveLength(3); // the header and the two lines
+    expect(lines[1]).toContain(';rh1;');
+  });
+
   it('shows a schema refusal and a SQL refusal under their field', async () => {
     const badDate = await rh1.get('/backoffice/audit-log/?from=2026-13-45&target_id=abc');
     expect(badDate.status).toBe(400);

@@ -1,7 +1,7 @@
 import { checkResponse } from './response-contract.js';
 
 /**
- * A small HTTP client for tests: JSON in, JSON (or text) out, status and headers kept. Every answer
+ * A small HTTP client for tests: JSON in, JSON (or text, and the raw bytes) out, status and headers kept. Every answer
  * is checked against the OpenAPI document (response-contract.ts) unless the request says why not.
  */
 export interface HttpResponse<T = any> {
@@ -9,6 +9,8 @@ export interface HttpResponse<T = any> {
   body: T;
   headers: Headers;
   text: string;
+  /** The body's bytes as received (a file download: CSV with its BOM, XLSX). */
+  bytes: Buffer;
 }
 
 export interface RequestOptions {
@@ -35,11 +37,12 @@ export function makeClient(baseUrl: string) {
       headers['content-type'] = 'application/json';
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
-    const text = await response.text();
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = bytes.toString('utf8');
     let parsed: unknown = text;
     if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
     if (!options.uncheckedBecause) checkResponse(method, path, response.status, response.headers, parsed, text);
-    return { status: response.status, body: parsed as T, headers: response.headers, text };
+    return { status: response.status, body: parsed as T, headers: response.headers, text, bytes };
   }
   return {
     request,

@@ -86,6 +86,7 @@ export const auditLogResource = defineResource<AuditLine>({
     operationId: 'audit_log_list',
     pageSize: 25,
     caption: 'Lignes du journal, les plus récentes d’abord',
+    exportPath: '/api/audit-log/export/',
     empty: 'Aucune ligne ne correspond à ces filtres.',
     filters: [
       {

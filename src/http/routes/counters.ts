@@ -21,8 +21,50 @@ const counter = s.object(
   ['code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining', 'labels'],
 );
 
+const quantity = s.decimal();
+
+/** The query of the counters of an establishment, shared with its export (src/http/routes/exports.ts). */
+export const establishmentCountersQuery = s.object(
+  {
+    establishment: s.id('Établissement (lieu de travail principal ou secondaire, ou équipe).'),
+    year: s.int({ minimum: 2000, maximum: 2100, description: 'Année civile ; par défaut l’année en cours.' }),
+  },
+  ['establishment'],
+);
+
+export const ESTABLISHMENT_COUNTERS_RULES =
+  'Avec `absences.view_absence_queue`, pour un établissement de son périmètre (sinon 404) : une ligne par compteur de ' +
+  'chaque salarié rattaché à l’établissement (lieu de travail principal ou secondaire, ou équipe, à ce jour) et de ' +
+  'son périmètre, avec les soldes du journal (Acquis, Pris, Planifiés, Restant).';
+
+const establishmentCounters = s.object(
+  {
+    establishment: s.int(),
+    establishment_name: s.string(),
+    year: s.int(),
+    results: s.array(
+      s.object(
+        {
+          employee: s.int(),
+          employee_name: s.string(),
+          code: s.string(),
+          name: s.string(),
+          unit: s.enum(['day', 'hour']),
+          acquired: quantity,
+          taken: quantity,
+          planned: quantity,
+          remaining: quantity,
+        },
+        ['employee', 'employee_name', 'code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining'],
+      ),
+      { description: 'Par salarié (nom, prénom), puis par compteur.' },
+    ),
+  },
+  ['establishment', 'establishment_name', 'year', 'results'],
+);
+
 export const counterRoutes: RouteModule = {
-  schemas: { Counter: counter },
+  schemas: { Counter: counter, EstablishmentCounters: establishmentCounters },
   routes: [
     {
       method: 'get',
@@ -49,6 +91,28 @@ export const counterRoutes: RouteModule = {
       },
       status: 200,
       response: { type: 'object', additionalProperties: s.ref('Counter'), description: 'Compteurs indexés par code (CP, CT, RC, ...).' },
+      errors: [400, 404],
+    },
+    {
+      method: 'get',
+      path: '/api/counters/establishment/',
+      operationId: 'counters_establishment',
+      summary: 'Compteurs d’un établissement pour une année',
+      description: ESTABLISHMENT_COUNTERS_RULES + ' Export : /api/counters/establishment/export/.',
+      tags: ['Compteurs'],
+      auth: 'account',
+      permission: 'absences.view_absence_queue (périmètre)',
+      query: establishmentCountersQuery,
+      sql: {
+        fn: 'app_public.counters_establishment',
+        args: [
+          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+          { name: 'p_year', from: 'query', key: 'year', cast: 'int' },
+        ],
+      },
+      status: 200,
+      headers: { 'Cache-Control': 'no-store' },
+      response: s.ref('EstablishmentCounters'),
       errors: [400, 404],
     },
   ],

@@ -11,6 +11,7 @@ import { calendarFeedRoutes } from './calendar-feeds.js';
 import { counterRoutes } from './counters.js';
 import { documentRoutes } from './documents.js';
 import { employeeModule } from './employees.js';
+import { exportRoutes } from './exports.js';
 import { eventModule } from './events.js';
 import { impersonationModule } from './impersonation.js';
 import { notificationRoutes } from './notifications.js';
@@ -34,6 +35,8 @@ export const routeModules: RouteModule[] = [
   teamModule,
   planningRoutes,
   shiftChangeRoutes,
+  // Before the absences: /api/absences/export/ is not /api/absences/{id}/.
+  exportRoutes,
   absenceRoutes,
   counterRoutes,
   documentRoutes,

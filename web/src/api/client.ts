@@ -2,6 +2,7 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from './schema';
 
 export type Schemas = components['schemas'];
+export type { paths };
 
 /** The API client: typed by the generated schema, Bearer token from the session. */
 export const api = createClient<paths>({ baseUrl: '' });

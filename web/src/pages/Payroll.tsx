@@ -2,6 +2,7 @@ import { useDeferredValue, useId, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../api/client';
 import { frDate, quantity } from '../format';
+import { ExportButtons } from '../exports';
 import { ErrorNotice, Loading, Page, Pager } from '../ui';
 
 type Line = Schemas['PayrollLine'];
@@ -53,7 +54,13 @@ export function Payroll() {
   const reset = () => setPage(1);
 
   return (
-    <Page title="Éléments de paie">
+    <Page
+      title="Éléments de paie"
+      actions={validMonth && (
+        <ExportButtons path="/api/payroll/export/" what="paie"
+          query={{ month, establishment: establishment ? Number(establishment) : undefined, search: deferredSearch || undefined }} />
+      )}
+    >
       <form className="inline-filters" role="search" aria-label="Filtres de la paie" onSubmit={(event) => event.preventDefault()}>
         <div>
           <label htmlFor={ids.month}>Mois</label>

@@ -5,6 +5,7 @@ import { frDate, frDateTime, minutes, quantity } from '../format';
 import { ErrorNotice, Loading, Page, Pager } from '../ui';
 import { DecisionPanel, type QueueItem, type QueueKind } from './DecisionPanel';
 import { absencePeriod, SHIFT_STATUS } from './MyRequests';
+import { ExportButtons } from '../exports';
 
 const PAGE_SIZE = 10;
 
@@ -126,9 +127,17 @@ export function Queue() {
   );
   const statuses: Record<string, string> = filters.kind === 'absence' ? ABSENCE_STATUS : SHIFT_STATUS;
   const kindLabel = filters.kind === 'absence' ? 'Demandes d’absence' : 'Demandes de modification de journée';
+  // The export takes the list's filters, without paging.
+  const { page: _page, page_size: _pageSize, ...listFilters } = queryOf(filters, page);
+  const exportQuery = { ...listFilters, status: (filters.status || undefined) as AbsenceStatus | undefined };
 
   return (
-    <Page title="File des demandes">
+    <Page
+      title="File des demandes"
+      actions={filters.kind === 'absence' && (
+        <ExportButtons path="/api/absences/export/" what="absences" query={exportQuery} />
+      )}
+    >
       <form className="panel filters" role="search" aria-label="Filtres de la file" onSubmit={(event) => event.preventDefault()}>
         <div className="row">
           <div>

@@ -5,6 +5,7 @@ import { addDays, frLongDate, frMonth, monthBounds } from '../format';
 import { PlanningLegend } from '../legend';
 import { Link } from '../router';
 import { ErrorNotice, Loading, Page } from '../ui';
+import { ExportButtons } from '../exports';
 
 type Planning = Schemas['Planning'];
 type Block = Schemas['PlanningBlock'];
@@ -109,6 +110,13 @@ export function TeamPlanning() {
           </select>
         </div>
       </form>
+      {establishment && (
+        <div className="export-row">
+          <span>Compteurs {month.slice(0, 4)} de l’établissement :</span>
+          <ExportButtons path="/api/counters/establishment/export/" what="compteurs"
+            query={{ establishment: Number(establishment), year: Number(month.slice(0, 4)) }} />
+        </div>
+      )}
       <ErrorNotice error={planning.error ?? establishments.error ?? teams.error} />
       {planning.isPending && <Loading what="du planning d’équipe" />}
       {shown && (
