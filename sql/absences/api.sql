@@ -241,7 +241,17 @@ begin
   if not app_hidden.perimeter_is_whole('absences.view_absence_queue') then
     v_readers := array(select app_hidden.absence_api_reader_ids());
   end if;
-  with visible as (
+  -- Filtered by state and employee only, the total is a sum of the kept counts
+  -- (app_private.absence_status_counts) rather than a count of every matching row.
+  if p_from is null and p_to is null and p_type is null and p_establishment is null then
+    select coalesce(sum(c.n), 0)::int into v_count
+    from app_private.absence_status_counts c
+    where (v_readers is null or c.employee_id = any (v_readers))
+      and (p_status is null or c.status = p_status)
+      and (p_employee is null or c.employee_id = p_employee);
+  end if;
+  -- Not materialized: the page alone reads the index in date order and stops at its limit.
+  with visible as not materialized (
     select a.id, a.date_start
     from app_public.absences a
     where (v_readers is null or a.employee_id = any (v_readers))
@@ -256,7 +266,7 @@ begin
            or exists (select 1 from app_public.employee_secondary_establishments s
                       where s.employee_id = a.employee_id and s.establishment_id = p_establishment))
   )
-  select (select count(*) from visible),
+  select coalesce(v_count, (select count(*) from visible)),
          array(select v.id from visible v order by v.date_start desc, v.id desc
                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
     into v_count, v_ids;
