@@ -5,14 +5,17 @@
  *   time, function calls, table scans (sequential / index) and rows read: the same at any
  *   size means no N+1 and no scan that grows with the data;
  * then EXPLAIN (ANALYZE, BUFFERS) excerpts of the hot statements inside those functions.
- * Writes are rolled back.
- *   tsx bench/explain.ts [--size default|scale] [--db name]
+ * Writes are rolled back. --functions adds, per request, the functions that took the most
+ * time of their own (pg_stat_xact_user_functions self_time: where a slow path spends).
+ *   tsx bench/explain.ts [--size default|scale] [--db name] [--functions]
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { databaseUrl, ROOT_URL, withClient } from './lib/db.js';
 
-const { values: args } = parseArgs({ options: { size: { type: 'string', default: 'default' }, db: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { size: { type: 'string', default: 'default' }, db: { type: 'string' }, functions: { type: 'boolean', default: false } },
+});
 
 const database = args.db ?? (await withClient(ROOT_URL, async (c) => {
   const { rows } = await c.query<{ datname: string }>(
@@ -51,6 +54,8 @@ const month = ids.today.slice(0, 8);
 const lastDay = new Date(Date.UTC(Number(ids.today.slice(0, 4)), Number(ids.today.slice(5, 7)), 0)).getUTCDate();
 
 interface Case { name: string; account: number; call: string; write?: boolean }
+interface Profile { name: string; top: Array<{ name: string; calls: number; self_ms: number; total_ms: number }> }
+const profiles: Profile[] = [];
 const cases: Case[] = [
   { name: 'GET /api/auth/me/', account: ids.admin, call: 'app_public.me()' },
   { name: 'queue, RH n1 (whole association)', account: ids.rh,
@@ -96,9 +101,45 @@ for (const c of cases) {
   await client.query('reset role');
   const s1 = await one<{ seq: number; idx: number; rows_read: string }>(STATS);
   const f1 = await one<{ calls: number }>(FUNCS);
+  const top = args.functions ? await topFunctions(c) : [];
   await client.query('rollback');
   console.log(`| ${c.name} | ${ms.toFixed(1)} | ${f1.calls - f0.calls} | ${s1.seq - s0.seq} | ${s1.idx - s0.idx} | ` +
     `${Number(s1.rows_read) - Number(s0.rows_read)} |`);
+  if (top.length) profiles.push({ name: c.name, top });
+}
+for (const p of profiles) {
+  console.log('');
+  console.log(`${p.name}: functions by time of their own (ms over one call, warm)`);
+  console.log('');
+  console.log('| function | calls | self ms | total ms |');
+  console.log('|---|---:|---:|---:|');
+  for (const f of p.top) console.log(`| ${f.name} | ${f.calls} | ${f.self_ms.toFixed(2)} | ${f.total_ms.toFixed(2)} |`);
+}
+
+/**
+ * The transaction's function statistics hold the three warm calls and the measured one: one
+ * more measured call in its own savepoint, the difference is that call.
+ */
+async function topFunctions(c: Case): Promise<Profile['top']> {
+  const snapshot = async () => new Map((await client.query<{ name: string; calls: number; self_ms: number; total_ms: number }>(
+    `select schemaname || '.' || funcname as name, sum(calls)::int as calls, sum(self_time)::float8 as self_ms,
+            sum(total_time)::float8 as total_ms
+     from pg_stat_xact_user_functions group by 1`)).rows.map((r) => [r.name, r]));
+  await client.query('rollback to savepoint measured');
+  const before = await snapshot();
+  await client.query('savepoint profiled; set local role wfm_visitor');
+  await client.query(`select (${c.call})::text`);
+  await client.query('reset role');
+  const after = await snapshot();
+  await client.query('rollback to savepoint profiled');
+  return [...after.values()]
+    .map((a) => {
+      const b = before.get(a.name);
+      return { name: a.name, calls: a.calls - (b?.calls ?? 0), self_ms: a.self_ms - (b?.self_ms ?? 0), total_ms: a.total_ms - (b?.total_ms ?? 0) };
+    })
+    .filter((f) => f.calls > 0)
+    .sort((x, y) => y.self_ms - x.self_ms)
+    .slice(0, 15);
 }
 
 // Plans of the statements behind the hot routes (inside the functions above).

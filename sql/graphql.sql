@@ -8,3 +8,6 @@ comment on table app_public.events is null;
 -- Impersonation hands out a token, which only the REST route signs: GraphQL does not offer it
 -- (and the function refuses unless the server turned impersonation on, sql/impersonation/api.sql).
 comment on function app_public.impersonation_start(int) is E'@behavior -*';
+-- The planning as text is the REST route's (passed through as written); GraphQL offers
+-- planningRead, typed JSON.
+comment on function app_public.planning_read_text(date, date, int, int, int) is E'@behavior -*';

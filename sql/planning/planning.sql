@@ -106,7 +106,10 @@ $$;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 -- force_generic_plan: planned once per connection; left to choose, plpgsql re-planned this
 -- query at every call (its custom plans were estimated cheaper), longer than it runs.
-create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
+-- Text, not json: the service sends it as is (app_public.planning_read_text), and a cast to json
+-- would parse the whole answer once more only to check it.
+drop function if exists app_hidden.planning_cells(int[], date, date);
+create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 begin
@@ -291,7 +294,7 @@ begin
                  from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
                       lateral app_public.public_holidays(y) h
                  where h.day between p_from and p_to), '')
-            || ']}')::json
+            || ']}')
   );
 end;
 $$;
@@ -305,10 +308,13 @@ $$;
 -- establishment and team narrow the readable employees (the team planning of a month): those
 -- attached to the establishment (main, secondary, or team of the day), those assigned to the
 -- team, on the day of the window nearest today.
+-- planning_read_text is what the route calls: the JSON text as written, which the service
+-- passes through (a month of 200 employees is 2.5 MB). planning_read is the same answer typed
+-- json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
-create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null,
-                                                    p_establishment int default null, p_team int default null)
-returns json
+create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
+                                                         p_establishment int default null, p_team int default null)
+returns text
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_today date := app_hidden.today();
@@ -364,5 +370,14 @@ begin
                                    and app_hidden.date_in(v_on, ta.start_date, ta.end_date)));
   end if;
   return app_hidden.planning_cells(v_ids, v_from, v_to);
+end;
+$$;
+
+create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null,
+                                                    p_establishment int default null, p_team int default null)
+returns json
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team)::json;
 end;
 $$;
