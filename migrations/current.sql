@@ -1,7 +1,13 @@
 -- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
+--!include auth/functions.sql
+--!include audit/functions.sql
+--!include notifications/functions.sql
 --!include planning/planning.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
+--!include absences/json.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
 --!include graphql.sql

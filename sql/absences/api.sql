@@ -8,12 +8,16 @@
 -- Texts ---------------------------------------------------------------------------------
 
 -- "« Congés payés » du 20/11/2026 au 24/11/2026"
+-- (plpgsql: its plan is kept by the connection; a security definer SQL function is planned at
+-- each call.)
 create or replace function app_hidden.absence_subject(p_absence app_public.absences) returns text
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select format('« %s » %s', t.name,
-                app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
-                                             p_absence.end_half, p_absence.start_time, p_absence.end_time))
-  from app_public.absence_types t where t.id = p_absence.type_id;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return (select format('« %s » %s', t.name,
+                        app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
+                                                     p_absence.end_half, p_absence.start_time, p_absence.end_time))
+          from app_public.absence_types t where t.id = p_absence.type_id);
+end;
 $$;
 
 -- Guards shared by the transitions ------------------------------------------------------
