@@ -43,6 +43,13 @@ $$;
 create or replace function app_private.tg_absence_status_counts() returns trigger
 language plpgsql security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
+  -- A change of state touches two counts: always in the order of their keys, so that two
+  -- transitions of one employee's absences in opposite directions never deadlock.
+  if tg_op = 'UPDATE' and (new.status, new.employee_id) < (old.status, old.employee_id) then
+    perform app_private.absence_status_count_add(new.status, new.employee_id, 1);
+    perform app_private.absence_status_count_add(old.status, old.employee_id, -1);
+    return null;
+  end if;
   if tg_op in ('UPDATE', 'DELETE') then
     perform app_private.absence_status_count_add(old.status, old.employee_id, -1);
   end if;
