@@ -8,6 +8,7 @@
 --!include absences/rules.sql
 --!include counters/functions.sql
 --!include absences/json.sql
+--!include documents/functions.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
 --!include graphql.sql
