@@ -5,14 +5,19 @@
  *   time, function calls, table scans (sequential / index) and rows read: the same at any
  *   size means no N+1 and no scan that grows with the data;
  * then EXPLAIN (ANALYZE, BUFFERS) excerpts of the hot statements inside those functions.
- * Writes are rolled back.
- *   tsx bench/explain.ts [--size default|scale] [--db name]
+ * Writes are rolled back. --functions adds, per request, the functions that took the most
+ * time of their own (pg_stat_xact_user_functions self_time: where a slow path spends).
+ *   tsx bench/explain.ts [--size default|scale] [--db name] [--functions] [--only <part of a request's name>]
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { databaseUrl, ROOT_URL, withClient } from './lib/db.js';
 
-const { values: args } = parseArgs({ options: { size: { type: 'string', default: 'default' }, db: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { size: { type: 'string', default: 'default' }, db: { type: 'string' }, functions: { type: 'boolean', default: false },
+    only: { type: 'string' } },
+});
 
 const database = args.db ?? (await withClient(ROOT_URL, async (c) => {
   const { rows } = await c.query<{ datname: string }>(
@@ -50,7 +55,13 @@ const ids = await one<{
 const month = ids.today.slice(0, 8);
 const lastDay = new Date(Date.UTC(Number(ids.today.slice(0, 4)), Number(ids.today.slice(5, 7)), 0)).getUTCDate();
 
+// The planning route calls the text variant (a dataset built before it existed has only the json one).
+const planningFn = (await one<{ fn: string | null }>(
+  "select to_regproc('app_public.planning_read_text')::text as fn")).fn ? 'app_public.planning_read_text' : 'app_public.planning_read';
 interface Case { name: string; account: number; call: string; write?: boolean }
+const PROFILE_CALLS = 20;
+interface Profile { name: string; top: Array<{ name: string; calls: number; self_ms: number; total_ms: number }> }
+const profiles: Profile[] = [];
 const cases: Case[] = [
   { name: 'GET /api/auth/me/', account: ids.admin, call: 'app_public.me()' },
   { name: 'queue, RH n1 (whole association)', account: ids.rh,
@@ -60,7 +71,7 @@ const cases: Case[] = [
   { name: 'absence detail (Manager n1)', account: ids.mgr, call: `app_public.absence_get(${ids.absence}, 'http://x')` },
   { name: 'counters (Manager n1)', account: ids.mgr, call: `app_public.counters_read(${ids.employee}, null)` },
   { name: 'planning, one month, 200 employees', account: ids.mgr2,
-    call: `app_public.planning_read('${month}01', '${month}${lastDay}', null)` },
+    call: `${planningFn}('${month}01', '${month}${lastDay}', null)` },
   { name: 'absence creation (employee, CP)', account: ids.employee_account, write: true,
     call: `app_public.absence_create(jsonb_build_object('employee', ${ids.employee}, 'type', ${ids.cp}, 'date_start', '${ids.day}'), 'http://x')` },
   { name: 'absence validation (Manager n1)', account: ids.pending_decider, write: true,
@@ -75,9 +86,9 @@ const FUNCS = 'select coalesce(sum(calls), 0)::int as calls from pg_stat_xact_us
 console.log(`Database ${database}: ${(await one<{ n: number }>('select count(*)::int as n from app_public.absences')).n} absences, ` +
   `${(await one<{ n: number }>('select count(*)::int as n from app_public.employees')).n} employees.`);
 console.log('');
-console.log('| request (its SQL function, warm) | ms | function calls | seq scans | index scans | rows read |');
-console.log('|---|---:|---:|---:|---:|---:|');
-for (const c of cases) {
+console.log('| request (its SQL function, warm) | ms | DB CPU ms | function calls | seq scans | index scans | rows read |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
+for (const c of cases.filter((x) => !args.only || x.name.includes(args.only))) {
   await client.query('begin');
   await client.query("set local jit = off; set local track_functions = 'all'");
   await client.query(`select app_private.begin_request(${c.account})`);
@@ -96,9 +107,82 @@ for (const c of cases) {
   await client.query('reset role');
   const s1 = await one<{ seq: number; idx: number; rows_read: string }>(STATS);
   const f1 = await one<{ calls: number }>(FUNCS);
+  const top = args.functions ? await topFunctions(c) : [];
   await client.query('rollback');
-  console.log(`| ${c.name} | ${ms.toFixed(1)} | ${f1.calls - f0.calls} | ${s1.seq - s0.seq} | ${s1.idx - s0.idx} | ` +
+  const cpu = await cpuPerCall(c);
+  console.log(`| ${c.name} | ${ms.toFixed(1)} | ${cpu.toFixed(2)} | ${f1.calls - f0.calls} | ${s1.seq - s0.seq} | ${s1.idx - s0.idx} | ` +
     `${Number(s1.rows_read) - Number(s0.rows_read)} |`);
+  if (top.length) profiles.push({ name: c.name, top });
+}
+for (const p of profiles) {
+  console.log('');
+  console.log(`${p.name}: functions by time of their own (ms per call, mean of ${PROFILE_CALLS} warm calls)`);
+  console.log('');
+  console.log('| function | calls | self ms | total ms |');
+  console.log('|---|---:|---:|---:|');
+  for (const f of p.top) console.log(`| ${f.name} | ${f.calls} | ${f.self_ms.toFixed(2)} | ${f.total_ms.toFixed(2)} |`);
+}
+
+/**
+ * CPU time the server process spends per call (user + system, /proc/<pid>/stat of the
+ * connection's backend; the bench runs on the database's machine): unlike elapsed time, it does
+ * not grow when other processes share the cores. Repeated (each write rolled back) until half a
+ * second of CPU, the clock's tick being 10 ms.
+ */
+async function cpuPerCall(c: Case): Promise<number> {
+  const pid = (await one<{ pid: number }>('select pg_backend_pid() as pid')).pid;
+  const ticks = async () => {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  await client.query('begin');
+  await client.query('set local jit = off');
+  await client.query(`select app_private.begin_request(${c.account})`);
+  const call = async () => {
+    await client.query('savepoint cpu; set local role wfm_visitor');
+    await client.query(`select (${c.call})::text`);
+    await client.query('rollback to savepoint cpu');
+  };
+  for (let i = 0; i < 3; i++) await call();
+  const t0 = await ticks();
+  let n = 0;
+  while (n < 400 && ((await ticks()) - t0 < 50 || n < 5)) {
+    await call();
+    n++;
+  }
+  const used = (await ticks()) - t0;
+  await client.query('rollback');
+  return (used * 10) / n;
+}
+
+/**
+ * The transaction's function statistics hold the warm calls and the measured one: the
+ * difference over PROFILE_CALLS more calls (each rolled back), averaged (elapsed time: a
+ * shared machine makes one call's figures noisy).
+ */
+async function topFunctions(c: Case): Promise<Profile['top']> {
+  const snapshot = async () => new Map((await client.query<{ name: string; calls: number; self_ms: number; total_ms: number }>(
+    `select schemaname || '.' || funcname as name, sum(calls)::int as calls, sum(self_time)::float8 as self_ms,
+            sum(total_time)::float8 as total_ms
+     from pg_stat_xact_user_functions group by 1`)).rows.map((r) => [r.name, r]));
+  await client.query('rollback to savepoint measured');
+  const before = await snapshot();
+  for (let i = 0; i < PROFILE_CALLS; i++) {
+    await client.query('savepoint profiled; set local role wfm_visitor');
+    await client.query(`select (${c.call})::text`);
+    await client.query('reset role');
+    await client.query('rollback to savepoint profiled');
+  }
+  const after = await snapshot();
+  return [...after.values()]
+    .map((a) => {
+      const b = before.get(a.name);
+      return { name: a.name, calls: (a.calls - (b?.calls ?? 0)) / PROFILE_CALLS, self_ms: (a.self_ms - (b?.self_ms ?? 0)) / PROFILE_CALLS,
+        total_ms: (a.total_ms - (b?.total_ms ?? 0)) / PROFILE_CALLS };
+    })
+    .filter((f) => f.calls > 0)
+    .sort((x, y) => y.self_ms - x.self_ms)
+    .slice(0, 15);
 }
 
 // Plans of the statements behind the hot routes (inside the functions above).

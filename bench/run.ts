@@ -314,9 +314,11 @@ async function pgbenchPhase(scenario: Scenario, ctx: BenchContext, runDb: string
       return runPgbench({ url, script: 'me.sql', connections: conns, duration: seconds, variables: { acc: ctx.admin.account_id } });
     }
     const first = ctx.employees[0]!;
+    const floor = scenario.key === 'pgbench_absence_floor';
     const result = await runPgbench({
-      url,
-      script: 'absence_create.sql',
+      // The floor writes as the owner (no role switch, no row-level security).
+      url: floor ? databaseUrl(runDb) : url,
+      script: floor ? 'absence_create_floor.sql' : 'absence_create.sql',
       connections: conns,
       duration: seconds,
       variables: {
@@ -339,6 +341,8 @@ function computeRatiosAndTargets(report: BenchReport): void {
   report.ratios.push(
     { name: 'authenticated read (GET /api/auth/me/) / bare node:http + pg', value: ratio(by('me'), by('bare_me')), target: 0.5 },
     { name: 'absence creation (POST /api/absences/) / pgbench of app_public.absence_create', value: ratio(by('absence_create'), by('pgbench_absence_create')), target: 0.35 },
+    { name: 'pgbench of app_public.absence_create / floor (the same rows without rules)', value: ratio(by('pgbench_absence_create'), by('pgbench_absence_floor')) },
+    { name: 'absence creation (POST /api/absences/) / floor', value: ratio(by('absence_create'), by('pgbench_absence_floor')) },
     { name: 'GraphQL { me } / REST GET /api/auth/me/', value: ratio(by('graphql_me'), by('me')) },
     { name: 'bare node:http + pg / pgbench of app_public.me()', value: ratio(by('bare_me'), by('pgbench_me')) },
   );

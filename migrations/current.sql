@@ -52,6 +52,7 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include absences/api.sql
 --!include absences/export.sql
 --!include absences/triggers.sql
+--!include absences/status_counts.sql
 --!include counters/triggers.sql
 --!include employees/helpers.sql
 --!include employees/tables.sql

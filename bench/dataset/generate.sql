@@ -600,6 +600,8 @@ where a.decided_at is not null
 order by a.decided_at;
 
 set session_replication_role = origin;
+-- The per-state counts of the queues, which the triggers (off above) would have kept.
+select app_private.absence_status_counts_rebuild();
 
 -- step: checks
 -- The journal is what the service would have written: no counter overdrawn, and for a sample

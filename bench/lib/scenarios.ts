@@ -264,6 +264,8 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   { key: 'pgbench_absence_create', label: 'pgbench: app_public.absence_create (same transaction)', target: 'pgbench', goal: 'baseline' },
+  // The same rows written without any rule (bench/pgbench/absence_create_floor.sql).
+  { key: 'pgbench_absence_floor', label: 'pgbench: the rows of a creation without rules (floor)', target: 'pgbench', goal: 'baseline' },
   {
     key: 'absence_validate',
     label: 'POST /api/absences/<id>/validate/ (Manager n1, distinct pending requests)',

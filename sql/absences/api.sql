@@ -8,12 +8,16 @@
 -- Texts ---------------------------------------------------------------------------------
 
 -- "« Congés payés » du 20/11/2026 au 24/11/2026"
+-- (plpgsql: its plan is kept by the connection; a security definer SQL function is planned at
+-- each call.)
 create or replace function app_hidden.absence_subject(p_absence app_public.absences) returns text
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select format('« %s » %s', t.name,
-                app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
-                                             p_absence.end_half, p_absence.start_time, p_absence.end_time))
-  from app_public.absence_types t where t.id = p_absence.type_id;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return (select format('« %s » %s', t.name,
+                        app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
+                                                     p_absence.end_half, p_absence.start_time, p_absence.end_time))
+          from app_public.absence_types t where t.id = p_absence.type_id);
+end;
 $$;
 
 -- Guards shared by the transitions ------------------------------------------------------
@@ -230,12 +234,22 @@ declare
   v_readers int[] := app_hidden.absences_list_readers();
 begin
   -- Filters and perimeter: app_hidden.absences_selection (sql/absences/export.sql), shared
-  -- with the export.
-  with visible as (
+  -- with the export. Filtered by state and employee only, the total is a sum of the kept counts
+  -- (app_private.absence_status_counts) rather than a count of every matching row.
+  if p_from is null and p_to is null and p_type is null and p_establishment is null then
+    select coalesce(sum(c.n), 0)::int into v_count
+    from app_private.absence_status_counts c
+    where (v_readers is null or c.employee_id = any (v_readers))
+      and (p_status is null or c.status = p_status)
+      and (p_employee is null or c.employee_id = p_employee);
+  end if;
+  -- Not materialized: the page alone reads the index in date order and stops at its limit
+  -- (the selection's filter check still runs: an unknown status is a 400 either way).
+  with visible as not materialized (
     select a.id, a.date_start
     from app_hidden.absences_selection(v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type) a
   )
-  select (select count(*) from visible),
+  select coalesce(v_count, (select count(*) from visible)),
          array(select v.id from visible v order by v.date_start desc, v.id desc
                limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
     into v_count, v_ids;

@@ -30,8 +30,12 @@ begin
       union
       select app_hidden.current_employee_id()
     ),
+    -- Only a granted absence carries its cancellation's effects (a queue of pending requests
+    -- or a fresh request computes none).
     effects as (
-      select * from app_private.absence_cancellation_effects(p_ids)
+      select * from app_private.absence_cancellation_effects(array(
+        select a.id from app_public.absences a
+        where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')))
     ),
     docs as (
       select d.absence_id,

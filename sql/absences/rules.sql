@@ -22,12 +22,16 @@ end;
 $$;
 
 -- Counting base of an employee: the base of the main workplace; none → ouvrables.
+-- plpgsql: its plan is kept by the connection (a security definer SQL function is never
+-- inlined, and was planned again at each of its calls).
 create or replace function app_hidden.employee_count_base(p_employee int) returns text
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce((select es.count_base
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return coalesce((select es.count_base
                    from app_public.employees e
                    join app_public.establishments es on es.id = e.main_establishment_id
                    where e.id = p_employee), 'ouvrables');
+end;
 $$;
 
 -- A counted day: not a Sunday, not a public holiday, and not a Saturday on the ouvrés base.
@@ -302,16 +306,20 @@ end;
 $$;
 
 -- Events of the employee that the period meets: [{id, title, start_at, end_at}].
+-- plpgsql: its plan is kept by the connection (a security definer SQL function is never
+-- inlined, and was planned again at each of its calls).
 create or replace function app_private.absence_event_conflicts(p_employee int, p_period tsrange) returns jsonb
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'title', e.title, 'start_at', e.start_at, 'end_at', e.end_at)
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return (select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'title', e.title, 'start_at', e.start_at, 'end_at', e.end_at)
                             order by e.start_at, e.id), '[]'::jsonb)
   from app_public.event_participants p
   join app_public.events e on e.id = p.event_id
   where p.employee_id = p_employee
     and tstzrange(e.start_at, e.end_at)
         && tstzrange(lower(p_period) at time zone app_hidden.business_timezone(),
-                     upper(p_period) at time zone app_hidden.business_timezone());
+                     upper(p_period) at time zone app_hidden.business_timezone()));
+end;
 $$;
 
 -- "du 20/11/2026 14:00 au 20/11/2026 16:00" for an event.

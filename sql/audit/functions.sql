@@ -45,16 +45,19 @@ declare
   v_actor int := app_hidden.current_account_id();
   v_impersonator int := nullif(current_setting('app.impersonator_id', true), '')::int;
 begin
+  -- One statement; the names of each account read once (an absent account: nulls, as before).
   insert into app_private.audit_log (actor_account_id, actor_username, actor_display_name,
                                      impersonator_account_id, impersonator_username, impersonator_display_name,
                                      verb, model, target_id, before, after)
-  values (v_actor,
-          (select a.username from app_public.accounts a where a.id = v_actor),
-          app_hidden.account_display_name(v_actor),
-          v_impersonator,
-          (select a.username from app_public.accounts a where a.id = v_impersonator),
-          app_hidden.account_display_name(v_impersonator),
-          p_verb, p_model, p_target_id, p_before, p_after);
+  select v_actor, act.username, act.display_name, v_impersonator, imp.username, imp.display_name,
+         p_verb, p_model, p_target_id, p_before, p_after
+  from (select 1) one
+  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
+                     from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
+                     where a.id = v_actor) act on true
+  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
+                     from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
+                     where a.id = v_impersonator) imp on true;
 end;
 $$;
 

@@ -2,12 +2,16 @@
 -- database only stores and hands back hashes, and never sees a clear password.
 
 -- Display name of an account: the employee's name, else the username.
+-- plpgsql: its plan is kept by the connection (a security definer SQL function is never
+-- inlined, and was planned again at each of its calls).
 create or replace function app_hidden.account_display_name(p_account int) returns text
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce(e.first_name || ' ' || e.last_name, a.username)
-  from app_public.accounts a
-  left join app_public.employees e on e.id = a.employee_id
-  where a.id = p_account;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return (select coalesce(e.first_name || ' ' || e.last_name, a.username)
+          from app_public.accounts a
+          left join app_public.employees e on e.id = a.employee_id
+          where a.id = p_account);
+end;
 $$;
 
 -- Start of every authenticated request (called by the authenticator before switching to

@@ -13,16 +13,23 @@
 -- serialise without deadlock) and checking that no counter it debits more goes below zero.
 
 -- Remaining of a counter (acquired - taken - planned), from the journal.
+-- plpgsql: its plan is kept by the connection (a security definer SQL function is never
+-- inlined, and was planned again at each of its calls).
 create or replace function app_private.counter_remaining(p_counter_id int) returns numeric
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select coalesce(sum(case when m.bucket = 'acquired' then m.quantity else -m.quantity end), 0)::numeric(8,2)
-  from app_private.counter_movements m where m.counter_id = p_counter_id;
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return (select coalesce(sum(case when m.bucket = 'acquired' then m.quantity else -m.quantity end), 0)::numeric(8,2)
+          from app_private.counter_movements m where m.counter_id = p_counter_id);
+end;
 $$;
 
 -- What an absence must hold now: one line per (counter, bucket).
 create or replace function app_private.absence_counter_target(p_absence app_public.absences, p_today date)
 returns table (counter_id int, code text, year int, bucket text, quantity numeric, counter_unit text, type_unit text)
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
   select p.counter_id, p.code, p.year,
          case when p_absence.status in ('validated', 'cancellation_requested') and p_absence.date_start <= p_today
               then 'taken' else 'planned' end,
@@ -31,15 +38,19 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
                                             p_absence.date_end, p_absence.start_half, p_absence.end_half,
                                             p_absence.start_time, p_absence.end_time)::app_hidden.absence_draft) p
   where p_absence.id is not null and app_hidden.absence_is_active(p_absence.status);
+end;
 $$;
 
 create or replace function app_private.counter_movement(p_counter_id int, p_bucket text, p_quantity numeric, p_kind text,
                                              p_absence_id int, p_transition text)
 returns void
-language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-  insert into app_private.counter_movements (counter_id, bucket, quantity, kind, absence_id, transition, actor_account_id)
-  select p_counter_id, p_bucket, p_quantity, p_kind, p_absence_id, p_transition, app_hidden.current_account_id()
-  where p_quantity <> 0;
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  if p_quantity <> 0 then
+    insert into app_private.counter_movements (counter_id, bucket, quantity, kind, absence_id, transition, actor_account_id)
+    values (p_counter_id, p_bucket, p_quantity, p_kind, p_absence_id, p_transition, app_hidden.current_account_id());
+  end if;
+end;
 $$;
 
 /*

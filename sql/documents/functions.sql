@@ -68,6 +68,10 @@ language plpgsql volatile as $$
 declare
   v_count int;
 begin
+  -- Most filings carry no document: no insert to start (and its row-level-security check).
+  if p_files is null or p_files in ('null'::jsonb, '[]'::jsonb) then
+    return 0;
+  end if;
   insert into app_public.absence_documents (absence_id, filename, content_type, size_bytes, storage_key, sha256,
                                             uploaded_at, uploaded_by, uploaded_by_name)
   select p_absence_id, f ->> 'filename', f ->> 'content_type', (f ->> 'size_bytes')::int, f ->> 'storage_key',

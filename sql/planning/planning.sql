@@ -102,7 +102,10 @@ $$;
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 -- force_generic_plan: docs/architecture.md, Performance notes.
-create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns json
+-- Text, not json: the service sends it as is (app_public.planning_read_text), and a cast to json
+-- would parse the whole answer once more only to check it.
+drop function if exists app_hidden.planning_cells(int[], date, date);
+create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 begin
@@ -137,18 +140,6 @@ begin
       select m.* from app_public.day_modifications m
       where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
     ),
-    planned as (
-      select c.employee_id, c.ord, c.date,
-             coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
-             m.id is not null as modified,
-             coalesce(m.is_remote, false) as day_remote,
-             coalesce(m.is_offsite, false) as day_offsite,
-             m.comment
-      from cells c
-      left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
-      left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
-      left join modification m on m.employee_id = c.employee_id and m.date = c.date
-    ),
     absence_day as (
       select c.employee_id, c.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
              a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
@@ -172,9 +163,6 @@ begin
       where a.status in ('validated', 'cancellation_requested')
       window w as (partition by a.employee_id, a.date)
     ),
-    coverage as (
-      select distinct g.employee_id, g.date, g.whole from granted g
-    ),
     pending_absence as (
       select distinct on (a.employee_id, a.date) a.employee_id, a.date, a.id
       from absence_day a
@@ -189,22 +177,36 @@ begin
     on_call as (
       select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
     ),
-    -- What every block of a cell carries besides its own keys: the pending request of the day
-    -- and the on-call periods.
-    pending_request as (
-      select p.employee_id, p.date, coalesce(oc.on_call::text, '[]') as on_call,
+    -- Everything a cell's blocks carry, in one row per cell: the planned day (the day
+    -- modification, else the template), whether granted absences cover the whole day, the
+    -- pending request of the day and the on-call periods (joined once here, not per kind of
+    -- block).
+    cell as (
+      select c.employee_id, c.ord, c.date,
+             coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
+             m.id is not null as modified,
+             coalesce(m.is_remote, false) as day_remote,
+             coalesce(m.is_offsite, false) as day_offsite,
+             m.comment,
+             coalesce(cv.whole, false) as whole,
+             coalesce(oc.on_call::text, '[]') as on_call,
              case when pa.id is not null then '{"kind":"absence","id":' || pa.id || ',"is_cancellation":false}'
                   when ps.id is not null then '{"kind":"shift_change","id":' || ps.id || ',"is_cancellation":false}'
                   else 'null'
              end as pending
-      from planned p
-      left join pending_absence pa on pa.employee_id = p.employee_id and pa.date = p.date
-      left join pending_shift_change ps on ps.employee_id = p.employee_id and ps.date = p.date
-      left join on_call oc on oc.employee_id = p.employee_id and oc.date = p.date
+      from cells c
+      left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
+      left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
+      left join modification m on m.employee_id = c.employee_id and m.date = c.date
+      left join (select distinct g.employee_id, g.date, g.whole from granted g) cv
+        on cv.employee_id = c.employee_id and cv.date = c.date
+      left join pending_absence pa on pa.employee_id = c.employee_id and pa.date = c.date
+      left join pending_shift_change ps on ps.employee_id = c.employee_id and ps.date = c.date
+      left join on_call oc on oc.employee_id = c.employee_id and oc.date = c.date
     ),
     blocks as (
       -- granted absences
-      select g.employee_id, g.date,
+      select g.employee_id, pr.ord, g.date,
              case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
              coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
              -- at the same start time, the worked slot before the hourly absence
@@ -227,11 +229,11 @@ begin
                                               else 'null' end
              || ',"on_call":' || pr.on_call || '}' as block
       from granted g
-      join pending_request pr on pr.employee_id = g.employee_id and pr.date = g.date
+      join cell pr on pr.employee_id = g.employee_id and pr.date = g.date
       union all
       -- worked slots of the planned day (unnested once: each field a column, not an element
       -- extracted from the array at each use)
-      select p.employee_id, p.date, 1, extract(epoch from sl.start_time)::int / 60, 0,
+      select p.employee_id, p.ord, p.date, 1, extract(epoch from sl.start_time)::int / 60, 0,
              '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
              || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
              || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
@@ -246,34 +248,34 @@ begin
              || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or p.day_remote)
              || ',"is_offsite":' || app_hidden.json_bool(p.day_offsite)
              || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
-             || ',"absence":null,"pending_request":' || pr.pending || ',"on_call":' || pr.on_call || '}'
-      from planned p
+             || ',"absence":null,"pending_request":' || p.pending || ',"on_call":' || p.on_call || '}'
+      from cell p
       cross join lateral unnest(p.slots) as sl(start_time, end_time, break_start_time, break_end_time, break_paid,
                                                post_id, establishment_id, is_remote)
       left join app_public.posts po on po.id = sl.post_id
-      left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
-      join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
-      where not coalesce(cv.whole, false)
+      where not p.whole
       union all
       -- a rest day
-      select p.employee_id, p.date, 1, 0, 0,
+      select p.employee_id, p.ord, p.date, 1, 0, 0,
              '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
              || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
              || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
              || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
-             || ',"absence":null,"pending_request":' || pr.pending || ',"on_call":' || pr.on_call || '}'
-      from planned p
-      left join coverage cv on cv.employee_id = p.employee_id and cv.date = p.date
-      join pending_request pr on pr.employee_id = p.employee_id and pr.date = p.date
-      where cardinality(p.slots) = 0 and not coalesce(cv.whole, false)
+             || ',"absence":null,"pending_request":' || p.pending || ',"on_call":' || p.on_call || '}'
+      from cell p
+      where cardinality(p.slots) = 0 and not p.whole
     ),
+    -- The blocks are sorted once and each cell's aggregate keeps that order: with
+    -- string_agg(... order by), each of the 6 000 cells started a sort of its own (PostgreSQL
+    -- 15), the larger part of the statement's time. employee_id follows ord in the sort key so
+    -- that the grouping reads the sorted input as it comes (a hashed grouping also keeps the
+    -- input order within a group).
     cell_json as (
-      select p.ord, b.date,
+      select b.ord, b.date,
              '{"employee":' || b.employee_id || ',"date":' || app_hidden.json_date(b.date)
-             || ',"blocks":[' || string_agg(b.block, ',' order by b.k1, b.k2, b.k3) || ']}' as cell
-      from blocks b
-      join planned p on p.employee_id = b.employee_id and p.date = b.date
-      group by p.ord, b.date, b.employee_id
+             || ',"blocks":[' || string_agg(b.block, ',') || ']}' as cell
+      from (select * from blocks x order by x.ord, x.date, x.employee_id, x.k1, x.k2, x.k3) b
+      group by b.ord, b.date, b.employee_id
     )
     select ('{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
             || ',"employees":[' || coalesce((select string_agg(
@@ -287,7 +289,7 @@ begin
                  from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
                       lateral app_public.public_holidays(y) h
                  where h.day between p_from and p_to), '')
-            || ']}')::json
+            || ']}')
   );
 end;
 $$;
@@ -301,10 +303,13 @@ $$;
 -- establishment and team narrow the readable employees (the team planning of a month): those
 -- attached to the establishment (main, secondary, or team of the day), those assigned to the
 -- team, on the day of the window nearest today.
+-- planning_read_text is what the route calls: the JSON text as written, which the service
+-- passes through (a month of 200 employees is 2.5 MB). planning_read is the same answer typed
+-- json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
-create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null,
-                                                    p_establishment int default null, p_team int default null)
-returns json
+create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
+                                                         p_establishment int default null, p_team int default null)
+returns text
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_today date := app_hidden.today();
@@ -360,6 +365,15 @@ begin
                                    and app_hidden.date_in(v_on, ta.start_date, ta.end_date)));
   end if;
   return app_hidden.planning_cells(v_ids, v_from, v_to);
+end;
+$$;
+
+create or replace function app_public.planning_read(p_from date default null, p_to date default null, p_employee int default null,
+                                                    p_establishment int default null, p_team int default null)
+returns json
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team)::json;
 end;
 $$;
 comment on function app_public.planning_read(date, date, integer, integer, integer) is

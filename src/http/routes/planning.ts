@@ -113,7 +113,7 @@ export const planningRoutes: RouteModule = {
         team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),
       }),
       sql: {
-        fn: 'app_public.planning_read',
+        fn: 'app_public.planning_read_text',
         args: [
           { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
           { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
