@@ -70,7 +70,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
   const pool = createPool(config.authDatabaseUrl, config);
   const storage = new FileStorage(config.storageDir);
-  const limiter = new RateLimiter();
+  const limiter = new RateLimiter(pool);
   const app = express();
   const server = http.createServer(app);
   app.disable('x-powered-by');
@@ -152,7 +152,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
 
   async function close(): Promise<void> {
-    limiter.close();
     // Stop accepting, let the requests in flight finish, drop idle keep-alive sockets.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
