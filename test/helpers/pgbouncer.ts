@@ -21,7 +21,8 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A port free at the time of asking. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
