@@ -132,6 +132,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   if (config.graphql) {
     // Loaded on demand: PostGraphile (and Grafast) cost start-up time the REST API does not need.
     process.env.GRAPHILE_ENV ??= 'production';
+    // No named prepared statements (Grafast prepares its queries by default): a server connection
+    // lent per transaction by PgBouncer in transaction mode may not hold them (docs/running.md).
+    process.env.DATAPLAN_PG_PREPARED_STATEMENT_CACHE_SIZE ??= '0';
     const { mountGraphql } = await import('./graphql.js');
     releaseGraphql = await mountGraphql(app, server, pool, config.frozenNow);
   }
