@@ -133,6 +133,7 @@ runCommand('start', async () => {
   process.on('SIGTERM', onSignal);
 
   try {
+    const processes = processCount(env);
     let config: Config;
     let databaseLabel: string;
     if (!embeddedMode) {
@@ -225,7 +226,6 @@ runCommand('start', async () => {
     const host = env.HOST || '0.0.0.0';
     // WEB_CONCURRENCY > 1: that many server processes share the port (src/cli/server-processes.ts);
     // the worker and the embedded database stay in this process, once.
-    const processes = processCount(env);
     let serverUrl: string;
     let logger: Logger;
     if (processes > 1) {

@@ -13,6 +13,7 @@ import { generate } from 'otplib';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { ROLES } from '../../src/db/roles.js';
+import { processCount } from '../../src/cli/server-processes.js';
 import { BackofficeVisitor } from '../helpers/backoffice.js';
 import { makeClient, type HttpClient } from '../helpers/http.js';
 import { startServerProcess, type ServerProcessHandle } from '../helpers/server-process.js';
@@ -124,3 +125,15 @@ describe('two server processes on one database', () => {
     }
   });
 });
+
+describe('WEB_CONCURRENCY', () => {
+  it('is the number of server processes: 1 when unset, a whole number from 1 to 64, else a message saying so', () => {
+    expect(processCount({})).toBe(1);
+    expect(processCount({ WEB_CONCURRENCY: '' })).toBe(1);
+    expect(processCount({ WEB_CONCURRENCY: '4' })).toBe(4);
+    for (const bad of ['0', '65', '2.5', 'deux', '-1']) {
+      expect(() => processCount({ WEB_CONCURRENCY: bad })).toThrow(`WEB_CONCURRENCY must be a whole number of server processes between 1 and 64 (got "${bad}").`);
+    }
+  });
+});
+
