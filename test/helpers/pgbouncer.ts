@@ -81,12 +81,17 @@ export async function startPgBouncer(options: { poolSize?: number } = {}): Promi
   const args = process.getuid?.() === 0 ? ['-u', 'postgres', config] : [config];
   const child: ChildProcess = spawn(PGBOUNCER_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    output += error.code === 'ENOENT'
+      ? `${PGBOUNCER_BINARY} is missing: install Debian's pgbouncer (.ci/run does), or set PGBOUNCER to its path.`
+      : `pgbouncer cannot start: ${error.message}`;
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let attempt = 0; attempt < 100 && !(await accepts(port)); attempt++) {
-    if (child.exitCode !== null) break;
+    if (child.exitCode !== null || child.pid === undefined) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   if (!(await accepts(port))) {
