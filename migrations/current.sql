@@ -37,6 +37,7 @@ drop function if exists app_private.tg_storage_garbage() cascade;
 --!include events/tables.sql
 --!include audit/tables.sql
 --!include auth/functions.sql
+--!include auth/rate_limits.sql
 --!include audit/functions.sql
 --!include audit/triggers.sql
 --!include notifications/functions.sql

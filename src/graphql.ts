@@ -8,6 +8,7 @@ import { grafserv } from 'postgraphile/grafserv/express/v4';
 import { defaultMaskError } from 'postgraphile/grafserv';
 import { GraphQLError } from 'postgraphile/graphql';
 import { InactiveAccountError, type ActingAccount } from './db/transaction.js';
+import { transactionSettingsOf } from './db/pool.js';
 import { asUser, secondFactorSetting } from './backoffice/common.js';
 import { ROLES } from './db/roles.js';
 import { ApiError } from './http/errors.js';
@@ -94,6 +95,8 @@ export async function mountGraphql(app: Express, server: Server | null, pool: pg
         const now = frozenNow?.();
         return {
           pgSettings: {
+            // The session settings of the pool's transactions (src/db/pool.ts), set per transaction.
+            ...transactionSettingsOf(pool),
             role: ROLES.visitor,
             'app.account_id': String(account.id),
             'app.employee_id': account.employee_id === null ? '' : String(account.employee_id),

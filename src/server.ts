@@ -71,7 +71,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
   const pool = createPool(config.authDatabaseUrl, config);
   const storage = new FileStorage(config.storageDir);
-  const limiter = new RateLimiter();
+  const limiter = new RateLimiter(pool);
   const app = express();
   const server = http.createServer(app);
   app.disable('x-powered-by');
@@ -134,6 +134,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   if (config.graphql) {
     // Loaded on demand: PostGraphile (and Grafast) cost start-up time the REST API does not need.
     process.env.GRAPHILE_ENV ??= 'production';
+    // No named prepared statements (Grafast prepares its queries by default): a server connection
+    // lent per transaction by PgBouncer in transaction mode may not hold them (docs/running.md).
+    process.env.DATAPLAN_PG_PREPARED_STATEMENT_CACHE_SIZE ??= '0';
     const { mountGraphql } = await import('./graphql.js');
     releaseGraphql = await mountGraphql(app, server, pool, config.frozenNow);
   }
@@ -154,7 +157,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
 
   async function close(): Promise<void> {
-    limiter.close();
     // Stop accepting, let the requests in flight finish, drop idle keep-alive sockets.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

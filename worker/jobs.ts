@@ -34,6 +34,7 @@ export const JOB_NAMES = [
   'consume_started_absences',
   'drain_email_outbox',
   'purge_storage_garbage',
+  'purge_rate_limit_windows',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

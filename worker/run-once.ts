@@ -6,6 +6,7 @@ import { WorkerConfigError, workerConfigFromEnv } from './config.js';
 import { JOB_NAMES, createWorkerPool, drainEmailOutbox, isJobName, isScheduledJob, runScheduledJob } from './jobs.js';
 import { purgeStorageGarbage } from '../src/storage/garbage.js';
 import { storageFromEnv } from './tasks/purge_storage_garbage.js';
+import { purgeRateLimitWindows } from './tasks/purge_rate_limit_windows.js';
 
 const name = process.argv[2];
 if (!isJobName(name) || process.argv.length > 3) {
@@ -33,6 +34,10 @@ try {
     } else if (name === 'purge_storage_garbage') {
       const removed = await purgeStorageGarbage(pool, storageFromEnv());
       console.error(`${name}: ${removed} file(s) removed`);
+      console.log(JSON.stringify({ job: name, result: removed }));
+    } else if (name === 'purge_rate_limit_windows') {
+      const removed = await purgeRateLimitWindows(pool);
+      console.error(`${name}: ${removed} window(s) removed`);
       console.log(JSON.stringify({ job: name, result: removed }));
     } else {
       const outcome = await drainEmailOutbox(pool, config.smtp ?? null);

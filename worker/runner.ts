@@ -16,6 +16,7 @@ import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';
 import purgeAuditLog from './tasks/purge_audit_log.js';
 import consumeStartedAbsences from './tasks/consume_started_absences.js';
 import purgeStorageGarbage from './tasks/purge_storage_garbage.js';
+import purgeRateLimitWindows from './tasks/purge_rate_limit_windows.js';
 import sendMissingDocumentReminders from './tasks/send_missing_document_reminders.js';
 
 export const WORKER_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -48,6 +49,7 @@ export function taskList(pool: pg.Pool, smtp: SmtpSettings | null, transport?: (
     purge_audit_log: purgeAuditLog,
     consume_started_absences: consumeStartedAbsences,
     purge_storage_garbage: purgeStorageGarbage,
+    purge_rate_limit_windows: purgeRateLimitWindows,
     drain_email_outbox: makeDrainEmailOutboxTask(pool, smtp, transport),
   };
 }

@@ -78,31 +78,23 @@ export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: str
   const isPublic = (path: string) => publicKeys.has(routeKey(path)) || publicPatterns.some((re) => re.test(routeKey(path)));
   return (req: Request, _res: Response, next: NextFunction) => {
     const { identity } = getRequestAuth(req);
-    const wait = identity && !isPublic(req.path)
+    const counted = identity && !isPublic(req.path)
       ? limiter.hit(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
-    if (wait > 0) {
-      next(ApiError.tooManyRequests(wait));
-      return;
-    }
-    next();
+    counted.then((wait) => next(wait > 0 ? ApiError.tooManyRequests(wait) : undefined), next);
   };
 }
 
 /** Logins per username, whatever the address: answers 429 before the password is checked. */
-export function loginPerUsernameLimit(config: Config, limiter: RateLimiter, username: string): void {
-  const wait = limiter.hit(`login:${username.toLowerCase()}`, config.rateLimits.loginPerUsernamePerHour, 3_600_000);
+export async function loginPerUsernameLimit(config: Config, limiter: RateLimiter, username: string): Promise<void> {
+  const wait = await limiter.hit(`login:${username.toLowerCase()}`, config.rateLimits.loginPerUsernamePerHour, 3_600_000);
   if (wait > 0) throw ApiError.tooManyRequests(wait);
 }
 
 /** The password reset route's own bucket: 5 per hour per address. */
 export function passwordResetLimit(config: Config, limiter: RateLimiter) {
   return (req: Request, _res: Response, next: NextFunction) => {
-    const wait = limiter.hit(`reset:${req.ip}`, config.rateLimits.passwordResetPerHour, 3_600_000);
-    if (wait > 0) {
-      next(ApiError.tooManyRequests(wait));
-      return;
-    }
-    next();
+    limiter.hit(`reset:${req.ip}`, config.rateLimits.passwordResetPerHour, 3_600_000)
+      .then((wait) => next(wait > 0 ? ApiError.tooManyRequests(wait) : undefined), next);
   };
 }

@@ -54,8 +54,9 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   const router = express.Router();
 
   /** Seconds to wait when one of the keys used up its attempts, else 0. */
-  function attemptsLeft(keys: string[]): number {
-    return Math.max(...keys.map((key) => limiter.hit(key, config.backofficeLoginAttempts, LOGIN_WINDOW_MS)));
+  async function attemptsLeft(keys: string[]): Promise<number> {
+    const waits = await Promise.all(keys.map((key) => limiter.hit(key, config.backofficeLoginAttempts, LOGIN_WINDOW_MS)));
+    return Math.max(...waits);
   }
 
   function refuseTooMany(req: Request, res: Response, wait: number): void {
@@ -77,10 +78,10 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
    * A posted code of the pre-authentication `method`, counted against the account's attempts
    * (spaces removed); null when the answer is already sent (redirect or 429).
    */
-  function codeStep(req: Request, res: Response, method: 'totp' | 'enrol') {
+  async function codeStep(req: Request, res: Response, method: 'totp' | 'enrol') {
     const session = preSession(req, res, method);
     if (!session) return null;
-    const wait = attemptsLeft([`bo-2fa:${session.accountId}`]);
+    const wait = await attemptsLeft([`bo-2fa:${session.accountId}`]);
     if (wait > 0) {
       refuseTooMany(req, res, wait);
       return null;
@@ -109,7 +110,7 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   router.post('/login/', asyncRoute(async (req, res) => {
     const username = String(req.body?.username ?? '').trim().slice(0, 150);
     const password = String(req.body?.password ?? '').slice(0, 1024);
-    const wait = attemptsLeft([`bo-login-ip:${req.ip}`, `bo-login-user:${username.toLowerCase()}`]);
+    const wait = await attemptsLeft([`bo-login-ip:${req.ip}`, `bo-login-user:${username.toLowerCase()}`]);
     if (wait > 0) {
       refuseTooMany(req, res, wait);
       return;
@@ -171,7 +172,7 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code chan
   }));
 
   router.post('/login/enrol/', asyncRoute(async (req, res) => {
-    const step = codeStep(req, res, 'enrol');
+    const step = await codeStep(req, res, 'enrol');
     if (!step) return;
     const { session, code } = step;
     const factor = await sessions.authenticator(async (client) =>
@@ -216,7 +217,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
   });
 
   router.post('/login/verify/', asyncRoute(async (req, res) => {
-    const step = codeStep(req, res, 'totp');
+    const step = await codeStep(req, res, 'totp');
     if (!step) return;
     const { session, code } = step;
     let method: 'totp' | 'backup_code' | null = null;

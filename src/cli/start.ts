@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import type pg from 'pg';
+import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import { connectionUrl, DEFAULT_EMBEDDED_PORT, EMBEDDED_SUPERUSER, startEmbeddedDatabase } from '../db/embedded.js';
 import { sessionOptions } from '../db/pool.js';
@@ -22,6 +23,8 @@ import { createApp } from '../server.js';
 import { buildWeb, webBuildIsStale } from '../../web/scripts/build.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand, withClient } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
+import { closeServer } from './server-process.js';
+import { processCount, startServerProcesses } from './server-processes.js';
 import { SecretStore } from './secrets.js';
 
 const log = (line = '') => console.log(line);
@@ -130,6 +133,7 @@ runCommand('start', async () => {
   process.on('SIGTERM', onSignal);
 
   try {
+    const processes = processCount(env);
     let config: Config;
     let databaseLabel: string;
     if (!embeddedMode) {
@@ -219,17 +223,26 @@ runCommand('start', async () => {
       log('Building the web application...');
       await buildWeb();
     }
-    const app = await createApp(config);
     const host = env.HOST || '0.0.0.0';
-    const running = await app.listen(config.port, host);
-    shutdown.add('the HTTP server', async () => {
-      const force = setTimeout(() => running.server.closeAllConnections(), 5000);
-      try {
-        await app.close();
-      } finally {
-        clearTimeout(force);
-      }
-    });
+    // WEB_CONCURRENCY > 1: that many server processes share the port (src/cli/server-processes.ts);
+    // the worker and the embedded database stay in this process, once.
+    let serverUrl: string;
+    let logger: Logger;
+    if (processes > 1) {
+      const group = await startServerProcesses(processes, {
+        ...env, DATABASE_URL: config.databaseUrl, AUTH_DATABASE_URL: config.authDatabaseUrl, JWT_SECRET: config.jwtSecret,
+        STORAGE_DIR: storageDir, PORT: String(config.port), HOST: host, PUBLIC_URL: config.publicUrl,
+      }, log);
+      shutdown.add('the server processes', group.stop);
+      serverUrl = group.url;
+      logger = pino({ level: config.logLevel });
+    } else {
+      const app = await createApp(config);
+      const running = await app.listen(config.port, host);
+      shutdown.add('the HTTP server', () => closeServer(running));
+      serverUrl = running.url;
+      logger = app.logger;
+    }
 
     // Background jobs run in-process (reminders, audit purge, e-mails, counters), unless
     // WORKER=off (e.g. when `npm run worker` runs as its own process). Registered after the
@@ -239,7 +252,7 @@ runCommand('start', async () => {
         databaseUrl: config.databaseUrl,
         businessTimeZone: config.businessTimeZone,
         publicUrl: config.publicUrl,
-        logger: app.logger,
+        logger,
       });
       shutdown.add('the worker', () => worker.stop());
     }
@@ -250,7 +263,7 @@ runCommand('start', async () => {
       shutdown.add('the e-mail printer', () => printer.stop());
     }
 
-    const port = new URL(running.url).port;
+    const port = new URL(serverUrl).port;
     const url = `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${port}/`;
     log('');
     log('WFM service ready.');
@@ -258,6 +271,7 @@ runCommand('start', async () => {
     log(`  API docs: ${url}api/docs/`);
     log(`  Back-office: ${url}backoffice/ (admin, rh1, rh2, superadmin; second factor enrolled at the first login)`);
     log(`  Database: ${databaseLabel}`);
+    if (processes > 1) log(`  Server processes: ${processes} (WEB_CONCURRENCY), one worker.`);
     if (demoPassword) printLogins(logins, demoPassword);
     if (embeddedMode) log('  E-mails are printed here as they are queued (no SMTP in embedded mode).');
     log('Press Ctrl+C to stop.');

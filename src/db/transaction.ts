@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { ROLES } from './roles.js';
+import { transactionSettingsStatement } from './pool.js';
 
 export interface RequestIdentity {
   accountId: number;
@@ -62,7 +63,7 @@ export async function withRequestTransaction<T>(
   work: (client: pg.PoolClient, account: ActingAccount | null) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
-  const clock = clockStatement(options);
+  const settings = transactionSettingsStatement(pool) + clockStatement(options);
   const client = await pool.connect();
   let broken = false;
   try {
@@ -73,16 +74,17 @@ export async function withRequestTransaction<T>(
         throw new InactiveAccountError();
       }
       const results = (await client.query(
-        `begin; ${clock}select app_private.begin_request(${accountId}, ${impersonatorId ?? 'null'}) as account; ` +
+        `begin; ${settings}select app_private.begin_request(${accountId}, ${impersonatorId ?? 'null'}) as account; ` +
           `set local role ${ROLES.visitor};`,
       )) as unknown as pg.QueryResult[];
-      account = (results[clock ? 2 : 1]?.rows[0]?.account as ActingAccount | null) ?? null;
+      // The answer of begin_request: the one before the role switch's.
+      account = (results[results.length - 2]?.rows[0]?.account as ActingAccount | null) ?? null;
       if (!account) {
         await client.query('rollback');
         throw new InactiveAccountError();
       }
     } else {
-      await client.query(`begin; ${clock}set local role ${ROLES.visitor};`);
+      await client.query(`begin; ${settings}set local role ${ROLES.visitor};`);
     }
     for (const statement of settingStatements(options)) await client.query(statement);
     const result = await work(client, account);
@@ -125,14 +127,14 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   query: pg.QueryConfig,
   options: TransactionOptions = {},
 ): Promise<pg.QueryResult<R>> {
-  const clock = clockStatement(options);
-  let prelude = `begin; ${clock}set local role ${ROLES.visitor};`;
+  const settings = transactionSettingsStatement(pool) + clockStatement(options);
+  let prelude = `begin; ${settings}set local role ${ROLES.visitor};`;
   if (identity) {
     const { accountId, impersonatorId } = identity;
     if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
       throw new InactiveAccountError();
     }
-    prelude = `begin; ${clock}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}); ` +
+    prelude = `begin; ${settings}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}); ` +
       `set local role ${ROLES.visitor};`;
   }
   const client = await pool.connect();
@@ -177,11 +179,11 @@ export async function withAuthenticatorTransaction<T>(
   work: (client: pg.PoolClient) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
-  const clock = clockStatement(options);
+  const settings = transactionSettingsStatement(pool) + clockStatement(options);
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query(`begin; ${clock}`);
+    await client.query(`begin; ${settings}`);
     const result = await work(client);
     await client.query('commit');
     return result;

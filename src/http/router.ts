@@ -292,7 +292,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       }
     }
 
-    if (spec.rateLimit === 'login_per_username') loginPerUsernameLimit(deps.config, deps.limiter, String(body.username));
+    if (spec.rateLimit === 'login_per_username') await loginPerUsernameLimit(deps.config, deps.limiter, String(body.username));
 
     (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
     try {

@@ -3,6 +3,7 @@
  * required, demo data only on request into an empty database) and embedded (a private
  * PostgreSQL in DATA_DIR, demo organisation, printed logins and e-mails, clean stop, reuse).
  */
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -105,6 +106,64 @@ describe('npm start with DATABASE_URL', () => {
     expect((await db.query('select count(*)::int as n from app_public.establishments')).rows[0].n).toBe(3);
     expect((await third.stop()).code, third.output).toBe(0);
   }, 120_000);
+});
+
+/** The server processes (src/cli/server-process.ts) among the descendants of `pid`. */
+function serverProcessesUnder(pid: number): number[] {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n').map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line)).filter((m): m is RegExpExecArray => !!m)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const descendants = new Set([pid]);
+  for (let grown = true; grown;) {
+    grown = false;
+    for (const row of table) {
+      if (descendants.has(row.ppid) && !descendants.has(row.pid)) {
+        descendants.add(row.pid);
+        grown = true;
+      }
+    }
+  }
+  return table.filter((row) => descendants.has(row.pid) && row.args.includes('src/cli/server-process.ts')).map((row) => row.pid);
+}
+
+describe('npm start with WEB_CONCURRENCY', () => {
+  it('runs two server processes on one port, replaces one that dies, and stops them all', async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'wfm-start-processes-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const command = start(commandEnv({
+      DATABASE_URL: database.url,
+      JWT_SECRET: 'a-test-secret-of-at-least-thirty-two-characters',
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      GRAPHQL: 'off',
+      WORKER: 'off',
+      WEB_CONCURRENCY: '2',
+    }));
+    await command.waitFor(READY, 180_000);
+    expect(command.stdout).toContain('Server processes: 2 (WEB_CONCURRENCY), one worker.');
+    const url = printedUrl(command);
+    const first = serverProcessesUnder(command.child.pid!);
+    expect(first).toHaveLength(2);
+    for (let i = 0; i < 4; i++) expect((await makeClient(url).get('/api/health/')).status).toBe(200);
+
+    // One dies: it is replaced, the port keeps answering.
+    process.kill(first[0]!, 'SIGKILL');
+    await command.waitFor(new RegExp(`Server process ${first[0]} stopped \\(SIGKILL\\): replaced`), 30_000);
+    for (let attempt = 0; attempt < 240 && serverProcessesUnder(command.child.pid!).length < 2; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const second = serverProcessesUnder(command.child.pid!);
+    expect(second).toHaveLength(2);
+    expect(second).toContain(first[1]);
+    expect((await makeClient(url).get('/api/health/')).status).toBe(200);
+
+    const stopped = await command.stop();
+    expect(stopped.code).toBe(0);
+    expect(serverProcessesUnder(command.child.pid!)).toEqual([]);
+    for (const pid of second) expect(() => process.kill(pid, 0)).toThrow();
+  }, 300_000);
 });
 
 describe('npm start without DATABASE_URL (embedded PostgreSQL)', () => {

@@ -6,6 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import type { HttpResponse } from '../helpers/http.js';
+import type { JobHelpers } from 'graphile-worker';
+import purgeRateLimitWindows from '../../worker/tasks/purge_rate_limit_windows.js';
 
 const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5, loginPerUsernamePerHour: 20 };
 
@@ -144,5 +146,41 @@ describe('logins also count per username: 20 an hour', () => {
     // Refused before the password is checked: the right password does not get through either.
     expect429(await env.post('/api/auth/token/', null, { username: 'alice', password: 'Fixture-Passw0rd!' }), 3600);
     expect((await env.post('/api/auth/token/', null, { username: 'bruno', password: 'Fixture-Passw0rd!' })).status).toBe(200);
+  });
+});
+
+describe('the counters live in PostgreSQL (issue 15 part 2)', () => {
+  it('a hit is a row of app_private.rate_limit_windows; the worker task purge_rate_limit_windows removes the ended windows', async () => {
+    env = await startTestEnv({ rateLimits: PRODUCTION });
+    expect((await env.get('/api/health/')).status).toBe(200);
+    const { rows } = await env.db.query("select bucket, hits from app_private.rate_limit_windows where bucket like 'ip:%'");
+    expect(rows).toEqual([{ bucket: expect.stringMatching(/^ip:/), hits: 1 }]);
+    await env.db.query("update app_private.rate_limit_windows set window_end = clock_timestamp() - interval '1 second'");
+    const logs: string[] = [];
+    await purgeRateLimitWindows({}, {
+      withPgClient: async <R>(work: (client: any) => Promise<R>) => {
+        const client = await env!.db.connect();
+        try {
+          return await work(client);
+        } finally {
+          client.release();
+        }
+      },
+      logger: { info: (message: string) => logs.push(message) },
+    } as unknown as JobHelpers);
+    expect(logs).toEqual(['purge_rate_limit_windows: 1 window(s) removed']);
+    expect((await env.db.query('select count(*)::int as n from app_private.rate_limit_windows')).rows[0].n).toBe(0);
+  });
+
+  it('a database that cannot be reached lets the request through to its own 503 (fails open)', async () => {
+    // The server's connections go to a port where no PostgreSQL listens.
+    env = await startTestEnv({ rateLimits: PRODUCTION, configOverrides: { authDatabaseUrl: 'postgres://wfm_authenticator@127.0.0.1:1/nowhere' } });
+    for (const path of ['/api/health/', '/api/health/']) {
+      const res = await env.get(path);
+      expect(res.status).toBe(503);
+      expect(res.body.database).toBe('unavailable');
+    }
+    const login = await env.post('/api/auth/token/', null, { username: 'alice', password: 'x' });
+    expect(login.status).toBe(503);
   });
 });

@@ -115,12 +115,26 @@ describe('npm run job -- send_missing_document_reminders', () => {
   });
 });
 
+describe('npm run job -- purge_rate_limit_windows', () => {
+  it('removes the rate-limit windows that ended, keeps the live ones', async () => {
+    await env.db.query('delete from app_private.rate_limit_windows');
+    await env.db.query(`insert into app_private.rate_limit_windows (bucket, window_start, window_end, hits) values
+      ('ip:ended', clock_timestamp() - interval '2 minutes', clock_timestamp() - interval '1 minute', 3),
+      ('ip:live', clock_timestamp(), clock_timestamp() + interval '1 minute', 1)`);
+    const result = await npmJob('purge_rate_limit_windows');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.outcome).toEqual({ job: 'purge_rate_limit_windows', result: 1 });
+    const { rows } = await env.db.query('select bucket from app_private.rate_limit_windows order by bucket');
+    expect(rows).toEqual([{ bucket: 'ip:live' }]);
+  });
+});
+
 describe('npm run job with a bad name', () => {
   it('lists the jobs and exits with 1', async () => {
     const result = await npmJob('purge_audit');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Unknown job "purge_audit"');
-    for (const name of ['send_missing_document_reminders', 'purge_audit_log', 'drain_email_outbox']) {
+    for (const name of ['send_missing_document_reminders', 'purge_audit_log', 'drain_email_outbox', 'purge_rate_limit_windows']) {
       expect(result.stderr).toContain(name);
     }
     const none = await npmJob();

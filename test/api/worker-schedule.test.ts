@@ -50,7 +50,7 @@ describe('worker/crontab', () => {
   it('parses, with a stable id and its own job key on every line', () => {
     expect(items.map((item) => item.task).sort()).toEqual([
       'consume_started_absences', 'consume_started_absences', 'purge_audit_log', 'purge_audit_log',
-      'purge_storage_garbage', 'send_missing_document_reminders', 'send_missing_document_reminders',
+      'purge_rate_limit_windows', 'purge_storage_garbage', 'send_missing_document_reminders', 'send_missing_document_reminders',
     ]);
     const identifiers = items.map((item) => item.identifier);
     expect(new Set(identifiers).size).toBe(items.length);
@@ -104,6 +104,12 @@ describe('worker/crontab', () => {
   it('purge_storage_garbage runs every 10 minutes, whatever the season', () => {
     expect(cronInstants('purge_storage_garbage', '2026-01-15')).toHaveLength(144);
     expect(cronInstants('purge_storage_garbage', '2026-07-15')).toHaveLength(144);
+  });
+
+  it('purge_rate_limit_windows runs every 10 minutes, between the storage purges', () => {
+    const instants = cronInstants('purge_rate_limit_windows', '2026-01-15');
+    expect(instants).toHaveLength(144);
+    expect(instants.every((iso) => new Date(iso).getUTCMinutes() % 10 === 5)).toBe(true);
   });
 
   it('purge_audit_log does not run on other days', async () => {

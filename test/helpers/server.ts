@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createApp } from '../../src/server.js';
 import { ROLES } from '../../src/db/roles.js';
 import { cloneTemplate } from './template.js';
+import { throughPgBouncer } from './pgbouncer.js';
 import { makeClient, type HttpClient } from './http.js';
 import { DEFAULT_NOW, FIXTURE_PASSWORD, databaseUrl } from './settings.js';
 
@@ -33,6 +34,11 @@ export interface TestEnvOptions {
   graphql?: boolean;
   rateLimits?: Config['rateLimits'];
   configOverrides?: Partial<Config>;
+  /**
+   * A PgBouncer port (test/helpers/pgbouncer.ts) the server's own connections go through;
+   * default TEST_PGBOUNCER_PORT (npm run test:pgbouncer). The test's owner connection stays direct.
+   */
+  pgbouncerPort?: number;
 }
 
 /**
@@ -44,9 +50,11 @@ export async function startTestEnv(options: TestEnvOptions = {}): Promise<TestEn
   const database = await cloneTemplate(template);
   const storageDir = await mkdtemp(path.join(tmpdir(), 'wfm-storage-'));
   let frozenNow: string | null = options.now === undefined ? DEFAULT_NOW : options.now;
+  const pgbouncerPort = options.pgbouncerPort ?? (Number(process.env.TEST_PGBOUNCER_PORT) || null);
+  const authDatabaseUrl = databaseUrl(database.name, ROLES.authenticator);
   const config = loadConfig({}, {
     databaseUrl: databaseUrl(database.name),
-    authDatabaseUrl: databaseUrl(database.name, ROLES.authenticator),
+    authDatabaseUrl: pgbouncerPort ? throughPgBouncer(authDatabaseUrl, pgbouncerPort) : authDatabaseUrl,
     jwtSecret: randomBytes(32).toString('hex'),
     port: 0,
     graphql: options.graphql ?? false,

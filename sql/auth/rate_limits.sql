@@ -1,0 +1,53 @@
+-- Rate limits shared by every server process (SPEC Limits, CONTRACT section 7): one row per
+-- bucket ('ip:…', 'account:…', 'login:…', 'reset:…', 'bo-login-…') holding its current fixed
+-- window. UNLOGGED: counters are abuse protection, not data; they are not worth a WAL write
+-- per request, and a crash that empties them only forgives the current window. Not
+-- replicated to a standby either (docs/running.md).
+create unlogged table if not exists app_private.rate_limit_windows (
+  bucket text primary key check (length(bucket) <= 400),
+  window_start timestamptz not null,
+  window_end timestamptz not null,
+  hits int not null check (hits >= 1)
+);
+-- No policy: the request roles never read it; only the security-definer functions below do.
+alter table app_private.rate_limit_windows enable row level security;
+create index if not exists rate_limit_windows_end_idx on app_private.rate_limit_windows (window_end);
+
+comment on table app_private.rate_limit_windows is
+  'Fixed-window request counters of the rate limits, shared by all server processes; purged by purge_rate_limit_windows.';
+
+-- Counts one hit on `p_bucket` and says whether it is allowed. The window opens at the first
+-- hit of a bucket (or the first after the previous window ended) and lasts `p_window`. One
+-- statement (an upsert) so that concurrent hits from several processes count exactly once each.
+-- retry_after: whole seconds until the window ends (at least 1) when refused, else 0.
+-- The wall clock (clock_timestamp), never the business clock the tests freeze.
+create or replace function app_private.rate_limit_hit(p_bucket text, p_limit int, p_window interval)
+returns table (allowed boolean, remaining int, retry_after int)
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  with hit as (
+    insert into app_private.rate_limit_windows as w (bucket, window_start, window_end, hits)
+    values (p_bucket, clock_timestamp(), clock_timestamp() + p_window, 1)
+    on conflict (bucket) do update set
+      window_start = case when w.window_end <= excluded.window_start then excluded.window_start else w.window_start end,
+      window_end = case when w.window_end <= excluded.window_start then excluded.window_end else w.window_end end,
+      -- Capped: a flood keeps the bucket refused without counting towards an overflow.
+      hits = case when w.window_end <= excluded.window_start then 1 else least(w.hits, p_limit) + 1 end
+    returning w.hits, w.window_end
+  )
+  select hit.hits <= p_limit,
+         greatest(p_limit - hit.hits, 0),
+         case when hit.hits <= p_limit then 0
+              else greatest(1, ceil(extract(epoch from hit.window_end - clock_timestamp())))::int end
+  from hit;
+$$;
+comment on function app_private.rate_limit_hit(text, int, interval) is
+  'Counts one request in a rate-limit bucket: allowed, remaining, retry_after (seconds, 0 when allowed).';
+
+-- Removes the windows that ended (job purge_rate_limit_windows, every 10 minutes). Returns the count.
+create or replace function app_private.purge_rate_limit_windows() returns int
+language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+  with gone as (delete from app_private.rate_limit_windows where window_end <= clock_timestamp() returning 1)
+  select count(*)::int from gone;
+$$;
+comment on function app_private.purge_rate_limit_windows() is
+  'Deletes the rate-limit windows that ended; returns how many.';
