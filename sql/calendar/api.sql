@@ -151,7 +151,7 @@ begin
              'last_modified', null) order by w.date, w.n), '[]')
     into v_work
     from (select (c->>'date')::date as date, b, row_number() over (partition by c->>'date' order by ord) as n
-          from json_array_elements(app_hidden.planning_cells(array[v_me], p_from, p_to)->'cells') c,
+          from json_array_elements(app_hidden.planning_cells(array[v_me], p_from, p_to)::json -> 'cells') c,
                json_array_elements(c->'blocks') with ordinality as bl(bj, ord),
                lateral (select bj::jsonb as b) x
           where bj->>'kind' = 'work') w
