@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Logger as GraphileLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
 import { pino, type Logger } from 'pino';
 import type pg from 'pg';
+import { waitForDatabase } from '../src/db/reachable.js';
 import { smtpFromEnv, type SmtpSettings, type WorkerConfig } from './config.js';
 import { createWorkerPool, type MailTransport } from './jobs.js';
 import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';
@@ -78,6 +79,8 @@ export async function startWorker(config: StartWorkerOptions): Promise<RunningWo
   const pool = createWorkerPool(config, concurrency + 3);
   const gwLogger = graphileLogger(logger);
   try {
+    // A database restarting at this moment is waited for, not a reason to die.
+    await waitForDatabase(config.databaseUrl, { log: (line) => logger.warn(line) });
     await runMigrations({ pgPool: pool, logger: gwLogger });
     const runner = await run({
       pgPool: pool,

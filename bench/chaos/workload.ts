@@ -9,6 +9,8 @@ import { DRAINED_EMPLOYEE, MANAGERS, type Organisation } from './organisation.js
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const REQUEST_TIMEOUT_MS = 15_000;
+/** A client waits this long after a 503 or no answer before its next request (a real one would honour Retry-After). */
+const BACKOFF_MS = 250;
 
 export interface Answer {
   status: number;
@@ -113,9 +115,16 @@ export class Workload {
         method, headers, body: payload, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
       const text = await res.text();
+      if (res.status === 503) await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS));
       this.stats.latencies.push([started - this.started, Date.now() - started]);
       this.stats.byStatus[res.status] = (this.stats.byStatus[res.status] ?? 0) + 1;
-      const answer: Answer = { status: res.status, body: text ? JSON.parse(text) : null, retryAfter: res.headers.get('retry-after') };
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = text;
+      }
+      const answer: Answer = { status: res.status, body: parsed, retryAfter: res.headers.get('retry-after') };
       if (res.status >= 500) {
         const expected = res.status === 503 && answer.retryAfter !== null && this.inOutage();
         if (!expected) this.stats.unexpected.push(`${method} ${path} ${res.status} at ${new Date().toISOString()}`);
@@ -123,6 +132,7 @@ export class Workload {
       return answer;
     } catch {
       this.stats.byStatus.none = (this.stats.byStatus.none ?? 0) + 1;
+      await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS));
       return null;
     }
   }
