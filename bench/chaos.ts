@@ -7,6 +7,8 @@
  *   npm run chaos -- --soak --duration=1800 --output=bench/results/soak.json
  */
 import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { runChecks } from './chaos/checks.js';
 import { Cluster, freePort } from './chaos/cluster.js';
@@ -84,7 +86,14 @@ async function main(): Promise<number> {
       await writeFigures(options.output, figures);
       log(`figures written to ${options.output}`);
     }
-    if (!figures.passed) log(`service log: ${path.join(cluster.dir, 'service.log')} (kept while the run ends)`);
+    if (!figures.passed) {
+      // The run's directory goes away with the cluster: its logs are kept next to the figures.
+      const kept = path.join(options.output ? path.dirname(options.output) : os.tmpdir(), 'chaos-failed-');
+      const dir = await mkdtemp(kept);
+      await cp(path.join(cluster.dir, 'service.log'), path.join(dir, 'service.log')).catch(() => undefined);
+      await cp(path.join(cluster.dir, 'postgres.log'), path.join(dir, 'postgres.log')).catch(() => undefined);
+      log(`logs of the service and of PostgreSQL kept in ${dir}`);
+    }
     return figures.passed ? 0 : 1;
   } finally {
     await stopAll();

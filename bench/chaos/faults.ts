@@ -72,6 +72,12 @@ export class Faults {
   private async recovery(kind: FaultKind): Promise<number> {
     const started = Date.now();
     while (!(await this.probe())) {
+      if (this.service.pid === null) {
+        // It crashed (recorded by Service as an unexpected exit, which fails the run): respawned
+        // so that the run goes on.
+        this.problems.push(`${kind}: the service exited; respawned`);
+        this.service.spawn();
+      }
       if (Date.now() - started > 60_000) {
         this.problems.push(`${kind}: the service did not answer within 60 s`);
         break;

@@ -10,6 +10,7 @@
  * - the connection lost during an upload's transaction: the files stay (the COMMIT may have
  *   reached the server), and the orphan sweep removes them when no row names them;
  * - start-up while the database is unreachable: the server and the worker wait for it;
+ * - an unhandled rejection of the worker on a lost connection does not end the process;
  * - a failing notification insert: nothing of the filing is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import { FileStorage } from '../../src/storage/storage.js';
 import { sweepOrphanFiles } from '../../src/storage/garbage.js';
 import { waitForDatabase } from '../../src/db/reachable.js';
 import net from 'node:net';
+import { connectionLossRejectionHandler } from '../../worker/runner.js';
 import { PDF, form, typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
@@ -248,6 +250,19 @@ describe('start-up while the database is unreachable (waitForDatabase, called by
     const closed = new URL(env.config.databaseUrl);
     closed.port = String(port);
     await expect(waitForDatabase(closed.toString(), { intervalMs: 100, timeoutMs: 500 })).rejects.toThrow(/still unreachable after/);
+  });
+});
+
+describe('an unhandled rejection of the worker (graphile-worker recording a failure while the database is away)', () => {
+  it('is survived when the connection is lost; any other still ends the process', () => {
+    const warnings: unknown[] = [];
+    const handler = connectionLossRejectionHandler({ warn: ((...args: unknown[]) => warnings.push(args)) as never });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(() => handler(refused)).not.toThrow();
+    expect(() => handler(Object.assign(new Error('terminating connection'), { code: '57P01' }))).not.toThrow();
+    expect(warnings).toHaveLength(2);
+    const bug = new TypeError('undefined is not a function');
+    expect(() => handler(bug)).toThrow(bug);
   });
 });
 
