@@ -100,7 +100,7 @@ export function printFigures(f: RunFigures): void {
   const log = (line = '') => console.log(line);
   log('');
   log(`== ${f.mode === 'soak' ? 'Soak' : 'Chaos'} run of ${f.startedAt} (${f.durationSeconds} s)`);
-  log(`requests:              ${n(f.requests)} (by status: ${Object.entries(f.byStatus).map(([s, c]) => `${s} ${n(c)}`).join(', ')})`);
+  log(`requests:              ${n(f.requests)}, ${n(f.requests - (f.byStatus.none ?? 0))} answered (by status: ${Object.entries(f.byStatus).map(([s, c]) => `${s} ${n(c)}`).join(', ')})`);
   log(`acknowledged writes:   ${n(f.acknowledgedWrites)} (refused ${n(f.refusedWrites)}, without a definite answer ${n(f.writesWithoutAnswer)})`);
   if (f.mode === 'chaos') {
     log(`faults survived:       ${Object.entries(f.faults).map(([k, c]) => `${k} ${c}`).join(', ') || 'none'}`);
