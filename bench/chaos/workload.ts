@@ -1,7 +1,7 @@
 /**
  * The mixed workload, through HTTP as any client: employees file absences (some with a PDF
- * in multipart) and day-change requests, every user files creations that drain one CT
- * counter, managers decide (half of the items by two or three decisions sent at once by both
+ * in multipart) and day-change requests, one employee's one-day CT absences drain their counter
+ * (sent from every virtual user, so in parallel), managers decide (half of the items by two or three decisions sent at once by both
  * managers) and read their queues. Every answer is classified; writes go to the ledger.
  */
 import { Ledger, type Decision, type ItemKind } from './ledger.js';
