@@ -1,7 +1,7 @@
 /**
  * `npm test`: type check, the sql/ drift check, the web application build, the vitest suite (HTTP against real
- * PostgreSQL, and the browser tests of test/web) and the pgTAP
- * suite. Ends with one plain line "N passed, N failed" read by CI.
+ * PostgreSQL, and the browser tests of test/web), the pgTAP suite and a short fault-injection run
+ * (bench/chaos.ts). Ends with one plain line "N passed, N failed" read by CI.
  */
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm } from 'node:fs/promises';
@@ -107,6 +107,17 @@ try {
   console.error(error);
   failed += 1;
 }
+
+// Fault injection on a short setting (issue 15; BENCHMARKS.md "Faults" for the long run): its own
+// embedded PostgreSQL restarted (fast and immediate), the service killed once, backends terminated,
+// connections exhausted. It fails on any lost or half-written write or unexpected 5xx.
+console.log('== Fault injection (npm run chaos, short setting)');
+const chaos = await run(bin('tsx'), [
+  'bench/chaos.ts', '--duration=75', '--restarts=4', '--kills=1', '--terminations=1', '--exhaustions=1',
+  '--output=test-results/chaos.json',
+]);
+if (chaos === 0) passed += 1;
+else failed += 1;
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

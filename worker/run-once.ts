@@ -4,7 +4,7 @@
  */
 import { WorkerConfigError, workerConfigFromEnv } from './config.js';
 import { JOB_NAMES, createWorkerPool, drainEmailOutbox, isJobName, isScheduledJob, runScheduledJob } from './jobs.js';
-import { purgeStorageGarbage } from '../src/storage/garbage.js';
+import { purgeStorageGarbage, sweepOrphanFiles } from '../src/storage/garbage.js';
 import { storageFromEnv } from './tasks/purge_storage_garbage.js';
 import { purgeRateLimitWindows } from './tasks/purge_rate_limit_windows.js';
 
@@ -32,9 +32,18 @@ try {
         client.release();
       }
     } else if (name === 'purge_storage_garbage') {
-      const removed = await purgeStorageGarbage(pool, storageFromEnv());
-      console.error(`${name}: ${removed} file(s) removed`);
-      console.log(JSON.stringify({ job: name, result: removed }));
+      const storage = storageFromEnv();
+      const removed = await purgeStorageGarbage(pool, storage);
+      // As the scheduled task: then the orphans (no row, or partial) older than an hour.
+      const client = await pool.connect();
+      let orphans: number;
+      try {
+        orphans = await sweepOrphanFiles(client, storage);
+      } finally {
+        client.release();
+      }
+      console.error(`${name}: ${removed} file(s) removed, ${orphans} orphan file(s) swept`);
+      console.log(JSON.stringify({ job: name, result: removed, orphans }));
     } else if (name === 'purge_rate_limit_windows') {
       const removed = await purgeRateLimitWindows(pool);
       console.error(`${name}: ${removed} window(s) removed`);

@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { Logger as GraphileLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
 import { pino, type Logger } from 'pino';
 import type pg from 'pg';
+import { waitForDatabase } from '../src/db/reachable.js';
+import { isConnectionLoss } from '../src/http/errors.js';
 import { smtpFromEnv, type SmtpSettings, type WorkerConfig } from './config.js';
 import { createWorkerPool, type MailTransport } from './jobs.js';
 import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';
@@ -72,6 +74,37 @@ export interface StartWorkerOptions extends Pick<WorkerConfig, 'databaseUrl' | '
   mailTransport?: () => MailTransport;
 }
 
+/**
+ * graphile-worker 0.18 can leave a promise rejected and unhandled when the database goes away
+ * while it records a job's failure (batchFailJobs, once its retries are spent). By Node's
+ * default that ends the process, and the HTTP server with it (`npm start` runs both; found by
+ * `npm run chaos`). A lost connection is logged and survived (the job stays locked and runs
+ * again when its lock expires); any other unhandled rejection still ends the process.
+ */
+export function connectionLossRejectionHandler(logger: Pick<Logger, 'warn'>): (reason: unknown) => void {
+  return (reason: unknown) => {
+    if (!isConnectionLoss(reason)) throw reason;
+    logger.warn({ err: reason }, 'worker: the database went away while a job was being recorded; it will run again');
+  };
+}
+
+let rejectionHandlerInstalled = false;
+
+/** Runs `attempt` again while it fails because the database is unreachable (restarting), for at most `timeoutMs`. */
+async function retryWhileUnreachable<T>(databaseUrl: string, logger: Logger, attempt: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    // A database restarting at this moment is waited for, not a reason to die.
+    await waitForDatabase(databaseUrl, { log: (line) => logger.warn(line), timeoutMs: Math.max(0, deadline - Date.now()) });
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConnectionLoss(error) || Date.now() > deadline) throw error;
+      logger.warn({ err: error }, 'worker: the database went away during start-up; starting again');
+    }
+  }
+}
+
 /** Starts the worker: migrations, tasks, crontab; with SMTP, drains what waits in the outbox. */
 export async function startWorker(config: StartWorkerOptions): Promise<RunningWorker> {
   const logger = config.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
@@ -79,16 +112,23 @@ export async function startWorker(config: StartWorkerOptions): Promise<RunningWo
   const concurrency = config.concurrency ?? 2;
   const pool = createWorkerPool(config, concurrency + 3);
   const gwLogger = graphileLogger(logger);
+  if (!rejectionHandlerInstalled) {
+    process.on('unhandledRejection', connectionLossRejectionHandler(logger));
+    rejectionHandlerInstalled = true;
+  }
   try {
-    await runMigrations({ pgPool: pool, logger: gwLogger });
-    const runner = await run({
-      pgPool: pool,
-      concurrency,
-      noHandleSignals: !config.handleSignals,
-      pollInterval: config.pollInterval ?? 2000,
-      logger: gwLogger,
-      taskList: taskList(pool, smtp, config.mailTransport),
-      crontab: await readFile(CRONTAB_FILE, 'utf8'),
+    const crontab = await readFile(CRONTAB_FILE, 'utf8');
+    const runner = await retryWhileUnreachable(config.databaseUrl, logger, async () => {
+      await runMigrations({ pgPool: pool, logger: gwLogger });
+      return run({
+        pgPool: pool,
+        concurrency,
+        noHandleSignals: !config.handleSignals,
+        pollInterval: config.pollInterval ?? 2000,
+        logger: gwLogger,
+        taskList: taskList(pool, smtp, config.mailTransport),
+        crontab,
+      });
     });
     if (smtp) {
       await runner.addJob('drain_email_outbox', {}, { jobKey: 'drain_email_outbox' });

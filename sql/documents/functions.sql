@@ -93,6 +93,24 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
   returning g.storage_key;
 $$;
 
+-- Stored files that no row names (the orphan sweep of the worker job purge_storage_garbage):
+-- among p_keys, those of no absence document, honorability certificate or employee
+-- attachment. Such files come from uploads whose commit outcome the server could not know
+-- (kept, since the row may exist) or from a process killed mid-upload. plpgsql: the
+-- attachments table is created after this file.
+create or replace function app_private.storage_keys_unreferenced(p_keys text[]) returns setof text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return query
+    select k.key
+      from unnest(coalesce(p_keys, '{}'::text[])) as k(key)
+     where k.key is not null
+       and not exists (select 1 from app_public.absence_documents d where d.storage_key = k.key)
+       and not exists (select 1 from app_public.honorability_certificates h where h.storage_key = k.key)
+       and not exists (select 1 from app_public.employee_attachments e where e.storage_key = k.key);
+end;
+$$;
+
 create or replace function app_private.tg__storage_garbage() returns trigger
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin

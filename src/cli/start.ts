@@ -15,6 +15,7 @@ import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import { connectionUrl, DEFAULT_EMBEDDED_PORT, EMBEDDED_SUPERUSER, startEmbeddedDatabase } from '../db/embedded.js';
 import { sessionOptions } from '../db/pool.js';
+import { waitForDatabase } from '../db/reachable.js';
 import { ROLES } from '../db/roles.js';
 import { buildDemoOrganisation, DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
 import { importOrganisation } from '../org/import.js';
@@ -139,6 +140,8 @@ runCommand('start', async () => {
     if (!embeddedMode) {
       // Refuses without JWT_SECRET, saying so.
       config = loadConfig(env, { storageDir });
+      // A database restarting or not up yet is waited for (a supervisor may start both at once).
+      await waitForDatabase(config.databaseUrl, { log });
       await withClient(config.databaseUrl, sessionOptions(config), async (client) => {
         await ensureServiceRoles(client);
         if (config.authDatabaseUrl === config.databaseUrl) {

@@ -6,7 +6,7 @@ import { runRequestCall, withAuthenticatorTransaction, withRequestTransaction, I
 import type { FileStorage } from '../storage/storage.js';
 import { loginPerUsernameLimit } from '../auth/middleware.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
-import { ApiError } from './errors.js';
+import { ApiError, isConnectionLoss } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth } from './request-context.js';
 import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
@@ -355,7 +355,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       }
       sendJsonText(res, spec.status, text, spec.headers);
     } catch (error) {
-      if (storedKeys.length) await deps.storage.remove(storedKeys);
+      // A lost connection leaves the outcome unknown: the COMMIT may have reached the server,
+      // and its rows name these files. They stay; the orphan sweep removes them if no row does.
+      if (storedKeys.length && !isConnectionLoss(error)) await deps.storage.remove(storedKeys);
       if (error instanceof InactiveAccountError) throw ApiError.unauthorized('Compte inactif ou inconnu.');
       throw error;
     }

@@ -32,3 +32,31 @@ export async function purgeStorageGarbage(pool: pg.Pool, storage: FileStorage, l
     client.release();
   }
 }
+
+/** Files the sweep leaves alone: an upload in flight is never this old (requests time out long before). */
+export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * Removes stored files that no row names, and partial (.part) files, older than
+ * `olderThanMs`. They are left by uploads whose transaction outcome the server could not know
+ * (the connection died at COMMIT: the files are kept, since the rows may exist) and by a
+ * process killed mid-upload. Which keys are unreferenced is SQL's answer
+ * (app_private.storage_keys_unreferenced). Returns the number of files removed.
+ */
+export async function sweepOrphanFiles(
+  client: pg.ClientBase,
+  storage: FileStorage,
+  { olderThanMs = ORPHAN_MIN_AGE_MS, batch = 1000 }: { olderThanMs?: number; batch?: number } = {},
+): Promise<number> {
+  const { keys, parts } = await storage.listOlderThan(Date.now() - olderThanMs);
+  let removed = 0;
+  for (let i = 0; i < keys.length; i += batch) {
+    const { rows } = await client.query<{ key: string }>(
+      'select app_private.storage_keys_unreferenced($1::text[]) as key', [keys.slice(i, i + batch)],
+    );
+    await storage.remove(rows.map((row) => row.key));
+    removed += rows.length;
+  }
+  await storage.removePartial(parts);
+  return removed + parts.length;
+}

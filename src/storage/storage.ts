@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { SIGNATURE_LENGTH, cleanFilename, detectDocumentType, filenameForType, type DocumentContentType } from './file-type.js';
@@ -85,6 +85,32 @@ export class FileStorage {
 
   async remove(storageKeys: Iterable<string>): Promise<void> {
     await Promise.all([...storageKeys].map((key) => rm(this.pathOf(key), { force: true })));
+  }
+
+  /**
+   * Stored files and partial uploads last modified before `before` (ms since the epoch):
+   * complete files by key, partial ones by path (the orphan sweep, src/storage/garbage.ts).
+   */
+  async listOlderThan(before: number): Promise<{ keys: string[]; parts: string[] }> {
+    const keys: string[] = [];
+    const parts: string[] = [];
+    for (const shard of await readdir(this.root).catch(() => [] as string[])) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const name of await readdir(path.join(this.root, shard)).catch(() => [] as string[])) {
+        const match = /^([0-9a-f]{32})(\.part)?$/.exec(name);
+        if (!match || match[1]!.slice(0, 2) !== shard) continue;
+        const info = await stat(path.join(this.root, shard, name)).catch(() => null);
+        if (!info?.isFile() || info.mtimeMs >= before) continue;
+        if (match[2]) parts.push(match[1]!);
+        else keys.push(match[1]!);
+      }
+    }
+    return { keys, parts };
+  }
+
+  /** Removes partial uploads (.part) by key. */
+  async removePartial(storageKeys: Iterable<string>): Promise<void> {
+    await Promise.all([...storageKeys].map((key) => rm(`${this.pathOf(key)}.part`, { force: true })));
   }
 
   async exists(storageKey: string): Promise<boolean> {

@@ -114,6 +114,7 @@ describe('GET /api/health/', () => {
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ status: 'error', database: 'unavailable' });
       expect(typeof res.body.detail).toBe('string');
+      expect(res.headers.get('retry-after')).toBe('5');
     } finally {
       await down.close();
     }

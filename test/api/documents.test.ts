@@ -318,6 +318,57 @@ describe('worker task purge_storage_garbage', () => {
   });
 });
 
+describe('orphan sweep of purge_storage_garbage', () => {
+  it('removes, after an hour, files no row names and partial uploads; keeps younger files and those rows name', async () => {
+    const { mkdir, utimes, writeFile } = await import('node:fs/promises');
+    const created = await env.request('POST', '/api/absences/', {
+      token: as('alice'),
+      form: form({ employee: E.alice!, type: T.FOR!, date_start: '2026-12-10' }, [['add_documents', PDF, 'a.pdf']]),
+    });
+    expect(created.status).toBe(201);
+    const named = await keyOf(created.body.documents[0].id);
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    const place = async (key: string, suffix: string, old: boolean) => {
+      const file = `${storagePath(key)}${suffix}`;
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, PDF);
+      if (old) await utimes(file, twoHoursAgo, twoHoursAgo);
+    };
+    const oldOrphan = 'a'.repeat(32);
+    const youngOrphan = 'b'.repeat(32);
+    const oldPart = 'c'.repeat(32);
+    await place(oldOrphan, '', true);
+    await place(youngOrphan, '', false);
+    await place(oldPart, '.part', true);
+    await utimes(storagePath(named), twoHoursAgo, twoHoursAgo);
+    const previous = process.env.STORAGE_DIR;
+    process.env.STORAGE_DIR = env.config.storageDir;
+    const logs: string[] = [];
+    try {
+      await purgeStorageGarbage({}, {
+        withPgClient: async <R>(work: (client: any) => Promise<R>) => {
+          const client = await env.db.connect();
+          try {
+            return await work(client);
+          } finally {
+            client.release();
+          }
+        },
+        logger: { info: (message: string) => logs.push(message) },
+      } as unknown as JobHelpers);
+    } finally {
+      if (previous === undefined) delete process.env.STORAGE_DIR;
+      else process.env.STORAGE_DIR = previous;
+    }
+    expect(logs).toEqual(['purge_storage_garbage: 0 file(s) removed, 2 orphan file(s) swept']);
+    await expect(access(storagePath(oldOrphan))).rejects.toThrow();
+    await expect(access(`${storagePath(oldPart)}.part`)).rejects.toThrow();
+    await access(storagePath(youngOrphan));
+    await access(storagePath(named));
+    await rm(storagePath(youngOrphan));
+  });
+});
+
 describe('OpenAPI', () => {
   it('describes the bodies (JSON and multipart), the filters and the errors of the absence and document routes', async () => {
     const { body: schema } = await env.get('/api/schema/');

@@ -7,13 +7,22 @@
  *   the journal sums equal the balance;
  * - the PostgreSQL connection killed mid-request: a clean 503, no partial write, the server
  *   keeps serving;
+ * - the connection lost during an upload's transaction: the files stay (the COMMIT may have
+ *   reached the server), and the orphan sweep removes them when no row names them;
+ * - start-up while the database is unreachable: the server and the worker wait for it;
+ * - an unhandled rejection of the worker on a lost connection does not end the process;
  * - a failing notification insert: nothing of the filing is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { INJECTED } from '../helpers/response-contract.js';
-import { typeIds } from './absence-helpers.js';
+import { FileStorage } from '../../src/storage/storage.js';
+import { sweepOrphanFiles } from '../../src/storage/garbage.js';
+import { waitForDatabase } from '../../src/db/reachable.js';
+import net from 'node:net';
+import { connectionLossRejectionHandler } from '../../worker/runner.js';
+import { PDF, form, typeIds } from './absence-helpers.js';
 
 let env: TestEnv;
 let T: Record<string, number>;
@@ -152,6 +161,108 @@ describe('the PostgreSQL connection killed mid-request', () => {
     });
     expect(retried.status).toBe(201);
     for (let i = 0; i < 12; i++) expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+  });
+});
+
+describe('the connection lost during an upload', () => {
+  it('keeps the stored file (the outcome is unknown), and the orphan sweep removes it when no row names it', async () => {
+    const token = await env.login('alice');
+    const storage = new FileStorage(env.config.storageDir);
+    const before = (await storage.listOlderThan(Date.now() + 60_000)).keys;
+    const blocker: pg.PoolClient = await env.db.connect();
+    let response;
+    try {
+      await blocker.query('begin');
+      await blocker.query(
+        "select 1 from app_public.counters where employee_id = $1 and code = 'CP' and year = 2026 for update", [E().alice]);
+      const pending = env.request('POST', '/api/absences/', {
+        token,
+        form: form({ employee: E().alice!, type: T.CP!, date_start: '2026-12-21', date_end: '2026-12-22' }, [['add_documents', PDF, 'billet.pdf']]),
+      });
+      let pid: number | null = null;
+      for (let attempt = 0; attempt < 200 && pid === null; attempt++) {
+        const { rows } = await env.db.query<{ pid: number }>(
+          `select pid from pg_stat_activity
+           where datname = current_database() and usename = 'wfm_authenticator' and wait_event_type = 'Lock'`);
+        pid = rows[0]?.pid ?? null;
+        if (pid === null) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(pid, 'the request reached its lock').not.toBeNull();
+      await env.db.query('select pg_terminate_backend($1)', [pid]);
+      response = await pending;
+    } finally {
+      await blocker.query('rollback');
+      blocker.release();
+    }
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    const kept = (await storage.listOlderThan(Date.now() + 60_000)).keys.filter((key) => !before.includes(key));
+    expect(kept).toHaveLength(1);
+    expect(await count('select count(*) as n from app_public.absence_documents where storage_key = $1', [kept[0]])).toBe(0);
+
+    // The sweep leaves files younger than its minimum age (an upload may be in flight), then removes the orphan.
+    const client = await env.db.connect();
+    try {
+      expect(await sweepOrphanFiles(client, storage)).toBe(0);
+      expect(await storage.exists(kept[0]!)).toBe(true);
+      expect(await sweepOrphanFiles(client, storage, { olderThanMs: 0 })).toBeGreaterThanOrEqual(1);
+    } finally {
+      client.release();
+    }
+    expect(await storage.exists(kept[0]!)).toBe(false);
+    // Files that rows name stay.
+    const { rows } = await env.db.query<{ storage_key: string }>('select storage_key from app_public.absence_documents');
+    for (const row of rows) expect(await storage.exists(row.storage_key)).toBe(true);
+  });
+});
+
+describe('start-up while the database is unreachable (waitForDatabase, called by the server and the worker start)', () => {
+  it('waits for a database that comes up later; a refusal waiting cannot cure stops at once', async () => {
+    const target = new URL(env.config.databaseUrl);
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    // Nothing listens on `port` yet: a proxy to the test database opens there after a while.
+    const proxy = net.createServer((socket) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    const late = new URL(env.config.databaseUrl);
+    late.port = String(port);
+    const lines: string[] = [];
+    const opened = new Promise<void>((resolve) => setTimeout(() => proxy.listen(port, '127.0.0.1', () => resolve()), 800));
+    try {
+      await waitForDatabase(late.toString(), { intervalMs: 100, timeoutMs: 20_000, log: (line) => lines.push(line) });
+      await opened;
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/unreachable/);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+    const unknown = new URL(env.config.databaseUrl);
+    unknown.pathname = '/no_such_database_here';
+    await expect(waitForDatabase(unknown.toString(), { timeoutMs: 20_000 })).rejects.toMatchObject({ code: '3D000' });
+    const closed = new URL(env.config.databaseUrl);
+    closed.port = String(port);
+    await expect(waitForDatabase(closed.toString(), { intervalMs: 100, timeoutMs: 500 })).rejects.toThrow(/still unreachable after/);
+  });
+});
+
+describe('an unhandled rejection of the worker (graphile-worker recording a failure while the database is away)', () => {
+  it('is survived when the connection is lost; any other still ends the process', () => {
+    const warnings: unknown[] = [];
+    const handler = connectionLossRejectionHandler({ warn: ((...args: unknown[]) => warnings.push(args)) as never });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(() => handler(refused)).not.toThrow();
+    expect(() => handler(Object.assign(new Error('terminating connection'), { code: '57P01' }))).not.toThrow();
+    expect(warnings).toHaveLength(2);
+    const bug = new TypeError('undefined is not a function');
+    expect(() => handler(bug)).toThrow(bug);
   });
 });
 

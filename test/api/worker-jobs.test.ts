@@ -4,6 +4,7 @@
  * lists the jobs and exits 1.
  */
 import { spawn } from 'node:child_process';
+import { access, mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../src/db/migrate.js';
@@ -21,6 +22,10 @@ interface RunResult {
 }
 
 function npmJob(...args: string[]): Promise<RunResult> {
+  return npmJobWith({}, ...args);
+}
+
+function npmJobWith(extraEnv: Record<string, string>, ...args: string[]): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('npm', ['run', '--silent', 'job', '--', ...args], {
       cwd: ROOT_DIR,
@@ -30,6 +35,7 @@ function npmJob(...args: string[]): Promise<RunResult> {
         DATABASE_URL: env.config.databaseUrl,
         SMTP_URL: '',
         SMTP_FROM: '',
+        ...extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -150,3 +156,23 @@ describe('npm run job with a bad name', () => {
     expect(rows).toEqual([{ sent_at: null, attempts: 0 }]);
   });
 });
+
+describe('npm run job -- purge_storage_garbage', () => {
+  it('also sweeps the files no row names once they are an hour old, as the scheduled task', async () => {
+    const root = env.config.storageDir;
+    const old = path.join(root, 'dd', 'd'.repeat(32));
+    const young = path.join(root, 'ee', 'e'.repeat(32));
+    for (const file of [old, young]) {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, '%PDF-1.4\n');
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    await utimes(old, twoHoursAgo, twoHoursAgo);
+    const result = await npmJobWith({ STORAGE_DIR: root }, 'purge_storage_garbage');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.outcome).toEqual({ job: 'purge_storage_garbage', result: 0, orphans: 1 });
+    await expect(access(old)).rejects.toThrow();
+    await access(young);
+  });
+});
+

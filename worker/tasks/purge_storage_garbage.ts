@@ -3,11 +3,13 @@
  * directory the files of deleted document rows (absence documents, certificates,
  * attachments), after the deleting transaction committed. Idempotent: a file already gone is
  * skipped; a failed removal leaves its key queued for the next run.
+ * Then sweeps the orphans: files no row names and partial uploads, older than an hour (left
+ * by an upload whose commit outcome was unknown, or by a process killed mid-upload).
  * Storage directory: STORAGE_DIR (default ./.data/storage), as the server.
  */
 import type { JobHelpers } from 'graphile-worker';
 import { FileStorage } from '../../src/storage/storage.js';
-import { purgeStorageGarbageIn } from '../../src/storage/garbage.js';
+import { purgeStorageGarbageIn, sweepOrphanFiles } from '../../src/storage/garbage.js';
 
 export function storageFromEnv(): FileStorage {
   return new FileStorage(process.env.STORAGE_DIR ?? './.data/storage');
@@ -31,5 +33,6 @@ export default async function task(_payload: unknown, helpers: JobHelpers): Prom
     total += purged;
     if (purged < 500) break;
   }
-  helpers.logger.info(`purge_storage_garbage: ${total} file(s) removed`);
+  const orphans = await helpers.withPgClient((client) => sweepOrphanFiles(client, storage));
+  helpers.logger.info(`purge_storage_garbage: ${total} file(s) removed${orphans ? `, ${orphans} orphan file(s) swept` : ''}`);
 }

@@ -27,6 +27,7 @@ export const systemRoutes: RouteModule = {
           return {
             status: 503,
             body: { detail: 'La base de données est injoignable.', status: 'error', database: 'unavailable' },
+            headers: { 'Retry-After': '5' },
           };
         }
       },
