@@ -72,7 +72,10 @@ export class RunningCommand {
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
   constructor(script: string, args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(path.join(BIN_DIR, 'tsx'), [script, ...args], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Node itself with tsx as its loader, not the tsx command: the tsx command relays a signal to
+    // its child and SIGKILLs it (exit 143) when the child has not acknowledged it within 30 ms,
+    // which a loaded machine misses; stop() must test our own SIGTERM handling.
+    this.child = spawn(path.join(BIN_DIR, 'node'), ['--import', 'tsx', script, ...args], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
     this.exited = new Promise((resolve) => {
