@@ -379,6 +379,8 @@ describe('manager screens', () => {
     await page.getByRole('link', { name: 'Déclarer une absence' }).click();
     const form = page.getByRole('form', { name: 'Déclaration d’absence' });
     const picker = form.getByLabel('Salarié');
+    // The employees arrive after the form is drawn: wait for them before reading the options.
+    await picker.locator('option', { hasText: 'Martin Alice' }).waitFor({ state: 'attached' });
     const offered = await picker.locator('option').allTextContents();
     expect(offered).toContain('Martin Alice');
     expect(offered).not.toContain('Mercier David');
