@@ -24,7 +24,7 @@ const counter = s.object(
 const quantity = s.decimal();
 
 /** The query of the counters of an establishment, shared with its export (src/http/routes/exports.ts). */
-export const establishmentCountersQuery = s.object(
+const establishmentCountersQuery = s.object(
   {
     establishment: s.id('Établissement (lieu de travail principal ou secondaire, ou équipe).'),
     year: s.int({ minimum: 2000, maximum: 2100, description: 'Année civile ; par défaut l’année en cours.' }),

@@ -9,22 +9,25 @@ import { CSV_MEDIA_TYPE } from '../exports/csv.js';
 import { streamExport, type ExportDefinition } from '../exports/stream.js';
 import { XLSX_CONTENT_TYPE } from '../exports/xlsx.js';
 import type { RouteModule } from '../openapi.js';
-import type { RouteSpec, SqlCall } from '../route.js';
+import type { ArgSpec, RouteSpec, SqlCall } from '../route.js';
 import { s, type JsonSchema } from '../schema.js';
 import { absenceRoutes } from './absences.js';
 import { auditLogRoutes } from './audit-log.js';
-import { establishmentCountersQuery, ESTABLISHMENT_COUNTERS_RULES } from './counters.js';
+import { counterRoutes, ESTABLISHMENT_COUNTERS_RULES } from './counters.js';
 import { payrollModule } from './payroll.js';
 
 const FORMAT = s.enum(['csv', 'xlsx'], {
   description: 'csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel.',
 });
 
-/** The query schema of a list route, plus the required `format`. */
-function listQuery(module: RouteModule, operationId: string): JsonSchema {
+/**
+ * The filters of a list route: its query schema plus the required `format`, and the SQL arguments
+ * its query parameters fill (the page ones left out), so that an export takes exactly its list's filters.
+ */
+function listFilters(module: RouteModule, operationId: string): { query: JsonSchema; args: ArgSpec[] } {
   const route = module.routes.find((r) => r.operationId === operationId);
-  if (!route?.query) throw new Error(`no list route ${operationId}`);
-  return withFormat(route.query);
+  if (!route?.query || !route.sql) throw new Error(`no list route ${operationId}`);
+  return { query: withFormat(route.query), args: route.sql.args.filter((arg) => arg.from === 'query') };
 }
 
 function withFormat(query: JsonSchema): JsonSchema {
@@ -48,8 +51,10 @@ function exportRoute(spec: {
   description: string;
   tags: string[];
   permission: string;
-  query: JsonSchema;
-  sql: SqlCall;
+  /** The list whose filters the export takes (listFilters). */
+  filters: { query: JsonSchema; args: ArgSpec[] };
+  /** The set-returning SQL function, called with the list's filter arguments. */
+  fn: string;
   errors: number[];
   definition: ExportDefinition;
 }): RouteSpec {
@@ -62,8 +67,8 @@ function exportRoute(spec: {
     tags: spec.tags,
     auth: 'account',
     permission: spec.permission,
-    query: spec.query,
-    sql: spec.sql,
+    query: spec.filters.query,
+    sql: { fn: spec.fn, args: spec.filters.args } satisfies SqlCall,
     status: 200,
     responseContentTypes: [CSV_MEDIA_TYPE, XLSX_CONTENT_TYPE],
     headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' },
@@ -140,8 +145,6 @@ const AUDIT_COLUMNS = [
   col('after', 'Après'),
 ];
 
-const q = (name: string, key: string, cast: 'int' | 'text' | 'date') => ({ name, from: 'query', key, cast }) as const;
-
 export const exportRoutes: RouteModule = {
   routes: [
     exportRoute({
@@ -153,18 +156,8 @@ export const exportRoutes: RouteModule = {
         'd’abord) et sur le même périmètre.',
       tags: ['Absences'],
       permission: 'absences.view_absence_queue (périmètre) ; sinon ses propres absences',
-      query: listQuery(absenceRoutes, 'absences_list'),
-      sql: {
-        fn: 'app_public.absences_export',
-        args: [
-          q('p_status', 'status', 'text'),
-          q('p_employee', 'employee', 'int'),
-          q('p_from', 'from', 'date'),
-          q('p_to', 'to', 'date'),
-          q('p_establishment', 'establishment', 'int'),
-          q('p_type', 'type', 'int'),
-        ],
-      },
+      filters: listFilters(absenceRoutes, 'absences_list'),
+      fn: 'app_public.absences_export',
       errors: [400],
       definition: { columns: ABSENCE_COLUMNS, sheet: 'Absences', filename: () => 'absences' },
     }),
@@ -175,11 +168,8 @@ export const exportRoutes: RouteModule = {
       description: `${ESTABLISHMENT_COUNTERS_RULES} Les lignes de GET /api/counters/establishment/.`,
       tags: ['Compteurs'],
       permission: 'absences.view_absence_queue (périmètre)',
-      query: withFormat(establishmentCountersQuery),
-      sql: {
-        fn: 'app_public.counters_establishment_export',
-        args: [q('p_establishment', 'establishment', 'int'), q('p_year', 'year', 'int')],
-      },
+      filters: listFilters(counterRoutes, 'counters_establishment'),
+      fn: 'app_public.counters_establishment_export',
       errors: [400, 404],
       definition: {
         columns: COUNTER_COLUMNS,
@@ -197,11 +187,8 @@ export const exportRoutes: RouteModule = {
         'justificatif : les absences sont les totaux par motif.',
       tags: ['Paie'],
       permission: 'employee.view_payroll',
-      query: listQuery(payrollModule, 'payroll_lines'),
-      sql: {
-        fn: 'app_public.payroll_export',
-        args: [q('p_month', 'month', 'text'), q('p_establishment', 'establishment', 'int'), q('p_search', 'search', 'text')],
-      },
+      filters: listFilters(payrollModule, 'payroll_lines'),
+      fn: 'app_public.payroll_export',
       errors: [400, 403],
       definition: {
         columns: PAYROLL_COLUMNS,
@@ -218,18 +205,8 @@ export const exportRoutes: RouteModule = {
         '(audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON.',
       tags: ['Audit'],
       permission: 'audit.view_actionlog (+ accès back-office)',
-      query: listQuery(auditLogRoutes, 'audit_log_list'),
-      sql: {
-        fn: 'app_public.audit_log_export',
-        args: [
-          q('p_model', 'model', 'text'),
-          q('p_target_id', 'target_id', 'int'),
-          q('p_actor', 'actor', 'text'),
-          q('p_verb', 'verb', 'text'),
-          q('p_from', 'from', 'date'),
-          q('p_to', 'to', 'date'),
-        ],
-      },
+      filters: listFilters(auditLogRoutes, 'audit_log_list'),
+      fn: 'app_public.audit_log_export',
       errors: [400, 403],
       definition: { columns: AUDIT_COLUMNS, sheet: 'Journal d’audit', filename: () => 'journal-audit' },
     }),
