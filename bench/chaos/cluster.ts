@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../../test/helpers/free-port.js';
 import { connectionUrl, EMBEDDED_SUPERUSER, startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded.js';
 
 export type ShutdownMode = 'fast' | 'immediate';
@@ -17,16 +17,6 @@ export type ShutdownMode = 'fast' | 'immediate';
 /** Connections the cluster accepts: small, so that exhausting them is quick. */
 export const MAX_CONNECTIONS = 40;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function alive(pid: number): boolean {
   try {

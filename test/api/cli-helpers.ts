@@ -3,7 +3,6 @@
  * spawned with tsx from node_modules/.bin (Node 22 first on PATH), as `npm run` does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ROOT_DIR } from '../../src/db/migrate.js';
@@ -137,18 +136,7 @@ export class RunningCommand {
   }
 }
 
-/** A TCP port free at the time of the call, on the loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../helpers/free-port.js';
 
 let counter = 0;
 

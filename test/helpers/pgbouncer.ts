@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import { freePort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROLES } from '../../src/db/roles.js';
@@ -21,17 +22,6 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
-/** A port free at the time of asking. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

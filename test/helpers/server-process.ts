@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/db/migrate.js';
-import { freePort } from './pgbouncer.js';
+import { freePort } from './free-port.js';
 
 export interface ServerProcessHandle {
   url: string;
