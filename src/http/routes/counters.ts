@@ -23,6 +23,18 @@ const counter = s.object(
 
 const quantity = s.decimal();
 
+/** One counter's balances in a list of lines (the counters of an establishment, the payroll month). */
+export const counterBalanceProperties = {
+  code: s.string(),
+  name: s.string(),
+  unit: s.enum(['day', 'hour']),
+  acquired: quantity,
+  taken: quantity,
+  planned: quantity,
+  remaining: quantity,
+};
+export const COUNTER_BALANCE_REQUIRED = ['code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining'];
+
 /** The query of the counters of an establishment, shared with its export (src/http/routes/exports.ts). */
 const establishmentCountersQuery = s.object(
   {
@@ -47,15 +59,9 @@ const establishmentCounters = s.object(
         {
           employee: s.int(),
           employee_name: s.string(),
-          code: s.string(),
-          name: s.string(),
-          unit: s.enum(['day', 'hour']),
-          acquired: quantity,
-          taken: quantity,
-          planned: quantity,
-          remaining: quantity,
+          ...counterBalanceProperties,
         },
-        ['employee', 'employee_name', 'code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining'],
+        ['employee', 'employee_name', ...COUNTER_BALANCE_REQUIRED],
       ),
       { description: 'Par salarié (nom, prénom), puis par compteur.' },
     ),

@@ -1,5 +1,6 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
+import { COUNTER_BALANCE_REQUIRED, counterBalanceProperties } from './counters.js';
 
 const RULES =
   'Avec `employee.view_payroll` (Admin, RH n1, RH n2, Service Paie), sur son périmètre (sinon 403). Lecture seule : ' +
@@ -77,16 +78,8 @@ export const payrollModule: RouteModule = {
         ),
         counters: s.array(
           s.object(
-            {
-              code: s.string(),
-              name: s.string(),
-              unit: s.enum(['day', 'hour']),
-              acquired: quantity,
-              taken: quantity,
-              planned: quantity,
-              remaining: quantity,
-            },
-            ['code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining'],
+            counterBalanceProperties,
+            COUNTER_BALANCE_REQUIRED,
           ),
           { description: 'Compteurs de l’année civile du mois : soldes du journal à la fin du mois.' },
         ),
