@@ -86,7 +86,7 @@ begin
     return query select 'alternate_phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
   end if;
   v := nullif(btrim(p_item ->> 'email'), '');
-  if v is not null and (v !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(v) > 254) then
+  if v is not null and app_hidden.email_acceptable(v) is not true then
     return query select 'email'::text, 'Adresse e-mail invalide.'::text;
   end if;
 end;

@@ -173,12 +173,6 @@ begin
 end;
 $$;
 
--- Is a username free (case-insensitive), whatever accounts the caller may read?
-create or replace function app_private.username_taken(p_username text) returns boolean
-language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select exists (select 1 from app_public.accounts a where lower(a.username) = lower(p_username));
-$$;
-
 -- Opens the account of a new employee record: no usable password (null hash), the username
 -- given or derived from the name (first.last, then first.last2, ...), Salarié granted by the
 -- accounts trigger, and the set-password invitation queued when a professional e-mail exists.
@@ -201,7 +195,7 @@ begin
     end if;
     perform pg_advisory_xact_lock(hashtext('username:' || v_base));
     v_username := v_base;
-    while exists (select 1 from app_public.accounts a where lower(a.username) = lower(v_username)) loop
+    while app_private.username_taken(v_username) loop
       v_suffix := v_suffix + 1;
       v_username := v_base || v_suffix;
     end loop;
@@ -214,13 +208,104 @@ begin
 end;
 $$;
 
--- Validation and write of the record, shared by creation (p_id null) and update. Runs as
+-- The writes of the record's lists and number, once its rules have accepted the body.
+
+-- The number sent (null removes it).
+create or replace function app_hidden.employee_ssn_write(p_id int, p_number text) returns void
+language plpgsql volatile as $$
+begin
+  if p_number is null then
+    delete from app_public.employee_social_security_numbers s where s.employee_id = p_id;
+  else
+    insert into app_public.employee_social_security_numbers (employee_id, social_security_number)
+    values (p_id, p_number)
+    on conflict (employee_id) do update set social_security_number = excluded.social_security_number
+    where app_public.employee_social_security_numbers.social_security_number is distinct from excluded.social_security_number;
+  end if;
+end;
+$$;
+
+-- The secondary workplaces become the list sent.
+create or replace function app_hidden.employee_secondary_workplaces_write(p_id int, p_secondaries int[]) returns void
+language plpgsql volatile as $$
+begin
+  delete from app_public.employee_secondary_establishments ses
+  where ses.employee_id = p_id and not ses.establishment_id = any (p_secondaries);
+  insert into app_public.employee_secondary_establishments (employee_id, establishment_id)
+  select p_id, s.id from unnest(p_secondaries) s(id)
+  on conflict do nothing;
+end;
+$$;
+
+-- The contracts become the list sent: an item with id updates that contract, an item without
+-- id creates one, a contract left out is deleted.
+create or replace function app_hidden.employee_contracts_write(p_id int, p_contracts jsonb) returns void
+language plpgsql volatile as $$
+declare
+  v_item jsonb;
+  v_item_id int;
+begin
+  delete from app_public.contracts c
+  where c.employee_id = p_id
+    and not c.id in (select (x ->> 'id')::int from jsonb_array_elements(p_contracts) x where x ? 'id' and x ->> 'id' is not null);
+  for v_item in select x from jsonb_array_elements(p_contracts) x loop
+    v_item_id := app_hidden.in_int(v_item, 'id', 'contracts');
+    if v_item_id is null then
+      insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
+      values (p_id, app_hidden.in_int(v_item, 'type'), app_hidden.in_date(v_item, 'start_date'),
+              app_hidden.in_date(v_item, 'end_date'), app_hidden.in_date(v_item, 'trial_end_date'),
+              app_hidden.in_trimmed(v_item, 'job_title'), app_hidden.in_numeric(v_item, 'weekly_hours'));
+    else
+      update app_public.contracts c
+      set contract_type_id = app_hidden.in_int(v_item, 'type'), start_date = app_hidden.in_date(v_item, 'start_date'),
+          end_date = app_hidden.in_date(v_item, 'end_date'), trial_end_date = app_hidden.in_date(v_item, 'trial_end_date'),
+          job_title = app_hidden.in_trimmed(v_item, 'job_title'), weekly_hours = app_hidden.in_numeric(v_item, 'weekly_hours')
+      where c.id = v_item_id
+        and (c.contract_type_id, c.start_date, c.end_date, c.trial_end_date, c.job_title, c.weekly_hours)
+            is distinct from (app_hidden.in_int(v_item, 'type'), app_hidden.in_date(v_item, 'start_date'),
+                              app_hidden.in_date(v_item, 'end_date'), app_hidden.in_date(v_item, 'trial_end_date'),
+                              app_hidden.in_trimmed(v_item, 'job_title'), app_hidden.in_numeric(v_item, 'weekly_hours'));
+    end if;
+  end loop;
+end;
+$$;
+
+-- The team assignments become the list sent (same replacement as the contracts).
+create or replace function app_hidden.employee_team_assignments_write(p_id int, p_teams jsonb) returns void
+language plpgsql volatile as $$
+declare
+  v_item jsonb;
+  v_item_id int;
+begin
+  delete from app_public.team_assignments ta
+  where ta.employee_id = p_id
+    and not ta.id in (select (x ->> 'id')::int from jsonb_array_elements(p_teams) x where x ? 'id' and x ->> 'id' is not null);
+  for v_item in select x from jsonb_array_elements(p_teams) x loop
+    v_item_id := app_hidden.in_int(v_item, 'id', 'teams');
+    if v_item_id is null then
+      insert into app_public.team_assignments (employee_id, team_id, start_date, end_date)
+      values (p_id, app_hidden.in_int(v_item, 'team'), app_hidden.in_date(v_item, 'start_date'), app_hidden.in_date(v_item, 'end_date'));
+    else
+      update app_public.team_assignments ta
+      set team_id = app_hidden.in_int(v_item, 'team'), start_date = app_hidden.in_date(v_item, 'start_date'),
+          end_date = app_hidden.in_date(v_item, 'end_date')
+      where ta.id = v_item_id
+        and (ta.team_id, ta.start_date, ta.end_date)
+            is distinct from (app_hidden.in_int(v_item, 'team'), app_hidden.in_date(v_item, 'start_date'),
+                              app_hidden.in_date(v_item, 'end_date'));
+    end if;
+  end loop;
+end;
+$$;
+
+-- Validation and write of the record, shared by creation (p_id null) and update: reads the
+-- body field by field (a wrong type answers at once under its field), asks each rule of
+-- sql/employees/rules.sql, answers every refusal together (400 WV501), then writes. Runs as
 -- the API function's role (wfm_api): every write goes through the policies.
 create or replace function app_hidden.employee_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
 declare
   v_creating boolean := p_id is null;
-  v_me int := app_hidden.current_account_id();
   v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_employee_record');
   v_old app_public.employees;
   v_errors jsonb := '{}';
@@ -234,26 +319,8 @@ declare
   v_secondaries int[];
   v_old_secondaries int[];
   v_ssn text;
-  v_username text;
   v_contracts jsonb;
   v_teams jsonb;
-  v_item jsonb;
-  v_label text;
-  v_type int;
-  v_start date;
-  v_end date;
-  v_trial date;
-  v_job text;
-  v_hours numeric;
-  v_item_id int;
-  v_team int;
-  v_kept int[] := '{}';
-  i int;
-  j int;
-  v_ranges daterange[];
-  v_starts date[];
-  v_team_ids int[];
-  v_existing app_public.team_assignments;
 begin
   if not v_creating then
     select * into v_old from app_public.employees e where e.id = p_id;
@@ -261,245 +328,72 @@ begin
       perform app_hidden.not_found('Salarié introuvable.');
     end if;
   end if;
-
   -- The key itself is refused to whoever may not read the number (before anything else).
   if p_body ? 'social_security_number' then
-    if v_creating and not app_hidden.current_account_has('employee.view_social_security_number')
-       or not v_creating and not app_hidden.may(v_me, 'employee.view_social_security_number', p_id) then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de lire ni d''écrire le numéro de sécurité sociale : '
-                                   'retirez ce champ de la requête.', 'WF501');
-    end if;
+    perform app_hidden.employee_refuse_ssn_key(p_id);
   end if;
-  if not app_hidden.current_account_has('employee.change_employee_record') then
-    if v_creating then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
-    end if;
-    -- A record outside every perimeter of the caller: not found before forbidden (SPEC Errors).
-    perform app_hidden.refuse_outside_or_forbid(p_id,
-      'Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
-  end if;
-  if not v_creating and not app_hidden.may(v_me, 'employee.change_employee_record', p_id) then
-    -- Outside the perimeter: not found (SPEC Errors), as for every row outside it.
-    perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
-  end if;
+  perform app_hidden.employee_refuse_record_write(p_id);
 
-  -- Scalar fields.
-  v_first_name := coalesce(app_hidden.in_trimmed(p_body, 'first_name'), case when p_body ? 'first_name' then null else v_old.first_name end);
-  if (v_creating or not p_partial or p_body ? 'first_name') and app_hidden.in_trimmed(p_body, 'first_name') is null then
-    v_errors := app_hidden.add_error(v_errors, 'first_name', 'Le prénom est obligatoire.');
-  elsif length(v_first_name) > 100 then
-    v_errors := app_hidden.add_error(v_errors, 'first_name', 'Au plus 100 caractères.');
-  end if;
-  v_last_name := coalesce(app_hidden.in_trimmed(p_body, 'last_name'), case when p_body ? 'last_name' then null else v_old.last_name end);
-  if (v_creating or not p_partial or p_body ? 'last_name') and app_hidden.in_trimmed(p_body, 'last_name') is null then
-    v_errors := app_hidden.add_error(v_errors, 'last_name', 'Le nom est obligatoire.');
-  elsif length(v_last_name) > 100 then
-    v_errors := app_hidden.add_error(v_errors, 'last_name', 'Au plus 100 caractères.');
-  end if;
+  -- A name is required when creating, replacing (PUT) or sent; else the record's stays.
+  v_first_name := app_hidden.in_trimmed(p_body, 'first_name');
+  v_errors := app_hidden.add_refusals(v_errors, 'first_name', app_hidden.employee_name_refusal(
+    case when v_creating or not p_partial or p_body ? 'first_name' then v_first_name else v_old.first_name end,
+    v_creating or not p_partial or p_body ? 'first_name', 'Le prénom est obligatoire.'));
+  v_first_name := coalesce(v_first_name, case when p_body ? 'first_name' then null else v_old.first_name end);
+  v_last_name := app_hidden.in_trimmed(p_body, 'last_name');
+  v_errors := app_hidden.add_refusals(v_errors, 'last_name', app_hidden.employee_name_refusal(
+    case when v_creating or not p_partial or p_body ? 'last_name' then v_last_name else v_old.last_name end,
+    v_creating or not p_partial or p_body ? 'last_name', 'Le nom est obligatoire.'));
+  v_last_name := coalesce(v_last_name, case when p_body ? 'last_name' then null else v_old.last_name end);
 
   v_email := case when p_body ? 'professional_email' then app_hidden.in_trimmed(p_body, 'professional_email')
                   else v_old.professional_email end;
-  if p_body ? 'professional_email' and v_email is not null
-     and (v_email !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(v_email) > 254) then
-    v_errors := app_hidden.add_error(v_errors, 'professional_email', 'Adresse e-mail invalide (exemple : prenom.nom@etablissement.fr).');
-  elsif not v_creating and v_email is distinct from v_old.professional_email
-        and not app_hidden.account_rights_covered(app_private.employee_account_id(p_id)) then
-    -- The address receives the password-reset links of the account: changing it hands the
-    -- account over (issue 11).
-    v_errors := app_hidden.add_error(v_errors, 'professional_email',
-      'Ce compte détient des droits que vous ne couvrez pas : seul un responsable qui les couvre peut changer '
-      'son adresse e-mail (elle reçoit les liens de réinitialisation du mot de passe).');
-  end if;
+  v_errors := app_hidden.add_refusals(v_errors, 'professional_email', coalesce(
+    app_hidden.employee_email_refusal(case when p_body ? 'professional_email' then v_email end),
+    app_hidden.employee_email_takeover_refusal(p_id, v_old.professional_email, v_email)));
 
   v_birth_date := case when p_body ? 'birth_date' then app_hidden.in_date(p_body, 'birth_date') else v_old.birth_date end;
-  if p_body ? 'birth_date' and v_birth_date is not null
-     and (v_birth_date >= app_hidden.today() or v_birth_date < date '1900-01-01') then
-    v_errors := app_hidden.add_error(v_errors, 'birth_date', 'Date de naissance invalide : elle doit être passée et postérieure au 01/01/1900.');
-  end if;
+  v_errors := app_hidden.add_refusals(v_errors, 'birth_date',
+    app_hidden.employee_birth_date_refusal(case when p_body ? 'birth_date' then v_birth_date end));
 
   v_polyvalent := coalesce(app_hidden.in_bool(p_body, 'is_polyvalent'), v_old.is_polyvalent, false);
 
   v_main := case when p_body ? 'main_establishment' then app_hidden.in_int(p_body, 'main_establishment')
                  else v_old.main_establishment_id end;
-  if p_body ? 'main_establishment' and v_main is not null
-     and not exists (select 1 from app_public.establishments e where e.id = v_main) then
-    v_errors := app_hidden.add_error(v_errors, 'main_establishment', format('Établissement n° %s introuvable.', v_main));
-  elsif v_scope is not null and (v_creating or v_main is distinct from v_old.main_establishment_id) then
-    if v_main is null then
-      v_errors := app_hidden.add_error(v_errors, 'main_establishment',
-        'Choisissez un établissement principal de votre périmètre : sans lui, la fiche sortirait de votre périmètre.');
-    elsif not v_main = any (v_scope) then
-      v_errors := app_hidden.add_error(v_errors, 'main_establishment', 'Cet établissement n''est pas dans votre périmètre.');
-    end if;
-  end if;
+  v_errors := app_hidden.add_refusals(v_errors, 'main_establishment', coalesce(
+    app_hidden.establishment_unknown_refusal(case when p_body ? 'main_establishment' then v_main end),
+    app_hidden.employee_main_workplace_perimeter_refusal(
+      v_main, v_creating or v_main is distinct from v_old.main_establishment_id, v_scope)));
 
   v_old_secondaries := case when v_creating then '{}'::int[]
                             else array(select ses.establishment_id from app_public.employee_secondary_establishments ses
                                        where ses.employee_id = p_id) end;
   v_secondaries := app_hidden.in_ids(p_body, 'secondary_establishments');
   if v_secondaries is not null then
-    if exists (select 1 from unnest(v_secondaries) s(id)
-               where not exists (select 1 from app_public.establishments e where e.id = s.id)) then
-      v_errors := app_hidden.add_error(v_errors, 'secondary_establishments',
-        format('Établissement introuvable : %s.', (select string_agg(s.id::text, ', ') from unnest(v_secondaries) s(id)
-                                                   where not exists (select 1 from app_public.establishments e where e.id = s.id))));
-    elsif v_main = any (v_secondaries) then
-      v_errors := app_hidden.add_error(v_errors, 'secondary_establishments',
-        'L''établissement principal ne peut pas être aussi un établissement secondaire.');
-    elsif v_scope is not null and exists (
-        select 1 from ((select unnest(v_secondaries) except select unnest(v_old_secondaries))
-                       union
-                       (select unnest(v_old_secondaries) except select unnest(v_secondaries))) d(id)
-        where not d.id = any (v_scope)) then
-      v_errors := app_hidden.add_error(v_errors, 'secondary_establishments',
-        'Vous ne pouvez ajouter ou retirer que des établissements de votre périmètre.');
-    end if;
+    v_errors := app_hidden.add_refusals(v_errors, 'secondary_establishments', coalesce(
+      app_hidden.employee_secondary_workplaces_unknown_refusal(v_secondaries),
+      app_hidden.employee_main_not_secondary_refusal(v_main, v_secondaries),
+      app_hidden.employee_secondary_workplaces_perimeter_refusal(v_secondaries, v_old_secondaries, v_scope)));
   end if;
 
   if p_body ? 'social_security_number' then
     v_ssn := upper(replace(app_hidden.in_trimmed(p_body, 'social_security_number'), ' ', ''));
-    if v_ssn is not null
-       and v_ssn !~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$' then
-      v_errors := app_hidden.add_error(v_errors, 'social_security_number',
-        'Numéro de sécurité sociale invalide : 13 chiffres, ou 15 avec la clé (exemple : 2850175123456).');
-    end if;
+    v_errors := app_hidden.add_refusals(v_errors, 'social_security_number', app_hidden.employee_ssn_refusal(v_ssn));
   end if;
 
   if p_body ? 'username' then
-    if not v_creating then
-      v_errors := app_hidden.add_error(v_errors, 'username', 'L''identifiant se choisit à la création de la fiche seulement.');
-    else
-      v_username := app_hidden.in_trimmed(p_body, 'username');
-      if v_username is not null and v_username !~ '^[A-Za-z0-9._@+\-]{2,150}$' then
-        v_errors := app_hidden.add_error(v_errors, 'username',
-          'Identifiant invalide : de 2 à 150 caractères parmi lettres, chiffres et . _ @ + -.');
-      elsif v_username is not null and app_private.username_taken(v_username) then
-        v_errors := app_hidden.add_error(v_errors, 'username', format('L''identifiant « %s » est déjà utilisé.', v_username));
-      end if;
-    end if;
+    v_errors := app_hidden.add_refusals(v_errors, 'username', app_hidden.employee_username_refusal(
+      v_creating, case when v_creating then app_hidden.in_trimmed(p_body, 'username') end));
   end if;
 
-  -- Contracts: the list sent replaces the record's contracts (an item with id updates that
-  -- contract, an item without id creates one, a contract left out is deleted).
   v_contracts := app_hidden.in_array(p_body, 'contracts');
   if v_contracts is not null then
-    v_ranges := '{}';
-    v_starts := '{}';
-    for i in 0 .. jsonb_array_length(v_contracts) - 1 loop
-      v_item := v_contracts -> i;
-      v_label := format('Contrat n° %s : ', i + 1);
-      if jsonb_typeof(v_item) <> 'object' then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'un objet est attendu.');
-        continue;
-      end if;
-      v_item_id := app_hidden.in_int(v_item, 'id', 'contracts');
-      if v_item_id is not null and (v_creating or not exists (select 1 from app_public.contracts c
-                                                            where c.id = v_item_id and c.employee_id = p_id)) then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'ce contrat n''appartient pas à ce salarié.');
-      end if;
-      v_type := app_hidden.in_int(v_item, 'type', 'contracts');
-      if v_type is null then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'le type de contrat est obligatoire.');
-      elsif not exists (select 1 from app_public.contract_types ct where ct.id = v_type) then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || format('type de contrat n° %s introuvable.', v_type));
-      end if;
-      v_start := app_hidden.in_date(v_item, 'start_date', 'contracts');
-      v_end := app_hidden.in_date(v_item, 'end_date', 'contracts');
-      v_trial := app_hidden.in_date(v_item, 'trial_end_date', 'contracts');
-      if v_start is null then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'la date de début est obligatoire.');
-      else
-        if v_end < v_start then
-          v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'la date de fin précède la date de début.');
-        end if;
-        if v_trial < v_start then
-          v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'la fin de période d''essai précède la date de début.');
-        elsif v_trial > v_end then
-          v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'la fin de période d''essai dépasse la fin du contrat.');
-        end if;
-      end if;
-      v_job := app_hidden.in_trimmed(v_item, 'job_title', 'contracts');
-      if length(v_job) > 200 then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'l''intitulé de poste fait au plus 200 caractères.');
-      end if;
-      v_hours := app_hidden.in_numeric(v_item, 'weekly_hours', 'contracts');
-      if v_hours is not null and (v_hours <= 0 or v_hours > 48) then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'la durée hebdomadaire doit être comprise entre 0 et 48 heures.');
-      end if;
-      if v_start is not null and (v_end is null or v_end >= v_start) then
-        for j in 1 .. coalesce(array_length(v_ranges, 1), 0) loop
-          if v_ranges[j] && daterange(v_start, v_end, '[]') then
-            v_errors := app_hidden.add_error(v_errors, 'contracts',
-              format('Les contrats n° %s et n° %s se chevauchent : un salarié a un seul contrat à la fois.', j, i + 1));
-          end if;
-        end loop;
-      end if;
-      v_ranges := v_ranges || case when v_start is not null and (v_end is null or v_end >= v_start)
-                                   then daterange(v_start, v_end, '[]') else 'empty'::daterange end;
-    end loop;
+    v_errors := app_hidden.add_error_list(v_errors, 'contracts', app_hidden.employee_contracts_refusals(p_id, v_contracts));
   end if;
 
-  -- Team assignments: same replacement rule; a restricted writer adds, changes or removes
-  -- only assignments to teams having an establishment in their perimeter.
   v_teams := app_hidden.in_array(p_body, 'teams');
   if v_teams is not null then
-    v_ranges := '{}';
-    v_team_ids := '{}';
-    for i in 0 .. jsonb_array_length(v_teams) - 1 loop
-      v_item := v_teams -> i;
-      v_label := format('Affectation n° %s : ', i + 1);
-      if jsonb_typeof(v_item) <> 'object' then
-        v_errors := app_hidden.add_error(v_errors, 'teams', v_label || 'un objet est attendu.');
-        v_ranges := v_ranges || 'empty'::daterange;
-        v_team_ids := v_team_ids || null::int;
-        continue;
-      end if;
-      v_item_id := app_hidden.in_int(v_item, 'id', 'teams');
-      v_existing := null;
-      if v_item_id is not null then
-        select * into v_existing from app_public.team_assignments ta where ta.id = v_item_id and ta.employee_id = p_id;
-        if v_creating or v_existing.id is null then
-          v_errors := app_hidden.add_error(v_errors, 'teams', v_label || 'cette affectation n''appartient pas à ce salarié.');
-        end if;
-      end if;
-      v_team := app_hidden.in_int(v_item, 'team', 'teams');
-      v_start := app_hidden.in_date(v_item, 'start_date', 'teams');
-      v_end := app_hidden.in_date(v_item, 'end_date', 'teams');
-      if v_team is null then
-        v_errors := app_hidden.add_error(v_errors, 'teams', v_label || 'l''équipe est obligatoire.');
-      elsif not exists (select 1 from app_public.teams t where t.id = v_team) then
-        v_errors := app_hidden.add_error(v_errors, 'teams', v_label || format('équipe n° %s introuvable.', v_team));
-      elsif v_scope is not null
-            and (v_existing.id is null or v_existing.team_id <> v_team or v_existing.start_date is distinct from v_start
-                 or v_existing.end_date is distinct from v_end)
-            and not exists (select 1 from app_public.team_establishments te
-                            where te.team_id = v_team and te.establishment_id = any (v_scope)) then
-        v_errors := app_hidden.add_error(v_errors, 'teams', v_label || 'cette équipe n''a aucun établissement dans votre périmètre.');
-      end if;
-      if v_end < v_start then
-        v_errors := app_hidden.add_error(v_errors, 'teams', v_label || 'la date de fin précède la date de début.');
-      elsif v_team is not null then
-        for j in 1 .. coalesce(array_length(v_ranges, 1), 0) loop
-          if v_team_ids[j] = v_team and v_ranges[j] && daterange(v_start, v_end, '[]') then
-            v_errors := app_hidden.add_error(v_errors, 'teams',
-              format('Les affectations n° %s et n° %s à la même équipe se chevauchent.', j, i + 1));
-          end if;
-        end loop;
-      end if;
-      v_ranges := v_ranges || case when v_end is null or v_start is null or v_end >= v_start
-                                   then daterange(v_start, v_end, '[]') else 'empty'::daterange end;
-      v_team_ids := v_team_ids || v_team;
-    end loop;
-    if v_scope is not null and not v_creating and exists (
-        select 1 from app_public.team_assignments ta
-        where ta.employee_id = p_id
-          and not ta.id in (select (x ->> 'id')::int from jsonb_array_elements(v_teams) x
-                            where jsonb_typeof(x) = 'object' and jsonb_typeof(x -> 'id') = 'number')
-          and not exists (select 1 from app_public.team_establishments te
-                          where te.team_id = ta.team_id and te.establishment_id = any (v_scope))) then
-      v_errors := app_hidden.add_error(v_errors, 'teams',
-        'Vous ne pouvez pas retirer une affectation à une équipe hors de votre périmètre.');
-    end if;
+    v_errors := app_hidden.add_error_list(v_errors, 'teams', app_hidden.employee_team_assignments_refusals(p_id, v_teams, v_scope));
   end if;
 
   perform app_hidden.invalid_fields(v_errors, 'WV501') where v_errors <> '{}'::jsonb;
@@ -522,77 +416,21 @@ begin
       perform app_private.tell_email_changed(p_id, v_old.professional_email, v_email);
     end if;
   end if;
-
   if p_body ? 'social_security_number' then
-    -- Created records: the number needs the right on the new record too.
-    if v_creating and not app_hidden.may(v_me, 'employee.view_social_security_number', v_id) then
-      perform app_hidden.forbidden('Vous n''avez pas le droit d''écrire le numéro de sécurité sociale de ce salarié : '
-                                   'retirez ce champ de la requête.', 'WF501');
+    if v_creating then
+      perform app_hidden.employee_refuse_ssn_on_created_record(v_id);
     end if;
-    if v_ssn is null then
-      delete from app_public.employee_social_security_numbers s where s.employee_id = v_id;
-    else
-      insert into app_public.employee_social_security_numbers (employee_id, social_security_number)
-      values (v_id, v_ssn)
-      on conflict (employee_id) do update set social_security_number = excluded.social_security_number
-      where app_public.employee_social_security_numbers.social_security_number is distinct from excluded.social_security_number;
-    end if;
+    perform app_hidden.employee_ssn_write(v_id, v_ssn);
   end if;
-
   if v_secondaries is not null then
-    delete from app_public.employee_secondary_establishments ses
-    where ses.employee_id = v_id and not ses.establishment_id = any (v_secondaries);
-    insert into app_public.employee_secondary_establishments (employee_id, establishment_id)
-    select v_id, s.id from unnest(v_secondaries) s(id)
-    on conflict do nothing;
+    perform app_hidden.employee_secondary_workplaces_write(v_id, v_secondaries);
   end if;
-
   if v_contracts is not null then
-    delete from app_public.contracts c
-    where c.employee_id = v_id
-      and not c.id in (select (x ->> 'id')::int from jsonb_array_elements(v_contracts) x where x ? 'id' and x ->> 'id' is not null);
-    for v_item in select x from jsonb_array_elements(v_contracts) x loop
-      v_item_id := app_hidden.in_int(v_item, 'id', 'contracts');
-      if v_item_id is null then
-        insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
-        values (v_id, app_hidden.in_int(v_item, 'type'), app_hidden.in_date(v_item, 'start_date'),
-                app_hidden.in_date(v_item, 'end_date'), app_hidden.in_date(v_item, 'trial_end_date'),
-                app_hidden.in_trimmed(v_item, 'job_title'), app_hidden.in_numeric(v_item, 'weekly_hours'));
-      else
-        update app_public.contracts c
-        set contract_type_id = app_hidden.in_int(v_item, 'type'), start_date = app_hidden.in_date(v_item, 'start_date'),
-            end_date = app_hidden.in_date(v_item, 'end_date'), trial_end_date = app_hidden.in_date(v_item, 'trial_end_date'),
-            job_title = app_hidden.in_trimmed(v_item, 'job_title'), weekly_hours = app_hidden.in_numeric(v_item, 'weekly_hours')
-        where c.id = v_item_id
-          and (c.contract_type_id, c.start_date, c.end_date, c.trial_end_date, c.job_title, c.weekly_hours)
-              is distinct from (app_hidden.in_int(v_item, 'type'), app_hidden.in_date(v_item, 'start_date'),
-                                app_hidden.in_date(v_item, 'end_date'), app_hidden.in_date(v_item, 'trial_end_date'),
-                                app_hidden.in_trimmed(v_item, 'job_title'), app_hidden.in_numeric(v_item, 'weekly_hours'));
-      end if;
-    end loop;
+    perform app_hidden.employee_contracts_write(v_id, v_contracts);
   end if;
-
   if v_teams is not null then
-    delete from app_public.team_assignments ta
-    where ta.employee_id = v_id
-      and not ta.id in (select (x ->> 'id')::int from jsonb_array_elements(v_teams) x where x ? 'id' and x ->> 'id' is not null);
-    for v_item in select x from jsonb_array_elements(v_teams) x loop
-      v_item_id := app_hidden.in_int(v_item, 'id', 'teams');
-      if v_item_id is null then
-        insert into app_public.team_assignments (employee_id, team_id, start_date, end_date)
-        values (v_id, app_hidden.in_int(v_item, 'team'), app_hidden.in_date(v_item, 'start_date'), app_hidden.in_date(v_item, 'end_date'));
-      else
-        update app_public.team_assignments ta
-        set team_id = app_hidden.in_int(v_item, 'team'), start_date = app_hidden.in_date(v_item, 'start_date'),
-            end_date = app_hidden.in_date(v_item, 'end_date')
-        where ta.id = v_item_id
-          and (ta.team_id, ta.start_date, ta.end_date)
-              is distinct from (app_hidden.in_int(v_item, 'team'), app_hidden.in_date(v_item, 'start_date'),
-                                app_hidden.in_date(v_item, 'end_date'));
-      end if;
-    end loop;
+    perform app_hidden.employee_team_assignments_write(v_id, v_teams);
   end if;
-
   return v_id;
 end;
 $$;

@@ -181,105 +181,122 @@ begin
 end;
 $$;
 
-create or replace function app_private.import_organisation(p_doc jsonb) returns jsonb
-language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_est jsonb := '{}';
-  v_teams jsonb := '{}';
-  v_posts jsonb := '{}';
-  v_emps jsonb := '{}';
-  v_accounts jsonb := '{}';
-  v_on_call jsonb := '{}';
-  v_item jsonb;
-  v_sub jsonb;
-  v_path text;
-  v_sub_path text;
-  v_key text;
-  v_id int;
-  v_emp_id int;
-  v_tpl_id int;
-  i int;
-  j int;
-  k int;
-  v_text text;
-  v_keys text[];
-  v_day text;
-  v_days text[] := array['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
-  v_first_start date;
-  v_start date;
-  v_end date;
-  v_type_id int;
-  v_role_id smallint;
-  v_year int;
-  v_amount numeric;
-  v_counter_id int;
-  v_start_at timestamptz;
-  v_end_at timestamptz;
-  v_time_start time;
-  v_time_end time;
-  v_break_start time;
-  v_break_end time;
-begin
-  perform app_private.import_check_keys(p_doc, '$',
-    array['establishments', 'teams', 'posts', 'employees', 'accounts', 'on_call']);
+comment on function app_private.import_check_keys(jsonb, text, text[]) is
+'CONTRACT section 6, file shape: every item is an object and carries only the fields of its section (a typo fails).';
+comment on function app_private.import_section(jsonb, text) is
+'CONTRACT section 6, file shape: every section is optional and, when present, an array.';
+comment on function app_private.import_register(jsonb, text, integer, text) is
+'CONTRACT section 6, file shape: keys are unique per section.';
+comment on function app_private.import_lookup(jsonb, text, text, text) is
+'CONTRACT section 6, file shape: a key named by another section exists in its own section.';
 
-  -- establishments
-  v_sub := app_private.import_section(p_doc, 'establishments');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+-- The sections, in the order of the file: each validates and writes its items, failing at the
+-- first bad path, and returns its key map (key -> id) for the sections that name its keys.
+
+create or replace function app_private.import_establishments(p_doc jsonb) returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'establishments');
+  v_item jsonb;
+  v_path text;
+  v_key text;
+  v_count_base text;
+  v_id int;
+  i int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('establishments[%s]', i);
     perform app_private.import_check_keys(v_item, v_path, array['key', 'name', 'count_base']);
     v_key := app_private.import_text(v_item, 'key', v_path);
-    v_text := coalesce(app_private.import_text(v_item, 'count_base', v_path, false), 'ouvrables');
-    if v_text not in ('ouvrables', 'ouvres') then
-      perform app_private.import_fail(v_path || '.count_base', format('unknown count base "%s" (ouvrables or ouvres)', v_text));
+    v_count_base := coalesce(app_private.import_text(v_item, 'count_base', v_path, false), 'ouvrables');
+    if v_count_base not in ('ouvrables', 'ouvres') then
+      perform app_private.import_fail(v_path || '.count_base', format('unknown count base "%s" (ouvrables or ouvres)', v_count_base));
     end if;
     if exists (select 1 from app_public.establishments e
                where lower(e.name) = lower(app_private.import_text(v_item, 'name', v_path))) then
       perform app_private.import_fail(v_path || '.name', format('an establishment named "%s" already exists', v_item ->> 'name'));
     end if;
     insert into app_public.establishments (name, count_base)
-    values (app_private.import_text(v_item, 'name', v_path), v_text)
+    values (app_private.import_text(v_item, 'name', v_path), v_count_base)
     returning id into v_id;
-    v_est := app_private.import_register(v_est, v_key, v_id, v_path);
+    v_map := app_private.import_register(v_map, v_key, v_id, v_path);
   end loop;
+  return v_map;
+end;
+$$;
+comment on function app_private.import_establishments(jsonb) is
+'CONTRACT section 6, establishments: each has a key, a name no establishment already bears
+(case-insensitive) and a count_base, ouvrables (default) or ouvres.';
 
-  -- teams
-  v_sub := app_private.import_section(p_doc, 'teams');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+create or replace function app_private.import_teams(p_doc jsonb, p_establishments jsonb) returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'teams');
+  v_item jsonb;
+  v_path text;
+  v_key text;
+  v_keys text[];
+  v_id int;
+  i int;
+  j int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('teams[%s]', i);
     perform app_private.import_check_keys(v_item, v_path, array['key', 'name', 'establishments']);
     v_key := app_private.import_text(v_item, 'key', v_path);
     insert into app_public.teams (name) values (app_private.import_text(v_item, 'name', v_path))
     returning id into v_id;
-    v_teams := app_private.import_register(v_teams, v_key, v_id, v_path);
+    v_map := app_private.import_register(v_map, v_key, v_id, v_path);
     v_keys := app_private.import_keys(v_item, 'establishments', v_path);
     for j in 1 .. coalesce(array_length(v_keys, 1), 0) loop
       insert into app_public.team_establishments (team_id, establishment_id)
-      values (v_id, app_private.import_lookup(v_est, v_keys[j], format('%s.establishments[%s]', v_path, j - 1), 'establishment'))
+      values (v_id, app_private.import_lookup(p_establishments, v_keys[j], format('%s.establishments[%s]', v_path, j - 1), 'establishment'))
       on conflict do nothing;
     end loop;
   end loop;
+  return v_map;
+end;
+$$;
+comment on function app_private.import_teams(jsonb, jsonb) is
+'CONTRACT section 6, teams: each has a key and a name, and spans establishments named by their keys.';
 
-  -- posts
-  v_sub := app_private.import_section(p_doc, 'posts');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+create or replace function app_private.import_posts(p_doc jsonb, p_establishments jsonb) returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'posts');
+  v_item jsonb;
+  v_path text;
+  v_key text;
+  v_code text;
+  v_establishment int;
+  v_id int;
+  v_start time;
+  v_end time;
+  v_break_start time;
+  v_break_end time;
+  i int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('posts[%s]', i);
     perform app_private.import_check_keys(v_item, v_path,
       array['key', 'code', 'label', 'establishment', 'start_time', 'end_time', 'break_start_time', 'break_end_time', 'break_paid']);
     v_key := app_private.import_text(v_item, 'key', v_path);
-    v_text := app_private.import_text(v_item, 'code', v_path);
-    if v_text !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
-      perform app_private.import_fail(v_path || '.code', format('invalid post code "%s"', v_text));
+    v_code := app_private.import_text(v_item, 'code', v_path);
+    if v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+      perform app_private.import_fail(v_path || '.code', format('invalid post code "%s"', v_code));
     end if;
-    if exists (select 1 from app_public.absence_types t where lower(t.code) = lower(v_text)) then
-      perform app_private.import_fail(v_path || '.code', format('post code "%s" is already an absence type code', v_text));
+    if app_hidden.code_namespace_clash('posts', v_code) is not null then
+      perform app_private.import_fail(v_path || '.code', format('post code "%s" is already an absence type code', v_code));
     end if;
-    v_time_start := app_private.import_time(v_item, 'start_time', v_path, true);
-    v_time_end := app_private.import_time(v_item, 'end_time', v_path, true);
-    if v_time_start = v_time_end then
+    v_start := app_private.import_time(v_item, 'start_time', v_path, true);
+    v_end := app_private.import_time(v_item, 'end_time', v_path, true);
+    if v_start = v_end then
       perform app_private.import_fail(v_path || '.end_time', 'end_time must differ from start_time');
     end if;
     v_break_start := app_private.import_time(v_item, 'break_start_time', v_path);
@@ -287,180 +304,358 @@ begin
     if (v_break_start is null) <> (v_break_end is null) then
       perform app_private.import_fail(v_path || '.break_end_time', 'break_start_time and break_end_time go together');
     end if;
-    v_id := app_private.import_lookup(v_est, app_private.import_text(v_item, 'establishment', v_path),
-                                      v_path || '.establishment', 'establishment');
-    if exists (select 1 from app_public.posts p where p.establishment_id = v_id and lower(p.code) = lower(v_text)) then
-      perform app_private.import_fail(v_path || '.code', format('post code "%s" is already used in this establishment', v_text));
+    v_establishment := app_private.import_lookup(p_establishments, app_private.import_text(v_item, 'establishment', v_path),
+                                                 v_path || '.establishment', 'establishment');
+    if exists (select 1 from app_public.posts p where p.establishment_id = v_establishment and lower(p.code) = lower(v_code)) then
+      perform app_private.import_fail(v_path || '.code', format('post code "%s" is already used in this establishment', v_code));
     end if;
     insert into app_public.posts (code, label, establishment_id, start_time, end_time, break_start_time, break_end_time, break_paid)
-    values (v_text, app_private.import_text(v_item, 'label', v_path), v_id, v_time_start, v_time_end,
+    values (v_code, app_private.import_text(v_item, 'label', v_path), v_establishment, v_start, v_end,
             v_break_start, v_break_end, app_private.import_bool(v_item, 'break_paid', v_path, false))
     returning id into v_id;
-    v_posts := app_private.import_register(v_posts, v_key, v_id, v_path);
+    v_map := app_private.import_register(v_map, v_key, v_id, v_path);
   end loop;
+  return v_map;
+end;
+$$;
+comment on function app_private.import_posts(jsonb, jsonb) is
+'CONTRACT section 6, posts: a well-formed code, outside the absence type codes (code_namespace_clash) and
+unique in its establishment; start and end times that differ; break start and end given together.';
 
-  -- employees
-  v_sub := app_private.import_section(p_doc, 'employees');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+-- The employee row itself (the record's fields; its key is registered by the caller).
+create or replace function app_private.import_employee_record(p_item jsonb, p_path text, p_establishments jsonb) returns int
+language plpgsql volatile as $$
+declare
+  v_email text := app_private.import_text(p_item, 'professional_email', p_path, false);
+  v_id int;
+begin
+  if app_hidden.email_well_formed(v_email) is false then
+    perform app_private.import_fail(p_path || '.professional_email', format('invalid e-mail "%s"', v_email));
+  end if;
+  insert into app_public.employees (first_name, last_name, professional_email, main_establishment_id, birth_date, is_polyvalent)
+  values (app_private.import_text(p_item, 'first_name', p_path), app_private.import_text(p_item, 'last_name', p_path),
+          v_email,
+          app_private.import_lookup(p_establishments, app_private.import_text(p_item, 'main_establishment', p_path, false),
+                                    p_path || '.main_establishment', 'establishment'),
+          app_private.import_date(p_item, 'birth_date', p_path),
+          app_private.import_bool(p_item, 'is_polyvalent', p_path, false))
+  returning id into v_id;
+  return v_id;
+end;
+$$;
+comment on function app_private.import_employee_record(jsonb, text, jsonb) is
+'CONTRACT section 6, an employee: first and last names, a well-formed professional e-mail or null
+(email_well_formed), the main workplace by establishment key (or none), birth date, polyvalence.';
+
+create or replace function app_private.import_employee_ssn(p_item jsonb, p_path text, p_employee int) returns void
+language plpgsql volatile as $$
+declare
+  v_number text := app_private.import_text(p_item, 'social_security_number', p_path, false);
+begin
+  if v_number is not null then
+    if app_hidden.social_security_number_well_formed(v_number) is false then
+      perform app_private.import_fail(p_path || '.social_security_number', 'invalid social security number (13 or 15 characters)');
+    end if;
+    insert into app_public.employee_social_security_numbers (employee_id, social_security_number) values (p_employee, v_number);
+  end if;
+end;
+$$;
+comment on function app_private.import_employee_ssn(jsonb, text, integer) is
+'CONTRACT section 6, an employee''s social_security_number: null or well formed
+(social_security_number_well_formed, 13 or 15 characters).';
+
+create or replace function app_private.import_employee_workplaces_and_teams(p_item jsonb, p_path text, p_employee int,
+                                                                            p_establishments jsonb, p_teams jsonb) returns void
+language plpgsql volatile as $$
+declare
+  v_keys text[];
+  j int;
+begin
+  v_keys := app_private.import_keys(p_item, 'secondary_establishments', p_path);
+  for j in 1 .. coalesce(array_length(v_keys, 1), 0) loop
+    insert into app_public.employee_secondary_establishments (employee_id, establishment_id)
+    values (p_employee, app_private.import_lookup(p_establishments, v_keys[j],
+                                                  format('%s.secondary_establishments[%s]', p_path, j - 1), 'establishment'))
+    on conflict do nothing;
+  end loop;
+  v_keys := app_private.import_keys(p_item, 'teams', p_path);
+  for j in 1 .. coalesce(array_length(v_keys, 1), 0) loop
+    insert into app_public.team_assignments (employee_id, team_id)
+    values (p_employee, app_private.import_lookup(p_teams, v_keys[j], format('%s.teams[%s]', p_path, j - 1), 'team'));
+  end loop;
+end;
+$$;
+comment on function app_private.import_employee_workplaces_and_teams(jsonb, text, integer, jsonb, jsonb) is
+'CONTRACT section 6, an employee''s secondary_establishments and teams, by keys of their sections (open-ended
+assignments).';
+
+-- Returns the earliest contract start (null without contracts): the planning template starts there.
+create or replace function app_private.import_employee_contracts(p_item jsonb, p_path text, p_employee int) returns date
+language plpgsql volatile as $$
+declare
+  v_contract jsonb;
+  v_path text;
+  v_type_code text;
+  v_type_id int;
+  v_start date;
+  v_end date;
+  v_first_start date;
+  j int;
+begin
+  if p_item ? 'contracts' and jsonb_typeof(p_item -> 'contracts') <> 'null' then
+    if jsonb_typeof(p_item -> 'contracts') <> 'array' then
+      perform app_private.import_fail(p_path || '.contracts', 'expected an array');
+    end if;
+    for j in 0 .. jsonb_array_length(p_item -> 'contracts') - 1 loop
+      v_contract := p_item -> 'contracts' -> j;
+      v_path := format('%s.contracts[%s]', p_path, j);
+      perform app_private.import_check_keys(v_contract, v_path, array['type', 'start', 'end', 'trial_end', 'job_title', 'weekly_hours']);
+      v_type_code := app_private.import_text(v_contract, 'type', v_path);
+      select ct.id into v_type_id from app_public.contract_types ct where ct.code = v_type_code;
+      if not found then
+        perform app_private.import_fail(v_path || '.type', format('unknown contract type "%s"', v_type_code));
+      end if;
+      v_start := app_private.import_date(v_contract, 'start', v_path, true);
+      v_end := app_private.import_date(v_contract, 'end', v_path);
+      if v_end < v_start then
+        perform app_private.import_fail(v_path || '.end', 'end is before start');
+      end if;
+      if app_private.import_date(v_contract, 'trial_end', v_path) < v_start then
+        perform app_private.import_fail(v_path || '.trial_end', 'trial_end is before start');
+      end if;
+      if jsonb_typeof(v_contract -> 'weekly_hours') not in ('number', 'null') then
+        perform app_private.import_fail(v_path || '.weekly_hours', 'expected a number');
+      end if;
+      if app_hidden.weekly_hours_in_range((v_contract ->> 'weekly_hours')::numeric) is false then
+        perform app_private.import_fail(v_path || '.weekly_hours',
+          format('expected a number of hours between 0 and %s', app_hidden.weekly_hours_max()));
+      end if;
+      insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
+      values (p_employee, v_type_id, v_start, v_end,
+              app_private.import_date(v_contract, 'trial_end', v_path),
+              app_private.import_text(v_contract, 'job_title', v_path, false),
+              (v_contract ->> 'weekly_hours')::numeric);
+      v_first_start := least(v_first_start, v_start);
+      if v_first_start is null then v_first_start := v_start; end if;
+    end loop;
+  end if;
+  return v_first_start;
+end;
+$$;
+comment on function app_private.import_employee_contracts(jsonb, text, integer) is
+'CONTRACT section 5 (contract types) and 6, an employee''s contracts: a known type, a start, an end and a
+trial end not before it, weekly hours in range (weekly_hours_in_range).';
+
+create or replace function app_private.import_employee_week(p_item jsonb, p_path text, p_employee int,
+                                                            p_valid_from date, p_posts jsonb) returns void
+language plpgsql volatile as $$
+declare
+  v_days text[] := array['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  v_template int;
+  v_post_key text;
+  j int;
+begin
+  if p_item ? 'week' and jsonb_typeof(p_item -> 'week') <> 'null' then
+    perform app_private.import_check_keys(p_item -> 'week', p_path || '.week', v_days);
+    insert into app_public.planning_templates (employee_id, valid_from)
+    values (p_employee, coalesce(p_valid_from, app_hidden.today()))
+    returning id into v_template;
+    for j in 1 .. 7 loop
+      v_post_key := app_private.import_text(p_item -> 'week', v_days[j], p_path || '.week', false);
+      if v_post_key is not null then
+        insert into app_public.planning_template_slots (template_id, weekday, post_id)
+        values (v_template, j, app_private.import_lookup(p_posts, v_post_key, p_path || '.week.' || v_days[j], 'post code'));
+      end if;
+    end loop;
+  end if;
+end;
+$$;
+comment on function app_private.import_employee_week(jsonb, text, integer, date, jsonb) is
+'CONTRACT section 6, an employee''s week: a post key or null per weekday (mon to sun), the planning template
+from the first contract start on (today without contracts).';
+
+create or replace function app_private.import_employee_counters(p_item jsonb, p_path text, p_employee int) returns void
+language plpgsql volatile as $$
+declare
+  v_counter jsonb;
+  v_path text;
+  v_code text;
+  v_year int;
+  v_amount numeric;
+  v_counter_id int;
+  j int;
+begin
+  if p_item ? 'counters' and jsonb_typeof(p_item -> 'counters') <> 'null' then
+    if jsonb_typeof(p_item -> 'counters') <> 'array' then
+      perform app_private.import_fail(p_path || '.counters', 'expected an array');
+    end if;
+    for j in 0 .. jsonb_array_length(p_item -> 'counters') - 1 loop
+      v_counter := p_item -> 'counters' -> j;
+      v_path := format('%s.counters[%s]', p_path, j);
+      perform app_private.import_check_keys(v_counter, v_path, array['code', 'year', 'acquired']);
+      v_code := app_private.import_text(v_counter, 'code', v_path);
+      if not exists (select 1 from app_public.counter_kinds k where k.code = v_code) then
+        perform app_private.import_fail(v_path || '.code', format('unknown counter code "%s"', v_code));
+      end if;
+      if jsonb_typeof(v_counter -> 'year') <> 'number' or (v_counter ->> 'year') !~ '^\d{4}$' then
+        perform app_private.import_fail(v_path || '.year', 'expected a year such as 2026');
+      end if;
+      v_year := (v_counter ->> 'year')::int;
+      v_amount := null;
+      if (v_counter ->> 'acquired') is not null then
+        if (v_counter ->> 'acquired') !~ '^-?\d{1,6}(\.\d{1,2})?$' then
+          perform app_private.import_fail(v_path || '.acquired', 'expected a decimal string such as "25.00"');
+        end if;
+        v_amount := (v_counter ->> 'acquired')::numeric;
+      end if;
+      if exists (select 1 from app_public.counters c where c.employee_id = p_employee and c.code = v_code and c.year = v_year) then
+        perform app_private.import_fail(v_path, format('counter %s %s is listed twice', v_code, v_year));
+      end if;
+      insert into app_public.counters (employee_id, code, year) values (p_employee, v_code, v_year)
+      returning id into v_counter_id;
+      if coalesce(v_amount, 0) <> 0 then
+        insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
+        values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
+      end if;
+    end loop;
+  end if;
+end;
+$$;
+comment on function app_private.import_employee_counters(jsonb, text, integer) is
+'CONTRACT section 6, an employee''s counters: a known counter code, a four-digit year, each code and year
+once; the acquired decimal string is written as an Acquis movement of the journal.';
+
+create or replace function app_private.import_employees(p_doc jsonb, p_establishments jsonb, p_teams jsonb, p_posts jsonb)
+returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'employees');
+  v_item jsonb;
+  v_path text;
+  v_key text;
+  v_id int;
+  i int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('employees[%s]', i);
     perform app_private.import_check_keys(v_item, v_path,
       array['key', 'first_name', 'last_name', 'professional_email', 'main_establishment', 'secondary_establishments',
             'teams', 'social_security_number', 'contracts', 'week', 'counters', 'birth_date', 'is_polyvalent']);
     v_key := app_private.import_text(v_item, 'key', v_path);
-    v_text := app_private.import_text(v_item, 'professional_email', v_path, false);
-    if v_text is not null and v_text !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' then
-      perform app_private.import_fail(v_path || '.professional_email', format('invalid e-mail "%s"', v_text));
-    end if;
-    insert into app_public.employees (first_name, last_name, professional_email, main_establishment_id, birth_date, is_polyvalent)
-    values (app_private.import_text(v_item, 'first_name', v_path), app_private.import_text(v_item, 'last_name', v_path),
-            v_text,
-            app_private.import_lookup(v_est, app_private.import_text(v_item, 'main_establishment', v_path, false),
-                                      v_path || '.main_establishment', 'establishment'),
-            app_private.import_date(v_item, 'birth_date', v_path),
-            app_private.import_bool(v_item, 'is_polyvalent', v_path, false))
-    returning id into v_emp_id;
-    v_emps := app_private.import_register(v_emps, v_key, v_emp_id, v_path);
-
-    v_text := app_private.import_text(v_item, 'social_security_number', v_path, false);
-    if v_text is not null then
-      if v_text !~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$' then
-        perform app_private.import_fail(v_path || '.social_security_number', 'invalid social security number (13 or 15 characters)');
-      end if;
-      insert into app_public.employee_social_security_numbers (employee_id, social_security_number) values (v_emp_id, v_text);
-    end if;
-
-    v_keys := app_private.import_keys(v_item, 'secondary_establishments', v_path);
-    for j in 1 .. coalesce(array_length(v_keys, 1), 0) loop
-      insert into app_public.employee_secondary_establishments (employee_id, establishment_id)
-      values (v_emp_id, app_private.import_lookup(v_est, v_keys[j], format('%s.secondary_establishments[%s]', v_path, j - 1), 'establishment'))
-      on conflict do nothing;
-    end loop;
-
-    v_keys := app_private.import_keys(v_item, 'teams', v_path);
-    for j in 1 .. coalesce(array_length(v_keys, 1), 0) loop
-      insert into app_public.team_assignments (employee_id, team_id)
-      values (v_emp_id, app_private.import_lookup(v_teams, v_keys[j], format('%s.teams[%s]', v_path, j - 1), 'team'));
-    end loop;
-
-    -- contracts
-    v_first_start := null;
-    if v_item ? 'contracts' and jsonb_typeof(v_item -> 'contracts') <> 'null' then
-      if jsonb_typeof(v_item -> 'contracts') <> 'array' then
-        perform app_private.import_fail(v_path || '.contracts', 'expected an array');
-      end if;
-      for j in 0 .. jsonb_array_length(v_item -> 'contracts') - 1 loop
-        v_sub_path := format('%s.contracts[%s]', v_path, j);
-        perform app_private.import_check_keys(v_item -> 'contracts' -> j, v_sub_path, array['type', 'start', 'end', 'trial_end', 'job_title', 'weekly_hours']);
-        v_text := app_private.import_text(v_item -> 'contracts' -> j, 'type', v_sub_path);
-        select ct.id into v_type_id from app_public.contract_types ct where ct.code = v_text;
-        if not found then
-          perform app_private.import_fail(v_sub_path || '.type', format('unknown contract type "%s"', v_text));
-        end if;
-        v_start := app_private.import_date(v_item -> 'contracts' -> j, 'start', v_sub_path, true);
-        v_end := app_private.import_date(v_item -> 'contracts' -> j, 'end', v_sub_path);
-        if v_end < v_start then
-          perform app_private.import_fail(v_sub_path || '.end', 'end is before start');
-        end if;
-        if app_private.import_date(v_item -> 'contracts' -> j, 'trial_end', v_sub_path) < v_start then
-          perform app_private.import_fail(v_sub_path || '.trial_end', 'trial_end is before start');
-        end if;
-        if jsonb_typeof(v_item -> 'contracts' -> j -> 'weekly_hours') not in ('number', 'null') then
-          perform app_private.import_fail(v_sub_path || '.weekly_hours', 'expected a number');
-        end if;
-        if (v_item -> 'contracts' -> j ->> 'weekly_hours')::numeric not between 0.01 and 48 then
-          perform app_private.import_fail(v_sub_path || '.weekly_hours', 'expected a number of hours between 0 and 48');
-        end if;
-        insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
-        values (v_emp_id, v_type_id, v_start, v_end,
-                app_private.import_date(v_item -> 'contracts' -> j, 'trial_end', v_sub_path),
-                app_private.import_text(v_item -> 'contracts' -> j, 'job_title', v_sub_path, false),
-                (v_item -> 'contracts' -> j ->> 'weekly_hours')::numeric);
-        v_first_start := least(v_first_start, v_start);
-        if v_first_start is null then v_first_start := v_start; end if;
-      end loop;
-    end if;
-
-    -- weekly template, valid from the first contract start on
-    if v_item ? 'week' and jsonb_typeof(v_item -> 'week') <> 'null' then
-      perform app_private.import_check_keys(v_item -> 'week', v_path || '.week', v_days);
-      insert into app_public.planning_templates (employee_id, valid_from)
-      values (v_emp_id, coalesce(v_first_start, app_hidden.today()))
-      returning id into v_tpl_id;
-      for j in 1 .. 7 loop
-        v_day := v_days[j];
-        v_text := app_private.import_text(v_item -> 'week', v_day, v_path || '.week', false);
-        if v_text is not null then
-          insert into app_public.planning_template_slots (template_id, weekday, post_id)
-          values (v_tpl_id, j, app_private.import_lookup(v_posts, v_text, v_path || '.week.' || v_day, 'post code'));
-        end if;
-      end loop;
-    end if;
-
-    -- counters: each opens a counter for the year and writes its Acquis in the journal
-    if v_item ? 'counters' and jsonb_typeof(v_item -> 'counters') <> 'null' then
-      if jsonb_typeof(v_item -> 'counters') <> 'array' then
-        perform app_private.import_fail(v_path || '.counters', 'expected an array');
-      end if;
-      for j in 0 .. jsonb_array_length(v_item -> 'counters') - 1 loop
-        v_sub_path := format('%s.counters[%s]', v_path, j);
-        perform app_private.import_check_keys(v_item -> 'counters' -> j, v_sub_path, array['code', 'year', 'acquired']);
-        v_text := app_private.import_text(v_item -> 'counters' -> j, 'code', v_sub_path);
-        if not exists (select 1 from app_public.counter_kinds k where k.code = v_text) then
-          perform app_private.import_fail(v_sub_path || '.code', format('unknown counter code "%s"', v_text));
-        end if;
-        if jsonb_typeof(v_item -> 'counters' -> j -> 'year') <> 'number'
-           or (v_item -> 'counters' -> j ->> 'year') !~ '^\d{4}$' then
-          perform app_private.import_fail(v_sub_path || '.year', 'expected a year such as 2026');
-        end if;
-        v_year := (v_item -> 'counters' -> j ->> 'year')::int;
-        v_amount := null;
-        if (v_item -> 'counters' -> j ->> 'acquired') is not null then
-          if (v_item -> 'counters' -> j ->> 'acquired') !~ '^-?\d{1,6}(\.\d{1,2})?$' then
-            perform app_private.import_fail(v_sub_path || '.acquired', 'expected a decimal string such as "25.00"');
-          end if;
-          v_amount := (v_item -> 'counters' -> j ->> 'acquired')::numeric;
-        end if;
-        if exists (select 1 from app_public.counters c where c.employee_id = v_emp_id and c.code = v_text and c.year = v_year) then
-          perform app_private.import_fail(v_sub_path, format('counter %s %s is listed twice', v_text, v_year));
-        end if;
-        insert into app_public.counters (employee_id, code, year) values (v_emp_id, v_text, v_year)
-        returning id into v_counter_id;
-        if coalesce(v_amount, 0) <> 0 then
-          insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
-          values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
-        end if;
-      end loop;
-    end if;
+    v_id := app_private.import_employee_record(v_item, v_path, p_establishments);
+    v_map := app_private.import_register(v_map, v_key, v_id, v_path);
+    perform app_private.import_employee_ssn(v_item, v_path, v_id);
+    perform app_private.import_employee_workplaces_and_teams(v_item, v_path, v_id, p_establishments, p_teams);
+    perform app_private.import_employee_week(v_item, v_path, v_id,
+                                             app_private.import_employee_contracts(v_item, v_path, v_id), p_posts);
+    perform app_private.import_employee_counters(v_item, v_path, v_id);
   end loop;
+  return v_map;
+end;
+$$;
+comment on function app_private.import_employees(jsonb, jsonb, jsonb, jsonb) is
+'CONTRACT section 6, employees: each with a unique key, its record, number, workplaces, teams, contracts,
+week and counters, in that order.';
 
-  -- accounts
-  v_sub := app_private.import_section(p_doc, 'accounts');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+-- The role attributions of one account; Salarié listed again on an employee's account changes nothing.
+create or replace function app_private.import_account_roles(p_item jsonb, p_path text, p_account int, p_employee int,
+                                                            p_establishments jsonb) returns void
+language plpgsql volatile as $$
+declare
+  v_role jsonb;
+  v_path text;
+  v_role_name text;
+  v_role_id smallint;
+  v_start date;
+  v_end date;
+  v_keys text[];
+  v_attribution int;
+  j int;
+  k int;
+begin
+  if p_item ? 'roles' and jsonb_typeof(p_item -> 'roles') <> 'null' then
+    if jsonb_typeof(p_item -> 'roles') <> 'array' then
+      perform app_private.import_fail(p_path || '.roles', 'expected an array');
+    end if;
+    for j in 0 .. jsonb_array_length(p_item -> 'roles') - 1 loop
+      v_role := p_item -> 'roles' -> j;
+      v_path := format('%s.roles[%s]', p_path, j);
+      perform app_private.import_check_keys(v_role, v_path, array['role', 'establishments', 'start', 'end']);
+      v_role_name := app_private.import_text(v_role, 'role', v_path);
+      select r.id into v_role_id from app_public.roles r where r.name = v_role_name;
+      if not found then
+        perform app_private.import_fail(v_path || '.role', format('unknown role "%s"', v_role_name));
+      end if;
+      v_start := app_private.import_date(v_role, 'start', v_path);
+      v_end := app_private.import_date(v_role, 'end', v_path);
+      if v_end < v_start then
+        perform app_private.import_fail(v_path || '.end', 'end is before start');
+      end if;
+      v_keys := app_private.import_keys(v_role, 'establishments', v_path);
+      -- Listing Salarié again for an employee's account changes nothing.
+      if v_role_id = 7 and p_employee is not null and v_start is null and v_end is null
+         and coalesce(array_length(v_keys, 1), 0) = 0 then
+        continue;
+      end if;
+      insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
+      values (p_account, v_role_id, v_start, v_end)
+      returning id into v_attribution;
+      for k in 1 .. coalesce(array_length(v_keys, 1), 0) loop
+        insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
+        values (v_attribution, app_private.import_lookup(p_establishments, v_keys[k],
+                                                         format('%s.establishments[%s]', v_path, k - 1), 'establishment'))
+        on conflict do nothing;
+      end loop;
+    end loop;
+  end if;
+end;
+$$;
+comment on function app_private.import_account_roles(jsonb, text, integer, integer, jsonb) is
+'CONTRACT section 6 and SPEC Roles, an account''s roles: a known role, dates in order, establishments by key
+(none: the whole association); Salarié listed again on an employee''s account changes nothing.';
+
+create or replace function app_private.import_accounts(p_doc jsonb, p_establishments jsonb, p_employees jsonb) returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'accounts');
+  v_item jsonb;
+  v_path text;
+  v_key text;
+  v_username text;
+  v_employee int;
+  v_keys text[];
+  v_id int;
+  i int;
+  j int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('accounts[%s]', i);
     perform app_private.import_check_keys(v_item, v_path,
       array['key', 'username', 'password_hash', 'employee', 'is_staff', 'is_superuser', 'is_active', 'permissions', 'roles']);
     v_key := app_private.import_text(v_item, 'key', v_path);
-    v_text := app_private.import_text(v_item, 'username', v_path);
-    if v_text !~ '^[A-Za-z0-9._@+\-]{2,150}$' then
-      perform app_private.import_fail(v_path || '.username', format('invalid username "%s" (letters, digits and . _ @ + -)', v_text));
+    v_username := app_private.import_text(v_item, 'username', v_path);
+    if app_hidden.username_well_formed(v_username) is false then
+      perform app_private.import_fail(v_path || '.username', format('invalid username "%s" (letters, digits and . _ @ + -)', v_username));
     end if;
-    if exists (select 1 from app_public.accounts a where lower(a.username) = lower(v_text)) then
-      perform app_private.import_fail(v_path || '.username', format('username "%s" is already taken', v_text));
+    if app_private.username_taken(v_username) then
+      perform app_private.import_fail(v_path || '.username', format('username "%s" is already taken', v_username));
     end if;
-    v_emp_id := app_private.import_lookup(v_emps, app_private.import_text(v_item, 'employee', v_path, false),
-                                          v_path || '.employee', 'employee');
-    if v_emp_id is not null and exists (select 1 from app_public.accounts a where a.employee_id = v_emp_id) then
+    v_employee := app_private.import_lookup(p_employees, app_private.import_text(v_item, 'employee', v_path, false),
+                                            v_path || '.employee', 'employee');
+    if v_employee is not null and exists (select 1 from app_public.accounts a where a.employee_id = v_employee) then
       perform app_private.import_fail(v_path || '.employee', format('employee "%s" already has an account', v_item ->> 'employee'));
     end if;
     insert into app_public.accounts (username, employee_id, is_active, is_staff, is_superuser)
-    values (v_text, v_emp_id,
+    values (v_username, v_employee,
             app_private.import_bool(v_item, 'is_active', v_path, true),
             app_private.import_bool(v_item, 'is_staff', v_path, false),
             app_private.import_bool(v_item, 'is_superuser', v_path, false))
     returning id into v_id;
-    v_accounts := app_private.import_register(v_accounts, v_key, v_id, v_path);
+    v_map := app_private.import_register(v_map, v_key, v_id, v_path);
     insert into app_private.account_secrets (account_id, password_hash, password_changed_at)
     values (v_id, app_private.import_text(v_item, 'password_hash', v_path, false),
             case when v_item ? 'password_hash' then app_hidden.now() end);
@@ -474,74 +669,88 @@ begin
       on conflict do nothing;
     end loop;
 
-    if v_item ? 'roles' and jsonb_typeof(v_item -> 'roles') <> 'null' then
-      if jsonb_typeof(v_item -> 'roles') <> 'array' then
-        perform app_private.import_fail(v_path || '.roles', 'expected an array');
-      end if;
-      for j in 0 .. jsonb_array_length(v_item -> 'roles') - 1 loop
-        v_sub_path := format('%s.roles[%s]', v_path, j);
-        perform app_private.import_check_keys(v_item -> 'roles' -> j, v_sub_path, array['role', 'establishments', 'start', 'end']);
-        v_text := app_private.import_text(v_item -> 'roles' -> j, 'role', v_sub_path);
-        select r.id into v_role_id from app_public.roles r where r.name = v_text;
-        if not found then
-          perform app_private.import_fail(v_sub_path || '.role', format('unknown role "%s"', v_text));
-        end if;
-        v_start := app_private.import_date(v_item -> 'roles' -> j, 'start', v_sub_path);
-        v_end := app_private.import_date(v_item -> 'roles' -> j, 'end', v_sub_path);
-        if v_end < v_start then
-          perform app_private.import_fail(v_sub_path || '.end', 'end is before start');
-        end if;
-        v_keys := app_private.import_keys(v_item -> 'roles' -> j, 'establishments', v_sub_path);
-        -- Listing Salarié again for an employee's account changes nothing.
-        if v_role_id = 7 and v_emp_id is not null and v_start is null and v_end is null
-           and coalesce(array_length(v_keys, 1), 0) = 0 then
-          continue;
-        end if;
-        insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
-        values (v_id, v_role_id, v_start, v_end)
-        returning id into v_type_id;
-        for k in 1 .. coalesce(array_length(v_keys, 1), 0) loop
-          insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
-          values (v_type_id, app_private.import_lookup(v_est, v_keys[k], format('%s.establishments[%s]', v_sub_path, k - 1), 'establishment'))
-          on conflict do nothing;
-        end loop;
-      end loop;
-    end if;
+    perform app_private.import_account_roles(v_item, v_path, v_id, v_employee, p_establishments);
 
     -- An account without a usable password is invited when a professional e-mail exists.
     if not v_item ? 'password_hash' then
       perform app_private.queue_invitation(v_id);
     end if;
   end loop;
+  return v_map;
+end;
+$$;
+comment on function app_private.import_accounts(jsonb, jsonb, jsonb) is
+'CONTRACT section 6 and SPEC Authentication rule 4, accounts: a well-formed free username
+(username_well_formed, username_taken), at most one account per employee, known permissions, roles; an
+account without password_hash is invited.';
 
-  -- on-call periods
-  v_sub := app_private.import_section(p_doc, 'on_call');
-  for i in 0 .. jsonb_array_length(v_sub) - 1 loop
-    v_item := v_sub -> i;
+create or replace function app_private.import_on_call(p_doc jsonb, p_establishments jsonb, p_accounts jsonb) returns jsonb
+language plpgsql volatile as $$
+declare
+  v_map jsonb := '{}';
+  v_section jsonb := app_private.import_section(p_doc, 'on_call');
+  v_item jsonb;
+  v_path text;
+  v_start timestamptz;
+  v_end timestamptz;
+  v_keys text[];
+  v_id int;
+  i int;
+  j int;
+begin
+  for i in 0 .. jsonb_array_length(v_section) - 1 loop
+    v_item := v_section -> i;
     v_path := format('on_call[%s]', i);
     perform app_private.import_check_keys(v_item, v_path, array['account', 'establishments', 'start', 'end', 'comment']);
-    v_start_at := app_private.import_timestamptz(v_item, 'start', v_path);
-    v_end_at := app_private.import_timestamptz(v_item, 'end', v_path);
-    if v_end_at <= v_start_at then
+    v_start := app_private.import_timestamptz(v_item, 'start', v_path);
+    v_end := app_private.import_timestamptz(v_item, 'end', v_path);
+    if v_end <= v_start then
       perform app_private.import_fail(v_path || '.end', 'end must be after start');
     end if;
     insert into app_public.on_call_periods (account_id, start_at, end_at, comment)
-    values (app_private.import_lookup(v_accounts, app_private.import_text(v_item, 'account', v_path), v_path || '.account', 'account'),
-            v_start_at, v_end_at, app_private.import_text(v_item, 'comment', v_path, false))
+    values (app_private.import_lookup(p_accounts, app_private.import_text(v_item, 'account', v_path), v_path || '.account', 'account'),
+            v_start, v_end, app_private.import_text(v_item, 'comment', v_path, false))
     returning id into v_id;
-    v_on_call := v_on_call || jsonb_build_object(i::text, v_id);
+    v_map := v_map || jsonb_build_object(i::text, v_id);
     v_keys := app_private.import_keys(v_item, 'establishments', v_path);
     if coalesce(array_length(v_keys, 1), 0) = 0 then
       perform app_private.import_fail(v_path || '.establishments', 'at least one establishment');
     end if;
     for j in 1 .. array_length(v_keys, 1) loop
       insert into app_public.on_call_period_establishments (period_id, establishment_id)
-      values (v_id, app_private.import_lookup(v_est, v_keys[j], format('%s.establishments[%s]', v_path, j - 1), 'establishment'))
+      values (v_id, app_private.import_lookup(p_establishments, v_keys[j], format('%s.establishments[%s]', v_path, j - 1), 'establishment'))
       on conflict do nothing;
     end loop;
   end loop;
-
-  return jsonb_build_object('establishments', v_est, 'teams', v_teams, 'posts', v_posts,
-                            'employees', v_emps, 'accounts', v_accounts, 'on_call', v_on_call);
+  return v_map;
 end;
 $$;
+comment on function app_private.import_on_call(jsonb, jsonb, jsonb) is
+'CONTRACT section 6 and SPEC Permissions rule 9, on_call: an account by key, an interval with offsets whose
+end is after its start, at least one establishment by key; the map is keyed by position.';
+
+-- The whole file in one call, so one transaction: the first bad path aborts every section.
+create or replace function app_private.import_organisation(p_doc jsonb) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_establishments jsonb;
+  v_teams jsonb;
+  v_posts jsonb;
+  v_employees jsonb;
+  v_accounts jsonb;
+begin
+  perform app_private.import_check_keys(p_doc, '$',
+    array['establishments', 'teams', 'posts', 'employees', 'accounts', 'on_call']);
+  v_establishments := app_private.import_establishments(p_doc);
+  v_teams := app_private.import_teams(p_doc, v_establishments);
+  v_posts := app_private.import_posts(p_doc, v_establishments);
+  v_employees := app_private.import_employees(p_doc, v_establishments, v_teams, v_posts);
+  v_accounts := app_private.import_accounts(p_doc, v_establishments, v_employees);
+  return jsonb_build_object('establishments', v_establishments, 'teams', v_teams, 'posts', v_posts,
+                            'employees', v_employees, 'accounts', v_accounts,
+                            'on_call', app_private.import_on_call(p_doc, v_establishments, v_accounts));
+end;
+$$;
+comment on function app_private.import_organisation(jsonb) is
+'CONTRACT section 6 (npm run org:import): the organisation file, section after section (establishments,
+teams, posts, employees, accounts, on_call), all or nothing; a bad path fails with "path: message" (WV020).';
