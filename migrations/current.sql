@@ -1,8 +1,10 @@
 -- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
+--!include reference/tables.sql
 --!include employees/rules.sql
 --!include org/import.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
+--!include backoffice/reference.sql
 --!include finalize.sql

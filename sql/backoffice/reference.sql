@@ -276,7 +276,7 @@ begin
   end if;
   if v_code is null then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
-  elsif v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+  elsif app_hidden.code_well_formed(v_code) is false then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
   elsif exists (select 1 from app_public.absence_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d''absence.', v_code));
@@ -453,10 +453,9 @@ begin
   end if;
   if v_code is null then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
-  elsif v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+  elsif app_hidden.code_well_formed(v_code) is false then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
-  elsif exists (select 1 from app_public.posts p where lower(p.code) = lower(v_code) and p.establishment_id = v_establishment
-                and p.id is distinct from p_id) then
+  elsif app_hidden.post_code_used_in_establishment(v_establishment, v_code, p_id) then
     v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un poste de cet établissement.', v_code));
   else
     v_clash := app_hidden.code_namespace_clash('posts', v_code);

@@ -288,7 +288,7 @@ begin
       array['key', 'code', 'label', 'establishment', 'start_time', 'end_time', 'break_start_time', 'break_end_time', 'break_paid']);
     v_key := app_private.import_text(v_item, 'key', v_path);
     v_code := app_private.import_text(v_item, 'code', v_path);
-    if v_code !~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' then
+    if app_hidden.code_well_formed(v_code) is false then
       perform app_private.import_fail(v_path || '.code', format('invalid post code "%s"', v_code));
     end if;
     if app_hidden.code_namespace_clash('posts', v_code) is not null then
@@ -306,7 +306,7 @@ begin
     end if;
     v_establishment := app_private.import_lookup(p_establishments, app_private.import_text(v_item, 'establishment', v_path),
                                                  v_path || '.establishment', 'establishment');
-    if exists (select 1 from app_public.posts p where p.establishment_id = v_establishment and lower(p.code) = lower(v_code)) then
+    if app_hidden.post_code_used_in_establishment(v_establishment, v_code) then
       perform app_private.import_fail(v_path || '.code', format('post code "%s" is already used in this establishment', v_code));
     end if;
     insert into app_public.posts (code, label, establishment_id, start_time, end_time, break_start_time, break_end_time, break_paid)

@@ -87,6 +87,23 @@ create table if not exists app_public.counter_associations (
 );
 create index if not exists counter_associations_counter_idx on app_public.counter_associations (counter_code);
 
+-- The format of a code of the shared namespace (the CHECK constraints of posts and
+-- absence_types state it for every write; this is the rule the forms and the import ask).
+create or replace function app_hidden.code_well_formed(p_code text) returns boolean
+language sql immutable as $$ select p_code ~ '^[A-Za-z0-9][A-Za-z0-9_+\-]{0,15}$' $$;
+comment on function app_hidden.code_well_formed(text) is
+'Absence type and post codes: 1 to 16 letters, digits and _ + -, starting with a letter or a digit (null for null).';
+
+-- Is a post code used by another post (p_except: the post being changed) of the establishment?
+create or replace function app_hidden.post_code_used_in_establishment(p_establishment int, p_code text, p_except int default null)
+returns boolean
+language sql stable as $$
+  select exists (select 1 from app_public.posts p
+                 where p.establishment_id = p_establishment and lower(p.code) = lower(p_code) and p.id is distinct from p_except);
+$$;
+comment on function app_hidden.post_code_used_in_establishment(integer, text, integer) is
+'Posts: a code is unique within its establishment, case-insensitively.';
+
 -- Absence type codes and post codes share one namespace, compared case-insensitively.
 -- The message refusing p_code for a row of p_table ('posts' or 'absence_types'), or null
 -- when the other table holds no such code. The save functions of the back-office ask it to
