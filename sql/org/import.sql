@@ -142,7 +142,9 @@ begin
 end;
 $$;
 
-create or replace function app_private.import_section(p_doc jsonb, p_section text) returns jsonb
+-- A list of the document (p_path null) or of an item at p_path; null or absent gives an empty list.
+drop function if exists app_private.import_section(jsonb, text);
+create or replace function app_private.import_section(p_doc jsonb, p_section text, p_path text default null) returns jsonb
 language plpgsql volatile as $$
 declare
   v jsonb := p_doc -> p_section;
@@ -151,7 +153,7 @@ begin
     return '[]'::jsonb;
   end if;
   if jsonb_typeof(v) <> 'array' then
-    perform app_private.import_fail(p_section, 'expected an array');
+    perform app_private.import_fail(coalesce(p_path || '.', '') || p_section, 'expected an array');
   end if;
   return v;
 end;
@@ -183,8 +185,9 @@ $$;
 
 comment on function app_private.import_check_keys(jsonb, text, text[]) is
 'CONTRACT section 6, file shape: every item is an object and carries only the fields of its section (a typo fails).';
-comment on function app_private.import_section(jsonb, text) is
-'CONTRACT section 6, file shape: every section is optional and, when present, an array.';
+comment on function app_private.import_section(jsonb, text, text) is
+'CONTRACT section 6, file shape: every section (and every list of an item, at p_path) is optional and, when
+present, an array.';
 comment on function app_private.import_register(jsonb, text, integer, text) is
 'CONTRACT section 6, file shape: keys are unique per section.';
 comment on function app_private.import_lookup(jsonb, text, text, text) is
@@ -393,6 +396,7 @@ assignments).';
 create or replace function app_private.import_employee_contracts(p_item jsonb, p_path text, p_employee int) returns date
 language plpgsql volatile as $$
 declare
+  v_contracts jsonb := app_private.import_section(p_item, 'contracts', p_path);
   v_contract jsonb;
   v_path text;
   v_type_code text;
@@ -402,43 +406,38 @@ declare
   v_first_start date;
   j int;
 begin
-  if p_item ? 'contracts' and jsonb_typeof(p_item -> 'contracts') <> 'null' then
-    if jsonb_typeof(p_item -> 'contracts') <> 'array' then
-      perform app_private.import_fail(p_path || '.contracts', 'expected an array');
+  for j in 0 .. jsonb_array_length(v_contracts) - 1 loop
+    v_contract := v_contracts -> j;
+    v_path := format('%s.contracts[%s]', p_path, j);
+    perform app_private.import_check_keys(v_contract, v_path, array['type', 'start', 'end', 'trial_end', 'job_title', 'weekly_hours']);
+    v_type_code := app_private.import_text(v_contract, 'type', v_path);
+    select ct.id into v_type_id from app_public.contract_types ct where ct.code = v_type_code;
+    if not found then
+      perform app_private.import_fail(v_path || '.type', format('unknown contract type "%s"', v_type_code));
     end if;
-    for j in 0 .. jsonb_array_length(p_item -> 'contracts') - 1 loop
-      v_contract := p_item -> 'contracts' -> j;
-      v_path := format('%s.contracts[%s]', p_path, j);
-      perform app_private.import_check_keys(v_contract, v_path, array['type', 'start', 'end', 'trial_end', 'job_title', 'weekly_hours']);
-      v_type_code := app_private.import_text(v_contract, 'type', v_path);
-      select ct.id into v_type_id from app_public.contract_types ct where ct.code = v_type_code;
-      if not found then
-        perform app_private.import_fail(v_path || '.type', format('unknown contract type "%s"', v_type_code));
-      end if;
-      v_start := app_private.import_date(v_contract, 'start', v_path, true);
-      v_end := app_private.import_date(v_contract, 'end', v_path);
-      if v_end < v_start then
-        perform app_private.import_fail(v_path || '.end', 'end is before start');
-      end if;
-      if app_private.import_date(v_contract, 'trial_end', v_path) < v_start then
-        perform app_private.import_fail(v_path || '.trial_end', 'trial_end is before start');
-      end if;
-      if jsonb_typeof(v_contract -> 'weekly_hours') not in ('number', 'null') then
-        perform app_private.import_fail(v_path || '.weekly_hours', 'expected a number');
-      end if;
-      if app_hidden.weekly_hours_in_range((v_contract ->> 'weekly_hours')::numeric) is false then
-        perform app_private.import_fail(v_path || '.weekly_hours',
-          format('expected a number of hours between 0 and %s', app_hidden.weekly_hours_max()));
-      end if;
-      insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
-      values (p_employee, v_type_id, v_start, v_end,
-              app_private.import_date(v_contract, 'trial_end', v_path),
-              app_private.import_text(v_contract, 'job_title', v_path, false),
-              (v_contract ->> 'weekly_hours')::numeric);
-      v_first_start := least(v_first_start, v_start);
-      if v_first_start is null then v_first_start := v_start; end if;
-    end loop;
-  end if;
+    v_start := app_private.import_date(v_contract, 'start', v_path, true);
+    v_end := app_private.import_date(v_contract, 'end', v_path);
+    if v_end < v_start then
+      perform app_private.import_fail(v_path || '.end', 'end is before start');
+    end if;
+    if app_private.import_date(v_contract, 'trial_end', v_path) < v_start then
+      perform app_private.import_fail(v_path || '.trial_end', 'trial_end is before start');
+    end if;
+    if jsonb_typeof(v_contract -> 'weekly_hours') not in ('number', 'null') then
+      perform app_private.import_fail(v_path || '.weekly_hours', 'expected a number');
+    end if;
+    if app_hidden.weekly_hours_in_range((v_contract ->> 'weekly_hours')::numeric) is false then
+      perform app_private.import_fail(v_path || '.weekly_hours',
+        format('expected a number of hours between 0 and %s', app_hidden.weekly_hours_max()));
+    end if;
+    insert into app_public.contracts (employee_id, contract_type_id, start_date, end_date, trial_end_date, job_title, weekly_hours)
+    values (p_employee, v_type_id, v_start, v_end,
+            app_private.import_date(v_contract, 'trial_end', v_path),
+            app_private.import_text(v_contract, 'job_title', v_path, false),
+            (v_contract ->> 'weekly_hours')::numeric);
+    v_first_start := least(v_first_start, v_start);
+    if v_first_start is null then v_first_start := v_start; end if;
+  end loop;
   return v_first_start;
 end;
 $$;
@@ -477,6 +476,7 @@ from the first contract start on (today without contracts).';
 create or replace function app_private.import_employee_counters(p_item jsonb, p_path text, p_employee int) returns void
 language plpgsql volatile as $$
 declare
+  v_counters jsonb := app_private.import_section(p_item, 'counters', p_path);
   v_counter jsonb;
   v_path text;
   v_code text;
@@ -485,40 +485,35 @@ declare
   v_counter_id int;
   j int;
 begin
-  if p_item ? 'counters' and jsonb_typeof(p_item -> 'counters') <> 'null' then
-    if jsonb_typeof(p_item -> 'counters') <> 'array' then
-      perform app_private.import_fail(p_path || '.counters', 'expected an array');
+  for j in 0 .. jsonb_array_length(v_counters) - 1 loop
+    v_counter := v_counters -> j;
+    v_path := format('%s.counters[%s]', p_path, j);
+    perform app_private.import_check_keys(v_counter, v_path, array['code', 'year', 'acquired']);
+    v_code := app_private.import_text(v_counter, 'code', v_path);
+    if not exists (select 1 from app_public.counter_kinds k where k.code = v_code) then
+      perform app_private.import_fail(v_path || '.code', format('unknown counter code "%s"', v_code));
     end if;
-    for j in 0 .. jsonb_array_length(p_item -> 'counters') - 1 loop
-      v_counter := p_item -> 'counters' -> j;
-      v_path := format('%s.counters[%s]', p_path, j);
-      perform app_private.import_check_keys(v_counter, v_path, array['code', 'year', 'acquired']);
-      v_code := app_private.import_text(v_counter, 'code', v_path);
-      if not exists (select 1 from app_public.counter_kinds k where k.code = v_code) then
-        perform app_private.import_fail(v_path || '.code', format('unknown counter code "%s"', v_code));
+    if jsonb_typeof(v_counter -> 'year') <> 'number' or (v_counter ->> 'year') !~ '^\d{4}$' then
+      perform app_private.import_fail(v_path || '.year', 'expected a year such as 2026');
+    end if;
+    v_year := (v_counter ->> 'year')::int;
+    v_amount := null;
+    if (v_counter ->> 'acquired') is not null then
+      if (v_counter ->> 'acquired') !~ '^-?\d{1,6}(\.\d{1,2})?$' then
+        perform app_private.import_fail(v_path || '.acquired', 'expected a decimal string such as "25.00"');
       end if;
-      if jsonb_typeof(v_counter -> 'year') <> 'number' or (v_counter ->> 'year') !~ '^\d{4}$' then
-        perform app_private.import_fail(v_path || '.year', 'expected a year such as 2026');
-      end if;
-      v_year := (v_counter ->> 'year')::int;
-      v_amount := null;
-      if (v_counter ->> 'acquired') is not null then
-        if (v_counter ->> 'acquired') !~ '^-?\d{1,6}(\.\d{1,2})?$' then
-          perform app_private.import_fail(v_path || '.acquired', 'expected a decimal string such as "25.00"');
-        end if;
-        v_amount := (v_counter ->> 'acquired')::numeric;
-      end if;
-      if exists (select 1 from app_public.counters c where c.employee_id = p_employee and c.code = v_code and c.year = v_year) then
-        perform app_private.import_fail(v_path, format('counter %s %s is listed twice', v_code, v_year));
-      end if;
-      insert into app_public.counters (employee_id, code, year) values (p_employee, v_code, v_year)
-      returning id into v_counter_id;
-      if coalesce(v_amount, 0) <> 0 then
-        insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
-        values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
-      end if;
-    end loop;
-  end if;
+      v_amount := (v_counter ->> 'acquired')::numeric;
+    end if;
+    if exists (select 1 from app_public.counters c where c.employee_id = p_employee and c.code = v_code and c.year = v_year) then
+      perform app_private.import_fail(v_path, format('counter %s %s is listed twice', v_code, v_year));
+    end if;
+    insert into app_public.counters (employee_id, code, year) values (p_employee, v_code, v_year)
+    returning id into v_counter_id;
+    if coalesce(v_amount, 0) <> 0 then
+      insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
+      values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
+    end if;
+  end loop;
 end;
 $$;
 comment on function app_private.import_employee_counters(jsonb, text, integer) is
@@ -564,6 +559,7 @@ create or replace function app_private.import_account_roles(p_item jsonb, p_path
                                                             p_establishments jsonb) returns void
 language plpgsql volatile as $$
 declare
+  v_roles jsonb := app_private.import_section(p_item, 'roles', p_path);
   v_role jsonb;
   v_path text;
   v_role_name text;
@@ -575,41 +571,36 @@ declare
   j int;
   k int;
 begin
-  if p_item ? 'roles' and jsonb_typeof(p_item -> 'roles') <> 'null' then
-    if jsonb_typeof(p_item -> 'roles') <> 'array' then
-      perform app_private.import_fail(p_path || '.roles', 'expected an array');
+  for j in 0 .. jsonb_array_length(v_roles) - 1 loop
+    v_role := v_roles -> j;
+    v_path := format('%s.roles[%s]', p_path, j);
+    perform app_private.import_check_keys(v_role, v_path, array['role', 'establishments', 'start', 'end']);
+    v_role_name := app_private.import_text(v_role, 'role', v_path);
+    select r.id into v_role_id from app_public.roles r where r.name = v_role_name;
+    if not found then
+      perform app_private.import_fail(v_path || '.role', format('unknown role "%s"', v_role_name));
     end if;
-    for j in 0 .. jsonb_array_length(p_item -> 'roles') - 1 loop
-      v_role := p_item -> 'roles' -> j;
-      v_path := format('%s.roles[%s]', p_path, j);
-      perform app_private.import_check_keys(v_role, v_path, array['role', 'establishments', 'start', 'end']);
-      v_role_name := app_private.import_text(v_role, 'role', v_path);
-      select r.id into v_role_id from app_public.roles r where r.name = v_role_name;
-      if not found then
-        perform app_private.import_fail(v_path || '.role', format('unknown role "%s"', v_role_name));
-      end if;
-      v_start := app_private.import_date(v_role, 'start', v_path);
-      v_end := app_private.import_date(v_role, 'end', v_path);
-      if v_end < v_start then
-        perform app_private.import_fail(v_path || '.end', 'end is before start');
-      end if;
-      v_keys := app_private.import_keys(v_role, 'establishments', v_path);
-      -- Listing Salarié again for an employee's account changes nothing.
-      if v_role_id = 7 and p_employee is not null and v_start is null and v_end is null
-         and coalesce(array_length(v_keys, 1), 0) = 0 then
-        continue;
-      end if;
-      insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
-      values (p_account, v_role_id, v_start, v_end)
-      returning id into v_attribution;
-      for k in 1 .. coalesce(array_length(v_keys, 1), 0) loop
-        insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
-        values (v_attribution, app_private.import_lookup(p_establishments, v_keys[k],
-                                                         format('%s.establishments[%s]', v_path, k - 1), 'establishment'))
-        on conflict do nothing;
-      end loop;
+    v_start := app_private.import_date(v_role, 'start', v_path);
+    v_end := app_private.import_date(v_role, 'end', v_path);
+    if v_end < v_start then
+      perform app_private.import_fail(v_path || '.end', 'end is before start');
+    end if;
+    v_keys := app_private.import_keys(v_role, 'establishments', v_path);
+    -- Listing Salarié again for an employee's account changes nothing.
+    if v_role_id = 7 and p_employee is not null and v_start is null and v_end is null
+       and coalesce(array_length(v_keys, 1), 0) = 0 then
+      continue;
+    end if;
+    insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
+    values (p_account, v_role_id, v_start, v_end)
+    returning id into v_attribution;
+    for k in 1 .. coalesce(array_length(v_keys, 1), 0) loop
+      insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
+      values (v_attribution, app_private.import_lookup(p_establishments, v_keys[k],
+                                                       format('%s.establishments[%s]', v_path, k - 1), 'establishment'))
+      on conflict do nothing;
     end loop;
-  end if;
+  end loop;
 end;
 $$;
 comment on function app_private.import_account_roles(jsonb, text, integer, integer, jsonb) is

@@ -10,14 +10,6 @@ create function pg_temp.emp(p_key text) returns int language sql stable as $$ se
 create function pg_temp.team(p_key text) returns int language sql stable as $$ select tests.id('teams', p_key) $$;
 create function pg_temp.cdi() returns int language sql stable as $$ select id from app_public.contract_types where code = 'CDI' $$;
 grant execute on function pg_temp.est(text), pg_temp.emp(text), pg_temp.team(text), pg_temp.cdi() to public;
--- Acts as a fixture account with the role the API functions run as (rules that ask app_private).
-create function pg_temp.as_api(p_username text) returns void language plpgsql as $$
-begin
-  perform tests.authenticate_as(p_username);
-  perform set_config('role', 'wfm_api', true);
-end;
-$$;
-grant execute on function pg_temp.as_api(text) to public;
 
 -- Thresholds, named once.
 select is(app_hidden.person_name_max_length(), 100, 'a name holds at most 100 characters');
@@ -98,14 +90,16 @@ select is(app_hidden.employee_email_refusal(repeat('a', 250) || '@e.fr'), 'Adres
           'an address over 254 characters');
 select is(app_hidden.employee_email_refusal(null), null, 'no address');
 select is(app_hidden.employee_email_refusal('alice@e1.fr'), null, 'an address');
-select pg_temp.as_api('rh2');
+select tests.authenticate_as('rh2');
+set local role wfm_api; -- the role API functions run as (rules that ask app_private)
 select ok(app_hidden.employee_email_takeover_refusal(pg_temp.emp('admin'), null, 'a@b.fr') is not null,
           'RH n2 may not change the address of an Admin''s account');
 select is(app_hidden.employee_email_takeover_refusal(pg_temp.emp('chloe'), null, 'chloe@e2.fr'), null,
           'RH n2 changes the address of an E2 employee');
 select is(app_hidden.employee_email_takeover_refusal(pg_temp.emp('admin'), 'a@b.fr', 'a@b.fr'), null, 'an unchanged address');
 select is(app_hidden.employee_email_takeover_refusal(null, null, 'a@b.fr'), null, 'a new record has no account yet');
-select pg_temp.as_api('rh2_noemp');
+select tests.authenticate_as('rh2_noemp');
+set local role wfm_api;
 select ok(app_hidden.employee_email_takeover_refusal(pg_temp.emp('admin'), null, 'a@b.fr') is not null,
           'no employee record: the same refusal');
 select is(app_hidden.employee_birth_date_refusal('2026-11-16'), 'Date de naissance invalide : elle doit être passée et postérieure au 01/01/1900.',
@@ -141,7 +135,8 @@ select is(app_hidden.employee_secondary_workplaces_perimeter_refusal(array[pg_te
 select is(app_hidden.employee_ssn_refusal('123'), 'Numéro de sécurité sociale invalide : 13 chiffres, ou 15 avec la clé (exemple : 2850175123456).',
           'an invalid number');
 select is(app_hidden.employee_ssn_refusal(null), null, 'no number (removes it)');
-select pg_temp.as_api('rh1');
+select tests.authenticate_as('rh1');
+set local role wfm_api;
 select is(app_hidden.employee_username_refusal(false, null), 'L''identifiant se choisit à la création de la fiche seulement.',
           'the username is chosen at creation only');
 select is(app_hidden.employee_username_refusal(true, 'x'), 'Identifiant invalide : de 2 à 150 caractères parmi lettres, chiffres et . _ @ + -.',
@@ -186,7 +181,8 @@ select is(app_hidden.employee_contracts_refusals(null, jsonb_build_array(
 select is(app_hidden.employee_contracts_refusals(null, '[]'), '{}'::text[], 'no contract');
 
 -- Team assignments.
-select pg_temp.as_api('rh2');
+select tests.authenticate_as('rh2');
+set local role wfm_api;
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 1,
             jsonb_build_object('team', pg_temp.team('T1'), 'start_date', '2026-12-01'), array[pg_temp.est('E2')]),
           array['Affectation n° 1 : cette équipe n''a aucun établissement dans votre périmètre.'], 'a team outside the perimeter');
