@@ -3,8 +3,9 @@
 
 --!include reference/tables.sql
 --!include employees/rules.sql
---!include org/import.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
+--!include referentials/api.sql
+--!include org/import.sql
 --!include backoffice/reference.sql
 --!include finalize.sql

@@ -214,11 +214,10 @@ begin
     perform app_private.import_check_keys(v_item, v_path, array['key', 'name', 'count_base']);
     v_key := app_private.import_text(v_item, 'key', v_path);
     v_count_base := coalesce(app_private.import_text(v_item, 'count_base', v_path, false), 'ouvrables');
-    if v_count_base not in ('ouvrables', 'ouvres') then
+    if app_hidden.count_base_known(v_count_base) is not true then
       perform app_private.import_fail(v_path || '.count_base', format('unknown count base "%s" (ouvrables or ouvres)', v_count_base));
     end if;
-    if exists (select 1 from app_public.establishments e
-               where lower(e.name) = lower(app_private.import_text(v_item, 'name', v_path))) then
+    if app_hidden.establishment_name_taken(app_private.import_text(v_item, 'name', v_path)) then
       perform app_private.import_fail(v_path || '.name', format('an establishment named "%s" already exists', v_item ->> 'name'));
     end if;
     insert into app_public.establishments (name, count_base)
@@ -231,7 +230,7 @@ end;
 $$;
 comment on function app_private.import_establishments(jsonb) is
 'CONTRACT section 6, establishments: each has a key, a name no establishment already bears
-(case-insensitive) and a count_base, ouvrables (default) or ouvres.';
+(establishment_name_taken) and a count_base, ouvrables (default) or ouvres (count_base_known).';
 
 create or replace function app_private.import_teams(p_doc jsonb, p_establishments jsonb) returns jsonb
 language plpgsql volatile as $$

@@ -241,6 +241,20 @@ comment on function app_public.establishment_get(integer) is
 'SPEC Permissions rule 6, GET /api/establishments/<id>/: one establishment with its count base (ouvrables
 or ouvres, declaration rule 1) and division, readable by every authenticated account.';
 
+-- Establishment rules shared by this API and the organisation import (sql/org/import.sql).
+create or replace function app_hidden.establishment_name_taken(p_name text, p_except int default null) returns boolean
+language sql stable as $$
+  select exists (select 1 from app_public.establishments e where lower(e.name) = lower(p_name) and e.id is distinct from p_except);
+$$;
+comment on function app_hidden.establishment_name_taken(text, integer) is
+'Establishments: a name is borne by one establishment only, case-insensitively (p_except: the one being renamed).';
+
+create or replace function app_hidden.count_base_known(p_base text) returns boolean
+language sql immutable as $$ select p_base in ('ouvrables', 'ouvres') $$;
+comment on function app_hidden.count_base_known(text) is
+'SPEC Absences, declaration rule 1 and CONTRACT section 6: an establishment counts leave in jours ouvrables
+(Monday to Saturday) or ouvrés (Monday to Friday).';
+
 -- Creation and update (PUT: name required; PATCH: only the keys sent).
 create or replace function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
 language plpgsql volatile as $$
@@ -264,11 +278,11 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom est obligatoire.');
   elsif length(v_name) > 150 then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
-  elsif exists (select 1 from app_public.establishments e where lower(e.name) = lower(v_name) and e.id is distinct from p_id) then
+  elsif app_hidden.establishment_name_taken(v_name, p_id) then
     v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
   end if;
   v_base := coalesce(app_hidden.in_text(p_body, 'count_base'), v_old.count_base, 'ouvrables');
-  if v_base not in ('ouvrables', 'ouvres') then
+  if app_hidden.count_base_known(v_base) is not true then
     v_errors := app_hidden.add_error(v_errors, 'count_base',
       'Base de décompte invalide : « ouvrables » (lundi au samedi) ou « ouvres » (lundi au vendredi).');
   end if;

@@ -2,7 +2,7 @@
 -- (sql/org/import.sql), each called directly: refusal, acceptance, and NULL safety (callers
 -- without employee record, a record without main workplace, absent values).
 begin;
-select plan(136);
+select plan(140);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.est(p_key text) returns int language sql stable as $$ select tests.id('establishments', p_key) $$;
@@ -40,6 +40,10 @@ select ok(app_hidden.post_code_used_in_establishment(pg_temp.est('E1'), 'j'), 'J
 select ok(not app_hidden.post_code_used_in_establishment(pg_temp.est('E1'), 'J', tests.id('posts', 'E1-J')),
           'the post being changed keeps its own code');
 select ok(not app_hidden.post_code_used_in_establishment(pg_temp.est('E3'), 'J'), 'E3 has no post J');
+select ok(app_hidden.establishment_name_taken('FOYER les tilleuls'), 'an establishment name is taken, whatever the case');
+select ok(not app_hidden.establishment_name_taken('Foyer Les Tilleuls', pg_temp.est('E1')), 'an establishment keeps its own name');
+select ok(app_hidden.count_base_known('ouvres') and app_hidden.count_base_known('ouvrables'), 'the two count bases');
+select ok(not app_hidden.count_base_known('lundi'), 'no other count base');
 select is(app_hidden.add_refusals('{}', 'f', null::text), '{}'::jsonb, 'an accepted value adds no error');
 select is(app_hidden.add_refusals('{"f": ["a"]}', 'f', 'b', null, 'c'), '{"f": ["a", "b", "c"]}'::jsonb,
           'refusals are appended in order under their field');
