@@ -43,6 +43,27 @@ language sql immutable as $$
                             'position', c.position);
 $$;
 
+-- Thresholds of the annexes, named once.
+create or replace function app_hidden.emergency_contacts_max() returns int
+language sql immutable as $$ select 10 $$;
+comment on function app_hidden.emergency_contacts_max() is
+'Emergency contacts: at most 10 per employee.';
+
+create or replace function app_hidden.emergency_contact_name_max_length() returns int
+language sql immutable as $$ select 150 $$;
+comment on function app_hidden.emergency_contact_name_max_length() is
+'Emergency contacts: a name holds at most 150 characters.';
+
+create or replace function app_hidden.emergency_contact_relationship_max_length() returns int
+language sql immutable as $$ select 100 $$;
+comment on function app_hidden.emergency_contact_relationship_max_length() is
+'Emergency contacts: a relationship holds at most 100 characters.';
+
+create or replace function app_hidden.attachment_title_max_length() returns int
+language sql immutable as $$ select 200 $$;
+comment on function app_hidden.attachment_title_max_length() is
+'Employee attachments: a title holds at most 200 characters.';
+
 -- Problems of one contact object, as (field, message) pairs.
 create or replace function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
 language plpgsql immutable as $$
@@ -69,11 +90,11 @@ begin
   v := nullif(btrim(p_item ->> 'name'), '');
   if v is null then
     return query select 'name'::text, 'Le nom du contact est obligatoire.'::text;
-  elsif length(v) > 150 then
-    return query select 'name'::text, 'Au plus 150 caractères.'::text;
+  elsif length(v) > app_hidden.emergency_contact_name_max_length() then
+    return query select 'name'::text, 'Au plus ' || app_hidden.emergency_contact_name_max_length()::text || ' caractères.';
   end if;
-  if length(btrim(p_item ->> 'relationship')) > 100 then
-    return query select 'relationship'::text, 'Au plus 100 caractères.'::text;
+  if length(btrim(p_item ->> 'relationship')) > app_hidden.emergency_contact_relationship_max_length() then
+    return query select 'relationship'::text, 'Au plus ' || app_hidden.emergency_contact_relationship_max_length()::text || ' caractères.';
   end if;
   v := nullif(btrim(p_item ->> 'phone'), '');
   if v is null then
@@ -133,8 +154,8 @@ begin
   if v_items is null then
     perform app_hidden.invalid('contacts', 'La liste des contacts est obligatoire (une liste vide les supprime tous).', 'WV560');
   end if;
-  if jsonb_array_length(v_items) > 10 then
-    perform app_hidden.invalid('contacts', 'Au plus 10 contacts d''urgence par salarié.', 'WV560');
+  if jsonb_array_length(v_items) > app_hidden.emergency_contacts_max() then
+    perform app_hidden.invalid('contacts', format('Au plus %s contacts d''urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   for i in 0 .. jsonb_array_length(v_items) - 1 loop
     v_item := v_items -> i;
@@ -206,8 +227,9 @@ begin
   perform pg_advisory_xact_lock(hashtext('emergency-contacts:' || p_employee));
   select coalesce(max(c.position), 0) + 1 into v_position
   from app_public.employee_emergency_contacts c where c.employee_id = p_employee;
-  if v_position > 10 then
-    perform app_hidden.invalid(null, 'Au plus 10 contacts d''urgence par salarié : modifiez ou supprimez-en un.', 'WV560');
+  if v_position > app_hidden.emergency_contacts_max() then
+    perform app_hidden.invalid(null, format('Au plus %s contacts d''urgence par salarié : modifiez ou supprimez-en un.',
+                                            app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   insert into app_public.employee_emergency_contacts (employee_id, name, relationship, phone, alternate_phone, email, position)
   values (p_employee, btrim(p_body ->> 'name'), nullif(btrim(p_body ->> 'relationship'), ''), btrim(p_body ->> 'phone'),
@@ -273,12 +295,12 @@ begin
   end if;
   v_file := v_files -> 0;
   v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), v_file ->> 'filename');
-  if length(v_title) > 200 then
-    perform app_hidden.invalid('title', 'Au plus 200 caractères.', 'WV560');
+  if length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', format('Au plus %s caractères.', app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   insert into app_public.employee_attachments (employee_id, title, filename, content_type, size_bytes, storage_key, sha256,
                                                uploaded_by, uploaded_by_name)
-  values (p_employee, left(v_title, 200), v_file ->> 'filename', v_file ->> 'content_type', (v_file ->> 'size_bytes')::int,
+  values (p_employee, left(v_title, app_hidden.attachment_title_max_length()), v_file ->> 'filename', v_file ->> 'content_type', (v_file ->> 'size_bytes')::int,
           v_file ->> 'storage_key', v_file ->> 'sha256', app_hidden.current_account_id(),
           app_hidden.account_display_name(app_hidden.current_account_id()))
   returning * into v_row;
@@ -306,8 +328,8 @@ begin
   v_title := app_hidden.in_trimmed(p_body, 'title');
   if v_title is null then
     perform app_hidden.invalid('title', 'Le titre est obligatoire.', 'WV560');
-  elsif length(v_title) > 200 then
-    perform app_hidden.invalid('title', 'Au plus 200 caractères.', 'WV560');
+  elsif length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', format('Au plus %s caractères.', app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   update app_public.employee_attachments a set title = v_title
   where a.id = p_id and a.title is distinct from v_title

@@ -189,8 +189,9 @@ begin
   select * into v_employee from app_public.employees e where e.id = p_employee_id;
   if v_username is null then
     v_base := left(trim(both '.-' from app_hidden.ascii_slug(v_employee.first_name) || '.'
-                                      || app_hidden.ascii_slug(v_employee.last_name)), 140);
-    if length(v_base) < 2 then
+                                      || app_hidden.ascii_slug(v_employee.last_name)),
+                  app_hidden.username_max_length() - 10);  -- room for the suffix of a homonym
+    if length(v_base) < app_hidden.username_min_length() then
       v_base := 'salarie' || p_employee_id;
     end if;
     perform pg_advisory_xact_lock(hashtext('username:' || v_base));

@@ -56,10 +56,23 @@ comment on function app_hidden.social_security_number_well_formed(text) is
 'SPEC Permissions (employee.view_social_security_number): a French social security number, 13 characters
 (sex, year, month, department with 2A/2B, commune, order) or 15 with the key (null for null).';
 
+create or replace function app_hidden.username_min_length() returns int
+language sql immutable as $$ select 2 $$;
+comment on function app_hidden.username_min_length() is
+'An account username holds at least 2 characters.';
+
+create or replace function app_hidden.username_max_length() returns int
+language sql immutable as $$ select 150 $$;
+comment on function app_hidden.username_max_length() is
+'An account username holds at most 150 characters.';
+
 create or replace function app_hidden.username_well_formed(p_username text) returns boolean
-language sql immutable as $$ select p_username ~ '^[A-Za-z0-9._@+\-]{2,150}$' $$;
+language sql immutable as $$
+  select p_username ~ ('^[A-Za-z0-9._@+\-]{' || app_hidden.username_min_length()::text || ','
+                       || app_hidden.username_max_length()::text || '}$')
+$$;
 comment on function app_hidden.username_well_formed(text) is
-'An account username: 2 to 150 letters, digits and . _ @ + - (null for null).';
+'An account username: username_min_length() to username_max_length() letters, digits and . _ @ + - (null for null).';
 
 create or replace function app_hidden.weekly_hours_in_range(p_hours numeric) returns boolean
 language sql immutable as $$ select p_hours > 0 and p_hours <= app_hidden.weekly_hours_max() $$;
@@ -142,7 +155,7 @@ being not found.';
 
 create or replace function app_hidden.employee_name_refusal(p_name text, p_required boolean, p_missing_message text)
 returns text
-language sql immutable as $$
+language sql stable as $$
   select case when p_required and p_name is null then p_missing_message
               when length(p_name) > app_hidden.person_name_max_length()
               then format('Au plus %s caractères.', app_hidden.person_name_max_length()) end;
@@ -252,7 +265,8 @@ create or replace function app_hidden.employee_username_refusal(p_creating boole
 language sql stable as $$
   select case when not p_creating then 'L''identifiant se choisit à la création de la fiche seulement.'
               when app_hidden.username_well_formed(p_username) is false
-              then 'Identifiant invalide : de 2 à 150 caractères parmi lettres, chiffres et . _ @ + -.'
+              then format('Identifiant invalide : de %s à %s caractères parmi lettres, chiffres et . _ @ + -.',
+                          app_hidden.username_min_length(), app_hidden.username_max_length())
               when app_private.username_taken(p_username)
               then format('L''identifiant « %s » est déjà utilisé.', p_username) end;
 $$;
@@ -325,7 +339,7 @@ job_title_max_length() characters; weekly hours in range (weekly_hours_in_range)
 
 -- The period of a contract item as the overlap rule reads it (empty when it has none or is incoherent).
 create or replace function app_hidden.contract_item_period(p_item jsonb) returns daterange
-language sql immutable as $$
+language sql stable as $$
   select case when jsonb_typeof(p_item) = 'object' and (p_item ->> 'start_date') is not null
                    and ((p_item ->> 'end_date') is null or (p_item ->> 'end_date')::date >= (p_item ->> 'start_date')::date)
               then daterange((p_item ->> 'start_date')::date, (p_item ->> 'end_date')::date, '[]')
@@ -335,7 +349,7 @@ comment on function app_hidden.contract_item_period(jsonb) is
 'Contract: the period of a contract item of a list already read (empty without a start or when it ends before it starts).';
 
 create or replace function app_hidden.employee_contract_overlap_refusals(p_contracts jsonb, p_rank int) returns text[]
-language sql immutable as $$
+language sql stable as $$
   select coalesce(array_agg(format('Les contrats n° %s et n° %s se chevauchent : un salarié a un seul contrat à la fois.',
                                    x.rank, p_rank) order by x.rank), '{}')
   from jsonb_array_elements(p_contracts) with ordinality x(item, rank)
@@ -414,7 +428,7 @@ it has an establishment in its perimeter (SPEC Permissions rule 7); the end not 
 
 -- The period of an assignment item as the overlap rule reads it (open bounds allowed; empty when it ends before it starts).
 create or replace function app_hidden.team_assignment_item_period(p_item jsonb) returns daterange
-language sql immutable as $$
+language sql stable as $$
   select case when jsonb_typeof(p_item) = 'object'
                    and ((p_item ->> 'end_date') is null or (p_item ->> 'start_date') is null
                         or (p_item ->> 'end_date')::date >= (p_item ->> 'start_date')::date)
@@ -425,7 +439,7 @@ comment on function app_hidden.team_assignment_item_period(jsonb) is
 'Team assignment: the period of an assignment item of a list already read (empty when it ends before it starts).';
 
 create or replace function app_hidden.employee_team_assignment_overlap_refusals(p_teams jsonb, p_rank int) returns text[]
-language sql immutable as $$
+language sql stable as $$
   select coalesce(array_agg(format('Les affectations n° %s et n° %s à la même équipe se chevauchent.', x.rank, p_rank)
                             order by x.rank), '{}')
   from jsonb_array_elements(p_teams) with ordinality x(item, rank)

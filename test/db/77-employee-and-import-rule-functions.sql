@@ -2,7 +2,7 @@
 -- (sql/org/import.sql), each called directly: refusal, acceptance, and NULL safety (callers
 -- without employee record, a record without main workplace, absent values).
 begin;
-select plan(140);
+select plan(147);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.est(p_key text) returns int language sql stable as $$ select tests.id('establishments', p_key) $$;
@@ -18,6 +18,13 @@ select is(app_hidden.birth_date_min(), date '1900-01-01', 'the earliest birth da
 select is(app_hidden.job_title_max_length(), 200, 'a job title holds at most 200 characters');
 select is(app_hidden.weekly_hours_max(), 48::numeric, 'at most 48 hours a week');
 
+select is(app_hidden.username_min_length(), 2, 'a username holds at least 2 characters');
+select is(app_hidden.username_max_length(), 150, 'and at most 150');
+select is(app_hidden.emergency_contacts_max(), 10, 'at most 10 emergency contacts');
+select is(app_hidden.emergency_contact_name_max_length(), 150, 'a contact name holds at most 150 characters');
+select is(app_hidden.emergency_contact_relationship_max_length(), 100, 'a relationship at most 100');
+select is(app_hidden.attachment_title_max_length(), 200, 'an attachment title at most 200');
+
 -- Shared formats (API, import, emergency contacts, back-office).
 select ok(app_hidden.email_well_formed('prenom.nom@etablissement.fr'), 'a well-formed address');
 select ok(not app_hidden.email_well_formed('prenom.nom@etablissement'), 'a domain without a dot is refused');
@@ -30,6 +37,8 @@ select ok(not app_hidden.social_security_number_well_formed('3850175123456'), 'a
 select ok(app_hidden.username_well_formed('jean.dupont'), 'a username');
 select ok(not app_hidden.username_well_formed('j'), 'one character is too short');
 select ok(not app_hidden.username_well_formed('jean dupont'), 'a blank is refused');
+select ok(app_hidden.username_well_formed(repeat('a', 150)) and not app_hidden.username_well_formed(repeat('a', 151)),
+          '150 characters, not 151');
 select ok(app_hidden.weekly_hours_in_range(48), '48 hours');
 select ok(not app_hidden.weekly_hours_in_range(48.5), 'over 48 hours');
 select ok(not app_hidden.weekly_hours_in_range(0), 'no hours');
