@@ -313,6 +313,7 @@ declare
   v_id int := p_id;
   v_first_name text;
   v_last_name text;
+  v_name_required boolean;
   v_email text;
   v_birth_date date;
   v_polyvalent boolean;
@@ -335,17 +336,22 @@ begin
   end if;
   perform app_hidden.employee_refuse_record_write(p_id);
 
-  -- A name is required when creating, replacing (PUT) or sent; else the record's stays.
+  -- A name is required when creating, replacing (PUT) or sent; else the record's stays (and is
+  -- checked as it is).
   v_first_name := app_hidden.in_trimmed(p_body, 'first_name');
-  v_errors := app_hidden.add_refusals(v_errors, 'first_name', app_hidden.employee_name_refusal(
-    case when v_creating or not p_partial or p_body ? 'first_name' then v_first_name else v_old.first_name end,
-    v_creating or not p_partial or p_body ? 'first_name', 'Le prénom est obligatoire.'));
-  v_first_name := coalesce(v_first_name, case when p_body ? 'first_name' then null else v_old.first_name end);
+  v_name_required := v_creating or not p_partial or p_body ? 'first_name';
+  if not v_name_required then
+    v_first_name := v_old.first_name;
+  end if;
+  v_errors := app_hidden.add_refusals(v_errors, 'first_name',
+    app_hidden.employee_name_refusal(v_first_name, v_name_required, 'Le prénom est obligatoire.'));
   v_last_name := app_hidden.in_trimmed(p_body, 'last_name');
-  v_errors := app_hidden.add_refusals(v_errors, 'last_name', app_hidden.employee_name_refusal(
-    case when v_creating or not p_partial or p_body ? 'last_name' then v_last_name else v_old.last_name end,
-    v_creating or not p_partial or p_body ? 'last_name', 'Le nom est obligatoire.'));
-  v_last_name := coalesce(v_last_name, case when p_body ? 'last_name' then null else v_old.last_name end);
+  v_name_required := v_creating or not p_partial or p_body ? 'last_name';
+  if not v_name_required then
+    v_last_name := v_old.last_name;
+  end if;
+  v_errors := app_hidden.add_refusals(v_errors, 'last_name',
+    app_hidden.employee_name_refusal(v_last_name, v_name_required, 'Le nom est obligatoire.'));
 
   v_email := case when p_body ? 'professional_email' then app_hidden.in_trimmed(p_body, 'professional_email')
                   else v_old.professional_email end;
