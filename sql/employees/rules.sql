@@ -75,9 +75,10 @@ comment on function app_hidden.username_well_formed(text) is
 'An account username: username_min_length() to username_max_length() letters, digits and . _ @ + - (null for null).';
 
 create or replace function app_hidden.weekly_hours_in_range(p_hours numeric) returns boolean
-language sql immutable as $$ select p_hours > 0 and p_hours <= app_hidden.weekly_hours_max() $$;
+language sql immutable as $$ select round(p_hours, 2) > 0 and p_hours <= app_hidden.weekly_hours_max() $$;
 comment on function app_hidden.weekly_hours_in_range(numeric) is
-'Contract: the weekly working time is more than 0 and at most weekly_hours_max() hours (null for null).';
+'Contract: the weekly working time is more than 0 as stored (two decimals) and at most weekly_hours_max()
+hours (null for null).';
 
 create or replace function app_hidden.add_error_list(p_errors jsonb, p_field text, p_messages text[])
 returns jsonb

@@ -2,7 +2,7 @@
 -- (sql/org/import.sql), each called directly: refusal, acceptance, and NULL safety (callers
 -- without employee record, a record without main workplace, absent values).
 begin;
-select plan(147);
+select plan(148);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.est(p_key text) returns int language sql stable as $$ select tests.id('establishments', p_key) $$;
@@ -42,6 +42,7 @@ select ok(app_hidden.username_well_formed(repeat('a', 150)) and not app_hidden.u
 select ok(app_hidden.weekly_hours_in_range(48), '48 hours');
 select ok(not app_hidden.weekly_hours_in_range(48.5), 'over 48 hours');
 select ok(not app_hidden.weekly_hours_in_range(0), 'no hours');
+select ok(not app_hidden.weekly_hours_in_range(0.004), 'a time that rounds to no hours');
 select ok(app_hidden.code_well_formed('E1-J'), 'a code');
 select ok(not app_hidden.code_well_formed('-J'), 'a code starts with a letter or a digit');
 select ok(not app_hidden.code_well_formed(repeat('A', 17)), 'a code has at most 16 characters');
