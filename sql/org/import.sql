@@ -434,8 +434,7 @@ begin
             app_private.import_date(v_contract, 'trial_end', v_path),
             app_private.import_text(v_contract, 'job_title', v_path, false),
             (v_contract ->> 'weekly_hours')::numeric);
-    v_first_start := least(v_first_start, v_start);
-    if v_first_start is null then v_first_start := v_start; end if;
+    v_first_start := least(v_first_start, v_start);  -- least() skips the null of the first contract
   end loop;
   return v_first_start;
 end;

@@ -272,7 +272,7 @@ select throws_ok($$select app_private.import_employee_contracts(
                     '{"contracts": [{"type": "CDI", "start": "2026-01-01", "weekly_hours": 49}]}', 'employees[0]', (select id from e77))$$,
                  'WV020', 'employees[0].contracts[0].weekly_hours: expected a number of hours between 0 and 48', 'at most 48 hours');
 select is(app_private.import_employee_contracts(
-            '{"contracts": [{"type": "CDD", "start": "2026-03-01", "end": "2026-03-31"}, {"type": "CDI", "start": "2026-04-01", "weekly_hours": 35}]}',
+            '{"contracts": [{"type": "CDI", "start": "2026-04-01", "weekly_hours": 35}, {"type": "CDD", "start": "2026-03-01", "end": "2026-03-31"}]}',
             'employees[0]', (select id from e77)), date '2026-03-01', 'contracts are imported; the earliest start is the template''s');
 select throws_ok($$select app_private.import_employee_week('{"week": {"mon": "NOPE"}}', 'employees[0]', (select id from e77), null, '{}')$$,
                  'WV020', 'employees[0].week.mon: unknown post code "NOPE"', 'a week names known posts');
