@@ -28,7 +28,7 @@ $$;
 
 -- The employees whose absences the acting account reads, as one array kept for the
 -- transaction (null: every employee, a reader of the whole association). The select policy
--- asks it in every statement that reads absences (a creation: five), so a repeated ask is one
+-- asks it in every statement that reads absences (three in a creation), so a repeated ask is one
 -- lookup in a transaction-local setting, keyed like the memo of sql/perimeter.sql (account,
 -- employee record, instant, generation of the perimeter tables); plain plpgsql, neither
 -- security definer nor SET, so that a repeated ask costs no context switch (docs/architecture.md,
