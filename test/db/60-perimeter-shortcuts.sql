@@ -9,7 +9,7 @@
 --   * planning blocks that start at the same time: the worked slot, then the hourly absence;
 --   * the perimeters kept for a transaction follow every write to what they are computed from
 --     (workplace, team assignment, team establishments, attributions, on-call periods, account).
--- Over every fixture account, extra accounts (dated, expired, multi-establishment, mixed,
+-- Over every fixture account, extra accounts (dated, expired, multi-establishment, mixed, explicit,
 -- on call, inactive, superuser), every employee (and null, and an unknown id), several
 -- permissions and instants (on-call boundaries included).
 begin;
@@ -44,6 +44,22 @@ insert into app_public.on_call_period_establishments (period_id, establishment_i
 select p.id, tests.id('establishments', 'E1')
 from app_public.on_call_periods p join app_public.accounts a on a.id = p.account_id
 where a.username in ('p-expired', 'alice');
+
+-- Explicit permissions (the queue and the decision, or the decision alone) and a superuser holding
+-- a restricted manager role: the whole association without an open attribution.
+insert into app_public.accounts (username, is_active, is_superuser) values
+  ('p-explicit', true, false), ('p-explicit-decide', true, false), ('p-super', true, true);
+insert into app_public.account_permissions (account_id, permission_code)
+select a.id, x.permission_code
+from (values ('p-explicit', 'absences.decide_absence'), ('p-explicit', 'absences.view_absence_queue'),
+             ('p-explicit', 'planning.decide_shift_change'), ('p-explicit-decide', 'absences.decide_absence'))
+       as x(username, permission_code)
+join app_public.accounts a on a.username = x.username;
+insert into app_public.role_attributions (account_id, role_id)
+select a.id, 5 from app_public.accounts a where a.username = 'p-super';
+insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
+select ra.id, tests.id('establishments', 'E3')
+from app_public.role_attributions ra join app_public.accounts a on a.id = ra.account_id where a.username = 'p-super';
 
 create temp table cases_accounts as select id from app_public.accounts union all select null::int union all select -1;
 create temp table cases_employees as select id from app_public.employees union all select null::int union all select -1;
