@@ -13,7 +13,7 @@
 -- on call, inactive, superuser), every employee (and null, and an unknown id), several
 -- permissions and instants (on-call boundaries included).
 begin;
-select plan(17);
+select plan(19);
 
 select tests.freeze('2026-11-16 10:00+01');
 
@@ -222,6 +222,19 @@ select ok(not (pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids
 select tests.freeze('2026-11-21 12:00+01');
 select ok(pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue')),
           'memo: another instant (on call for E1) is another perimeter');
+
+-- The readers of absences (app_hidden.absence_readers, one array for the transaction) follow the
+-- same writes.
+select tests.freeze('2026-11-16 10:00+01');
+select tests.authenticate_as('mgr1');
+select ok(exists (select 1 from app_public.absences a where a.employee_id = pg_temp.emp('alice')),
+          'memo: mgr1 (E1) reads the absences of alice');
+select tests.as_owner();
+update app_public.role_attributions set end_date = '2026-11-15'
+where account_id = tests.id('accounts', 'mgr1') and role_id = 5;
+select tests.authenticate_as('mgr1');
+select ok(not exists (select 1 from app_public.absences a where a.employee_id = pg_temp.emp('alice')),
+          'memo: and no longer once its attribution ended in the same transaction');
 
 select * from finish();
 rollback;
