@@ -1,7 +1,13 @@
 -- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
+--!include core/errors.sql
 --!include reference/tables.sql
+--!include org/policies.sql
+--!include absences/policies.sql
+--!include notifications/functions.sql
+--!include absences/api.sql
+--!include absences/status_counts.sql
 --!include employees/rules.sql
 --!include employees/api.sql
 --!include employees/annexes.sql

@@ -291,7 +291,9 @@ file key only for readers of the content, Permissions rule 5), whether the calle
 -- notified); a manager's declaration for an employee of the decision perimeter is born
 -- validated (nobody notified, no decision date). The author decides the state, not the role.
 create or replace function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
-language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp
+-- force_generic_plan for every statement it runs, nested ones included (docs/architecture.md, Performance notes).
+set plan_cache_mode = force_generic_plan as $$
 declare
   v_account int := app_hidden.current_account_id();
   v_today date := app_hidden.today();

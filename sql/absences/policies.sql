@@ -26,13 +26,47 @@ begin
 end;
 $$;
 
+-- The employees whose absences the acting account reads, as one array kept for the
+-- transaction (null: every employee, a reader of the whole association). The select policy
+-- asks it in every statement that reads absences (three in a creation), so a repeated ask is one
+-- lookup in a transaction-local setting, keyed like the memo of sql/perimeter.sql (account,
+-- employee record, instant, generation of the perimeter tables); plain plpgsql, neither
+-- security definer nor SET, so that a repeated ask costs no context switch (docs/architecture.md,
+-- Performance notes). An account holding neither permission (most employees) reads its own
+-- record only: one existence test instead of two perimeter scopes.
+create or replace function app_hidden.absence_readers() returns int[]
+language plpgsql stable as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_key text := pg_catalog.concat(v_account, '|', pg_catalog.current_setting('app.employee_id', true), '|',
+                                  app_hidden.now(), '|', app_hidden.perimeter_generation(), '|');
+  v_memo text := pg_catalog.current_setting('app.memo_absence_readers', true);
+  v_readers int[];
+begin
+  if pg_catalog.left(v_memo, pg_catalog.length(v_key)) = v_key then
+    v_memo := pg_catalog.substr(v_memo, pg_catalog.length(v_key) + 1);
+    return case when v_memo = 'W' then null else v_memo::int[] end;
+  end if;
+  if not (app_hidden.account_has_permission(v_account, 'absences.view_absence_queue')
+          or app_hidden.account_has_permission(v_account, 'employee.view_payroll')) then
+    v_readers := array(select x from (select app_hidden.current_employee_id()) e(x) where x is not null);
+  elsif app_hidden.perimeter_is_whole('absences.view_absence_queue')
+        or app_hidden.perimeter_is_whole('employee.view_payroll') then
+    v_readers := null;
+  else
+    v_readers := array(select app_hidden.absence_reader_employee_ids());
+  end if;
+  perform pg_catalog.set_config('app.memo_absence_readers', v_key || coalesce(v_readers::text, 'W'), true);
+  return v_readers;
+end;
+$$;
+
 alter table app_public.absences enable row level security;
 -- (A reader of the whole association needs no list: the init plan answers for every row.)
 drop policy if exists select_own_or_perimeter on app_public.absences;
 create policy select_own_or_perimeter on app_public.absences for select to wfm_visitor, wfm_api
-  using ((select app_hidden.perimeter_is_whole('absences.view_absence_queue')
-                 or app_hidden.perimeter_is_whole('employee.view_payroll'))
-         or employee_id in (select app_hidden.absence_reader_employee_ids()));
+  using ((select app_hidden.absence_readers() is null)
+         or employee_id in (select unnest(app_hidden.absence_readers())));
 -- Filing: for oneself, or a declaration inside the decision perimeter.
 drop policy if exists insert_own_or_decider on app_public.absences;
 create policy insert_own_or_decider on app_public.absences for insert to wfm_api

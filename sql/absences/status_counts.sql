@@ -16,9 +16,8 @@ create index if not exists absence_status_counts_employee_idx on app_private.abs
 alter table app_private.absence_status_counts enable row level security;
 drop policy if exists select_own_or_perimeter on app_private.absence_status_counts;
 create policy select_own_or_perimeter on app_private.absence_status_counts for select to wfm_api
-  using ((select app_hidden.perimeter_is_whole('absences.view_absence_queue')
-                 or app_hidden.perimeter_is_whole('employee.view_payroll'))
-         or employee_id in (select app_hidden.absence_reader_employee_ids()));
+  using ((select app_hidden.absence_readers() is null)
+         or employee_id in (select unnest(app_hidden.absence_readers())));
 grant select on app_private.absence_status_counts to wfm_api;
 
 -- One absence more (p_delta 1) or less (-1) in a state; a count that reaches zero goes.

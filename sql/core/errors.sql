@@ -60,11 +60,14 @@ end;
 $$;
 
 -- Formats used in messages and notification bodies.
+-- stable, as to_char is: so they are inlined (an immutable wrapper of a stable body is called
+-- through the SQL function machinery, parsed and planned at each call; docs/architecture.md,
+-- Performance notes).
 create or replace function app_hidden.fr_date(p_date date) returns text
-language sql immutable as $$ select to_char(p_date, 'DD/MM/YYYY') $$;
+language sql stable as $$ select to_char(p_date, 'DD/MM/YYYY') $$;
 
 create or replace function app_hidden.fmt_quantity(p_value numeric) returns text
-language sql immutable as $$ select to_char(p_value, 'FM999999990.00') $$;
+language sql stable as $$ select to_char(p_value, 'FM999999990.00') $$;
 
 -- Paging of list functions (the HTTP layer validates its query string; GraphQL and other
 -- SQL callers reach the functions directly): page from 1, page size from 1 to 200.

@@ -85,6 +85,10 @@ $$;
 -- employee: main workplace, secondary workplace, or a team of the day (p_on or today).
 -- The others (a role without establishments, e.g. an Admin of the whole association, or an
 -- explicit permission, which carries no establishment restriction) are unattached.
+-- Two statements (docs/architecture.md, Performance notes): the employee's establishments,
+-- then the candidates with both perimeters tested on the employee, set-wise: the scope rule of
+-- app_hidden.permission_scopes read for these few accounts and this one employee
+-- (test/db/60-perimeter-shortcuts.sql checks it against app_hidden.may's definition).
 -- force_generic_plan: docs/architecture.md, Performance notes.
 create or replace function app_private.decider_candidates(p_employee_id int, p_on date, p_decide_permission text,
                                                p_author_account_id int)
@@ -93,18 +97,39 @@ language plpgsql stable security definer set search_path = pg_catalog, public, p
 set plan_cache_mode = force_generic_plan as $$
 declare
   v_at timestamptz := app_hidden.now();
-  v_today date := app_hidden.business_date(app_hidden.now());
-  v_establishments int[];
+  v_today date := app_hidden.business_date(v_at);
+  v_exists boolean;
+  -- The employee's establishments today (what app_hidden.may(decider, permission, employee,
+  -- now) reads), and on either day (p_on or today: what attaches a decider).
   v_now_establishments int[];
-  v_exists boolean := exists (select 1 from app_public.employees e where e.id = p_employee_id);
+  v_establishments int[];
+  -- The permissions an on-call period extends (SPEC Permissions rule 9, as in permission_scopes).
+  v_on_call_extends boolean := p_decide_permission in ('absences.view_absence_queue', 'absences.decide_absence',
+                                                       'planning.decide_shift_change');
 begin
-  v_establishments := array(select app_hidden.employee_establishments(p_employee_id, coalesce(p_on, v_today))
-                            union
-                            select app_hidden.employee_establishments(p_employee_id, v_today));
-  -- What app_hidden.may(decider, permission, employee, now) reads: the employee's
-  -- establishments today. Both perimeters of every decider are computed in one statement
-  -- each (app_hidden.permission_scopes), not one perimeter per decider.
-  v_now_establishments := array(select app_hidden.employee_establishments(p_employee_id, v_today));
+  if p_employee_id is null then
+    return;
+  end if;
+  select exists (select 1 from app_public.employees e where e.id = p_employee_id),
+         coalesce(array_agg(x.establishment_id) filter (where x.today), '{}'),
+         coalesce(array_agg(x.establishment_id), '{}')
+    into v_exists, v_now_establishments, v_establishments
+  from (select y.establishment_id, bool_or(y.today) as today
+        from (select e.main_establishment_id as establishment_id, true as today
+              from app_public.employees e
+              where e.id = p_employee_id and e.main_establishment_id is not null
+              union all
+              select ses.establishment_id, true
+              from app_public.employee_secondary_establishments ses
+              where ses.employee_id = p_employee_id
+              union all
+              select te.establishment_id, app_hidden.date_in(v_today, ta.start_date, ta.end_date)
+              from app_public.team_assignments ta
+              join app_public.team_establishments te on te.team_id = ta.team_id
+              where ta.employee_id = p_employee_id
+                and (app_hidden.date_in(v_today, ta.start_date, ta.end_date)
+                     or app_hidden.date_in(coalesce(p_on, v_today), ta.start_date, ta.end_date))) y
+        group by y.establishment_id) x;
   return query
   with candidates as (
     -- The accounts whose decision perimeter can cover the employee, found from the
@@ -116,8 +141,7 @@ begin
     from app_public.role_permissions rp
     join app_public.roles r on r.id = rp.role_id
     -- per granting role, its attributions through the role index: the Salarié attribution of
-    -- every employee is never read (offset 0 keeps it a lateral index scan whatever the
-    -- estimates)
+    -- every employee is never read
     cross join lateral (select x.id, x.account_id, x.start_date, x.end_date
                         from app_public.role_attributions x
                         where x.role_id = rp.role_id offset 0) ra
@@ -142,41 +166,70 @@ begin
   ),
   deciders as (
     -- Active, never the author; one primary-key lookup per candidate.
-    select c.account_id as id
+    select a.id, a.is_superuser
     from candidates c
-    cross join lateral (select a.is_active from app_public.accounts a where a.id = c.account_id offset 0) a
+    cross join lateral (select a.id, a.is_active, a.is_superuser from app_public.accounts a
+                        where a.id = c.account_id offset 0) a
     where a.is_active and c.account_id is distinct from p_author_account_id
   ),
-  decide as (
-    select * from app_hidden.permission_scopes(array(select d.id from deciders d), p_decide_permission, v_at)
+  grants as (
+    -- Per decider, its role attributions active today granting the decision (d_) or the queue
+    -- (q_), read as permission_scopes does: "open" (a role outside the manager workspace, or
+    -- without establishments) covers the whole association; a restricted one covers its
+    -- establishments, today's of the employee (here) or those of either day (attached).
+    select ra.account_id,
+           bool_or(rp.permission_code = p_decide_permission) as d_granted,
+           bool_or(rp.permission_code = p_decide_permission
+                   and (not r.opens_manager_workspace or rae.establishment_id is null)) as d_open,
+           bool_or(rp.permission_code = p_decide_permission
+                   and rae.establishment_id = any (v_now_establishments)) as d_here,
+           bool_or(rp.permission_code = p_decide_permission and r.opens_manager_workspace
+                   and rae.establishment_id is not null) as d_restricted,
+           bool_or(rp.permission_code = p_decide_permission and r.opens_manager_workspace
+                   and rae.establishment_id = any (v_establishments)) as d_attached,
+           bool_or(rp.permission_code = 'absences.view_absence_queue') as q_granted,
+           bool_or(rp.permission_code = 'absences.view_absence_queue'
+                   and (not r.opens_manager_workspace or rae.establishment_id is null)) as q_open,
+           bool_or(rp.permission_code = 'absences.view_absence_queue'
+                   and rae.establishment_id = any (v_now_establishments)) as q_here
+    from deciders d
+    -- its attributions through the account index (offset 0: whatever the estimates)
+    cross join lateral (select x.id, x.role_id, x.account_id, x.start_date, x.end_date
+                        from app_public.role_attributions x where x.account_id = d.id offset 0) ra
+    join app_public.role_permissions rp on rp.role_id = ra.role_id
+                                       and rp.permission_code in (p_decide_permission, 'absences.view_absence_queue')
+    join app_public.roles r on r.id = ra.role_id
+    left join app_public.role_attribution_establishments rae on rae.attribution_id = ra.id
+    where app_hidden.date_in(v_today, ra.start_date, ra.end_date)
+    group by ra.account_id
   ),
-  queue as (
-    select * from app_hidden.permission_scopes(array(select d.id from deciders d), 'absences.view_absence_queue', v_at)
-  ),
-  restricted as (
-    -- Establishments of the restricted role attributions granting the decision, per account.
-    select ra.account_id, rae.establishment_id
-    from app_public.role_attributions ra
-    join app_public.roles r on r.id = ra.role_id and r.opens_manager_workspace
-    join app_public.role_permissions rp on rp.role_id = ra.role_id and rp.permission_code = p_decide_permission
-    join app_public.role_attribution_establishments rae on rae.attribution_id = ra.id
-    where ra.account_id in (select d.id from deciders d)
-      and app_hidden.date_in(v_today, ra.start_date, ra.end_date)
+  scoped as (
+    select d.id, g.*,
+           d.is_superuser or exists (select 1 from app_public.account_permissions ap
+                                     where ap.account_id = d.id and ap.permission_code = p_decide_permission
+                                     offset 0) as d_explicit,
+           d.is_superuser or exists (select 1 from app_public.account_permissions ap
+                                     where ap.account_id = d.id and ap.permission_code = 'absences.view_absence_queue'
+                                     offset 0) as q_explicit,
+           oc.on_call_now, oc.on_call_either
+    from deciders d
+    left join grants g on g.account_id = d.id
+    -- Its on-call periods active now, on the employee's establishments.
+    cross join lateral (select coalesce(bool_or(ope.establishment_id = any (v_now_establishments)), false) as on_call_now,
+                               coalesce(bool_or(ope.establishment_id = any (v_establishments)), false) as on_call_either
+                        from app_public.on_call_periods op
+                        join app_public.on_call_period_establishments ope on ope.period_id = op.id
+                        where op.account_id = d.id and op.start_at <= v_at and v_at < op.end_at) oc
   )
-  select d.id,
-         exists (select 1 from restricted x
-                 where x.account_id = d.id and x.establishment_id = any (v_establishments))
-         or (exists (select 1 from restricted x where x.account_id = d.id)
-             and exists (select 1 from app_public.on_call_periods op
-                         join app_public.on_call_period_establishments ope on ope.period_id = op.id
-                         where op.account_id = d.id and op.start_at <= v_at and v_at < op.end_at
-                           and ope.establishment_id = any (v_establishments)))
-  from deciders d
-  join decide ds on ds.account_id = d.id
-  join queue qs on qs.account_id = d.id
-  where p_employee_id is not null
-    and case when ds.whole then v_exists else ds.establishment_ids && v_now_establishments end
-    and case when qs.whole then v_exists else qs.establishment_ids && v_now_establishments end;
+  select s.id,
+         coalesce(s.d_attached, false) or (coalesce(s.d_restricted, false) and s.on_call_either)
+  from scoped s
+  where ((s.d_explicit or coalesce(s.d_open, false)) and v_exists
+         or coalesce(s.d_here, false)
+         or (coalesce(s.d_granted, false) and v_on_call_extends and s.on_call_now))
+    and ((s.q_explicit or coalesce(s.q_open, false)) and v_exists
+         or coalesce(s.q_here, false)
+         or (coalesce(s.q_granted, false) and s.on_call_now));
 end;
 $$;
 

@@ -33,6 +33,11 @@ begin
     return query select e.id from app_public.employees e;
     return;
   end if;
+  if not app_hidden.current_account_has('employee.view_payroll') then
+    -- Without the payroll permission its perimeter is empty (most employees): no scope to compute.
+    return query select x.id from (select app_hidden.current_employee_id()) x(id) where x.id is not null;
+    return;
+  end if;
   return query
     select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
     union

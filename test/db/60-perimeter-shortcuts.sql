@@ -9,11 +9,11 @@
 --   * planning blocks that start at the same time: the worked slot, then the hourly absence;
 --   * the perimeters kept for a transaction follow every write to what they are computed from
 --     (workplace, team assignment, team establishments, attributions, on-call periods, account).
--- Over every fixture account, extra accounts (dated, expired, multi-establishment, mixed,
+-- Over every fixture account, extra accounts (dated, expired, multi-establishment, mixed, explicit,
 -- on call, inactive, superuser), every employee (and null, and an unknown id), several
 -- permissions and instants (on-call boundaries included).
 begin;
-select plan(17);
+select plan(19);
 
 select tests.freeze('2026-11-16 10:00+01');
 
@@ -44,6 +44,22 @@ insert into app_public.on_call_period_establishments (period_id, establishment_i
 select p.id, tests.id('establishments', 'E1')
 from app_public.on_call_periods p join app_public.accounts a on a.id = p.account_id
 where a.username in ('p-expired', 'alice');
+
+-- Explicit permissions (the queue and the decision, or the decision alone) and a superuser holding
+-- a restricted manager role: the whole association without an open attribution.
+insert into app_public.accounts (username, is_active, is_superuser) values
+  ('p-explicit', true, false), ('p-explicit-decide', true, false), ('p-super', true, true);
+insert into app_public.account_permissions (account_id, permission_code)
+select a.id, x.permission_code
+from (values ('p-explicit', 'absences.decide_absence'), ('p-explicit', 'absences.view_absence_queue'),
+             ('p-explicit', 'planning.decide_shift_change'), ('p-explicit-decide', 'absences.decide_absence'))
+       as x(username, permission_code)
+join app_public.accounts a on a.username = x.username;
+insert into app_public.role_attributions (account_id, role_id)
+select a.id, 5 from app_public.accounts a where a.username = 'p-super';
+insert into app_public.role_attribution_establishments (attribution_id, establishment_id)
+select ra.id, tests.id('establishments', 'E3')
+from app_public.role_attributions ra join app_public.accounts a on a.id = ra.account_id where a.username = 'p-super';
 
 create temp table cases_accounts as select id from app_public.accounts union all select null::int union all select -1;
 create temp table cases_employees as select id from app_public.employees union all select null::int union all select -1;
@@ -206,6 +222,19 @@ select ok(not (pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids
 select tests.freeze('2026-11-21 12:00+01');
 select ok(pg_temp.emp('alice') in (select app_hidden.perimeter_employee_ids('absences.view_absence_queue')),
           'memo: another instant (on call for E1) is another perimeter');
+
+-- The readers of absences (app_hidden.absence_readers, one array for the transaction) follow the
+-- same writes.
+select tests.freeze('2026-11-16 10:00+01');
+select tests.authenticate_as('mgr1');
+select ok(exists (select 1 from app_public.absences a where a.employee_id = pg_temp.emp('alice')),
+          'memo: mgr1 (E1) reads the absences of alice');
+select tests.as_owner();
+update app_public.role_attributions set end_date = '2026-11-15'
+where account_id = tests.id('accounts', 'mgr1') and role_id = 5;
+select tests.authenticate_as('mgr1');
+select ok(not exists (select 1 from app_public.absences a where a.employee_id = pg_temp.emp('alice')),
+          'memo: and no longer once its attribution ended in the same transaction');
 
 select * from finish();
 rollback;
