@@ -1,1 +1,14 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include core/input_contract.sql
+--!include org/accounts.sql
+--!include planning/tables.sql
+--!include absences/tables.sql
+--!include events/tables.sql
+--!include shift_change/functions.sql
+--!include org/import.sql
+--!include employees/api.sql
+--!include events/api.sql
+--!include on_call/api.sql
+--!include finalize.sql

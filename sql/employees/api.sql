@@ -370,9 +370,9 @@ begin
       v_errors := app_hidden.add_error(v_errors, 'username', 'L''identifiant se choisit à la création de la fiche seulement.');
     else
       v_username := app_hidden.in_trimmed(p_body, 'username');
-      if v_username is not null and v_username !~ '^[A-Za-z0-9._@+\-]{2,150}$' then
-        v_errors := app_hidden.add_error(v_errors, 'username',
-          'Identifiant invalide : de 2 à 150 caractères parmi lettres, chiffres et . _ @ + -.');
+      if v_username is not null and v_username !~ app_hidden.username_pattern() then
+        v_errors := app_hidden.add_error(v_errors, 'username', format(
+          'Identifiant invalide : de 2 à %s caractères parmi lettres, chiffres et . _ @ + -.', app_hidden.username_max_length()));
       elsif v_username is not null and app_private.username_taken(v_username) then
         v_errors := app_hidden.add_error(v_errors, 'username', format('L''identifiant « %s » est déjà utilisé.', v_username));
       end if;

@@ -249,12 +249,12 @@ begin
   v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), case when p_body ? 'title' then null else v_old.title end);
   if (p_id is null or not p_partial or p_body ? 'title') and app_hidden.in_trimmed(p_body, 'title') is null then
     v_errors := app_hidden.add_error(v_errors, 'title', 'Le titre est obligatoire.');
-  elsif length(v_title) > 200 then
-    v_errors := app_hidden.add_error(v_errors, 'title', 'Au plus 200 caractères.');
+  elsif char_length(v_title) > app_hidden.event_title_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'title', app_hidden.max_length_message(app_hidden.event_title_max_length()));
   end if;
   v_description := case when p_body ? 'description' then app_hidden.in_trimmed(p_body, 'description') else v_old.description end;
-  if length(v_description) > 5000 then
-    v_errors := app_hidden.add_error(v_errors, 'description', 'Au plus 5000 caractères.');
+  if char_length(v_description) > app_hidden.event_description_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'description', app_hidden.max_length_message(app_hidden.event_description_max_length()));
   end if;
 
   v_start := case when p_body ? 'start_at' then app_hidden.in_timestamptz(p_body, 'start_at') else v_old.start_at end;

@@ -443,7 +443,7 @@ begin
       array['key', 'username', 'password_hash', 'employee', 'is_staff', 'is_superuser', 'is_active', 'permissions', 'roles']);
     v_key := app_private.import_text(v_item, 'key', v_path);
     v_text := app_private.import_text(v_item, 'username', v_path);
-    if v_text !~ '^[A-Za-z0-9._@+\-]{2,150}$' then
+    if v_text !~ app_hidden.username_pattern() then
       perform app_private.import_fail(v_path || '.username', format('invalid username "%s" (letters, digits and . _ @ + -)', v_text));
     end if;
     if exists (select 1 from app_public.accounts a where lower(a.username) = lower(v_text)) then

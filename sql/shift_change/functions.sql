@@ -202,8 +202,8 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'comment', 'Une chaîne de caractères est attendue.');
   else
     v_comment := nullif(btrim(v_body ->> 'comment'), '');
-    if length(v_comment) > 2000 then
-      v_errors := app_hidden.add_error(v_errors, 'comment', 'Au plus 2000 caractères.');
+    if char_length(v_comment) > app_hidden.comment_max_length() then
+      v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.comment_max_length()));
     end if;
   end if;
 
@@ -402,8 +402,8 @@ declare
   v_body text;
 begin
   v := app_hidden.shift_change_for_decision(p_id, p_version);
-  if length(v_reason) > 2000 then
-    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  if char_length(v_reason) > app_hidden.comment_max_length() then
+    perform app_hidden.invalid('reason', app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
 
   v_planned := app_hidden.planned_slots(v.employee_id, v.date);
@@ -494,8 +494,8 @@ begin
   if v_reason is null then
     perform app_hidden.invalid('reason', 'Indiquez le motif du refus.', 'WV105');
   end if;
-  if length(v_reason) > 2000 then
-    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  if char_length(v_reason) > app_hidden.comment_max_length() then
+    perform app_hidden.invalid('reason', app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
 
   perform app_private.set_audit_verb('Refus');

@@ -1,10 +1,12 @@
 /**
  * The checks that keep the published contract true: every answer a test reads is compared with
  * the OpenAPI document (test/helpers/response-contract.ts, run by the shared HTTP client), and the
- * manifest's SQL calls are compared with pg_proc at start-up (src/http/manifest-check.ts). Here,
+ * manifest's SQL calls are compared with pg_proc at start-up (src/http/manifest-check.ts), and so
+ * are the text limits of the route schemas with sql/'s (src/http/input-contract.ts). Here,
  * each check is shown to refuse what it must.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareInputContract, INPUT_CONTRACT, inputContractMismatches } from '../../src/http/input-contract.js';
 import { manifestMismatches } from '../../src/http/manifest-check.js';
 import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
@@ -95,4 +97,49 @@ describe('the manifest against pg_proc', () => {
     expect(problems[1]).toMatch(/^missing: /);
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
   });
+});
+
+describe('the input contract against sql/', () => {
+  const SQL_HOME = 'app_hidden.input_contract() (sql/core/input_contract.sql)';
+
+  it('the limits of the route schemas are those of sql/core/input_contract.sql', async () => {
+    expect(await inputContractMismatches(env.db)).toEqual([]);
+  });
+
+  it('the route schemas and the table CHECKs take their limits from the contract', async () => {
+    const create = routes.find((route) => route.operationId === 'absence_create')!;
+    const comment = (create.body as { properties: Record<string, { maxLength?: number }> }).properties.comment!;
+    expect(comment.maxLength).toBe(INPUT_CONTRACT.commentMaxLength);
+    const { rows } = await env.db.query<{ name: string; definition: string }>(
+      `select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
+        where conname in ('absences_comment_check', 'shift_change_requests_comment_check', 'accounts_username_check',
+                          'events_title_check', 'events_description_check') order by conname`,
+    );
+    expect(rows.map((row) => [row.name, /app_hidden\.[a-z_]+\(\)/.exec(row.definition)?.[0]])).toEqual([
+      ['absences_comment_check', 'app_hidden.comment_max_length()'],
+      ['accounts_username_check', 'app_hidden.username_pattern()'],
+      ['events_description_check', 'app_hidden.event_description_max_length()'],
+      ['events_title_check', 'app_hidden.event_title_max_length()'],
+      ['shift_change_requests_comment_check', 'app_hidden.comment_max_length()'],
+    ]);
+  });
+
+  it('a limit changed on one side only is named with both of its homes', async () => {
+    expect(compareInputContract(await sqlContract(), { ...INPUT_CONTRACT, commentMaxLength: 1000 })).toEqual([
+      `input contract commentMaxLength: src/http/input-contract.ts says 1000, ${SQL_HOME} says 2000`,
+    ]);
+    await env.db.query('create or replace function app_hidden.event_title_max_length() returns int language sql immutable parallel safe as $$ select 250 $$');
+    try {
+      expect(await inputContractMismatches(env.db)).toEqual([
+        `input contract eventTitleMaxLength: src/http/input-contract.ts says 200, ${SQL_HOME} says 250`,
+      ]);
+    } finally {
+      await env.db.query('create or replace function app_hidden.event_title_max_length() returns int language sql immutable parallel safe as $$ select 200 $$');
+    }
+  });
+
+  async function sqlContract(): Promise<Record<string, unknown>> {
+    const { rows } = await env.db.query<{ contract: Record<string, unknown> }>('select app_hidden.input_contract() as contract');
+    return rows[0]!.contract;
+  }
 });

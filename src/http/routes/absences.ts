@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { HandlerContext, RouteSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 import { MAX_DOCUMENT_BYTES, callApi, purgeAfterCommit } from './documents.js';
 
 const STATUSES = ['pending', 'validated', 'refused', 'cancellation_requested', 'cancelled'] as const;
@@ -22,7 +23,7 @@ const absenceFields: Record<string, JsonSchema> = {
   end_half: half('Demi-journée de fin : "morning" = l’après-midi de date_end est travaillé ; null = journée entière.'),
   start_time: time('Heure de début (HH:MM), motifs en heures.'),
   end_time: time('Heure de fin (HH:MM), motifs en heures.'),
-  comment: s.nullable(s.text(2000, { description: 'Commentaire libre.' })),
+  comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire libre.' })),
 };
 
 const counterEffect = s.object(
@@ -345,7 +346,7 @@ export const absenceRoutes: RouteModule = {
           type: s.id('Requalification du motif.'),
           start_time: time('Heure de début (motif en heures).'),
           end_time: time('Heure de fin (motif en heures).'),
-          reason: s.nullable(s.text(2000, { description: 'Motif de la décision ; obligatoire si la décision corrige la demande.' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif de la décision ; obligatoire si la décision corrige la demande.' })),
         },
         ['version'],
       ),
@@ -373,7 +374,7 @@ export const absenceRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif du refus (obligatoire, non vide).' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif du refus (obligatoire, non vide).' })),
         },
         ['version'],
       ),
@@ -398,7 +399,7 @@ export const absenceRoutes: RouteModule = {
       auth: 'account',
       pathParams: idParam,
       body: s.object({
-        comment: s.nullable(s.text(2000, { description: 'Commentaire du demandeur.' })),
+        comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire du demandeur.' })),
         version: s.int({ minimum: 1, description: 'Version lue (facultative) ; périmée : 409.' }),
       }),
       sql: {

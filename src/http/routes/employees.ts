@@ -2,6 +2,7 @@ import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -117,7 +118,9 @@ const employeeRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_record',
     body: s.object(
-      { ...employeeProperties, username: s.string({ maxLength: 150, description: 'Identifiant du compte (2 à 150 caractères : lettres, chiffres, . _ @ + -).' }) },
+      { ...employeeProperties, username: s.text(INPUT_CONTRACT.usernameMaxLength, {
+          description: `Identifiant du compte (2 à ${INPUT_CONTRACT.usernameMaxLength} caractères : lettres, chiffres, . _ @ + -).`,
+        }) },
       ['first_name', 'last_name'],
     ),
     sql: { fn: 'app_public.employee_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },

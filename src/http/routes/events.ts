@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const READ_RULE =
   'Chaque compte lit les événements qu’il a créés ou auxquels il participe ; les détenteurs de ' +
@@ -19,8 +20,8 @@ const WRITE_RULE =
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 const eventBody = {
-  title: s.string({ maxLength: 200 }),
-  description: s.nullable(s.string({ maxLength: 5000 })),
+  title: s.text(INPUT_CONTRACT.eventTitleMaxLength),
+  description: s.nullable(s.text(INPUT_CONTRACT.eventDescriptionMaxLength)),
   establishment: s.nullable(s.id('Établissement de l’événement ; un appelant restreint choisit un établissement de son périmètre.')),
   start_at: s.dateTime(),
   end_at: s.dateTime({ description: 'Après start_at.' }),

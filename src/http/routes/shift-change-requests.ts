@@ -1,5 +1,6 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const nullableTime = (description: string) => s.nullable(s.time({ description }));
 
@@ -108,7 +109,7 @@ export const shiftChangeRoutes: RouteModule = {
         {
           date: s.date({ description: 'Jour concerné ; au plus tôt aujourd’hui moins 14 jours.' }),
           reason: s.string({ maxLength: 50, description: 'demande_personnelle, urgence ou remplacement.' }),
-          comment: s.nullable(s.text(2000, { description: 'Commentaire libre du demandeur.' })),
+          comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire libre du demandeur.' })),
           is_remote: s.nullable(s.bool({ description: 'Option télétravail de la journée.' })),
           is_offsite: s.nullable(s.bool({ description: 'Option hors de l’établissement.' })),
           slots: s.nullable(s.array(slotInput, { maxItems: 9, description: 'Créneaux demandés ; absent ou vide = horaires inchangés.' })),
@@ -234,7 +235,7 @@ export const shiftChangeRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif ; obligatoire après correction ou avec adjusted_slots.' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif ; obligatoire après correction ou avec adjusted_slots.' })),
           adjusted_slots: s.nullable(s.array(slotInput, { maxItems: 9, description: 'Journée accordée à la place de la journée demandée.' })),
         },
         ['version'],
@@ -268,7 +269,7 @@ export const shiftChangeRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif du refus (obligatoire, non vide).' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif du refus (obligatoire, non vide).' })),
         },
         ['version'],
       ),

@@ -1,0 +1,61 @@
+-- One input contract: the limits of the texts a request may carry, stated once. The table
+-- CHECKs and the rules of sql/ call these functions; the route schemas (ajv and OpenAPI) take
+-- the same values from src/http/input-contract.ts, which the server compares with
+-- app_hidden.input_contract() at start-up (a difference stops it, naming both sides).
+-- docs/architecture.md, "One input contract".
+
+-- A free comment or a decision reason (absences, day-change requests, day modifications).
+create or replace function app_hidden.comment_max_length() returns int
+language sql immutable parallel safe as $$ select 2000 $$;
+
+-- The comment of an on-call period.
+create or replace function app_hidden.on_call_comment_max_length() returns int
+language sql immutable parallel safe as $$ select 500 $$;
+
+-- The title and the description of an event.
+create or replace function app_hidden.event_title_max_length() returns int
+language sql immutable parallel safe as $$ select 200 $$;
+
+create or replace function app_hidden.event_description_max_length() returns int
+language sql immutable parallel safe as $$ select 5000 $$;
+
+-- A username: 2 to this many characters among letters, digits and . _ @ + -.
+create or replace function app_hidden.username_max_length() returns int
+language sql immutable parallel safe as $$ select 150 $$;
+
+create or replace function app_hidden.username_pattern() returns text
+language sql immutable parallel safe as $$
+  select '^[A-Za-z0-9._@+\-]{2,' || app_hidden.username_max_length() || '}$'
+$$;
+
+-- The answer to a text over its limit, under the field to correct.
+create or replace function app_hidden.max_length_message(p_max int) returns text
+language sql immutable parallel safe as $$ select format('Au plus %s caractères.', p_max) $$;
+
+-- Every limit above by the name src/http/input-contract.ts gives it (the start-up comparison).
+create or replace function app_hidden.input_contract() returns jsonb
+language sql immutable parallel safe as $$
+  select jsonb_build_object(
+    'commentMaxLength', app_hidden.comment_max_length(),
+    'onCallCommentMaxLength', app_hidden.on_call_comment_max_length(),
+    'eventTitleMaxLength', app_hidden.event_title_max_length(),
+    'eventDescriptionMaxLength', app_hidden.event_description_max_length(),
+    'usernameMaxLength', app_hidden.username_max_length(),
+    'usernamePattern', app_hidden.username_pattern())
+$$;
+
+-- A CHECK constraint of a table created before its limit came from here: replaced when its
+-- definition differs (a database built from sql/ alone already has the new one, inline).
+create or replace function app_private.ensure_check(p_table regclass, p_name text, p_check text) returns void
+language plpgsql volatile as $$
+declare
+  v_current text;
+begin
+  select pg_get_constraintdef(c.oid) into v_current
+  from pg_constraint c where c.conrelid = p_table and c.conname = p_name;
+  if v_current is distinct from 'CHECK ' || p_check then
+    execute format('alter table %s drop constraint if exists %I', p_table, p_name);
+    execute format('alter table %s add constraint %I check %s', p_table, p_name, p_check);
+  end if;
+end;
+$$;
