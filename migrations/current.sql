@@ -8,6 +8,7 @@
 --!include events/tables.sql
 --!include shift_change/functions.sql
 --!include org/import.sql
+--!include absences/api.sql
 --!include employees/api.sql
 --!include events/api.sql
 --!include on_call/api.sql

@@ -26,6 +26,7 @@ const SQL_CASTS: Record<ArgSpec['cast'], string> = {
   int: 'int',
   text: 'text',
   date: 'date',
+  time: 'time',
   boolean: 'boolean',
   jsonb: 'jsonb',
 };

@@ -421,7 +421,12 @@ describe('file metadata through GraphQL', () => {
         storage_key: 'a'.repeat(32), sha256: 'b'.repeat(64),
       }],
     };
-    const res = await gql(root, 'mutation($body: JSON!) { absenceCreate(input: { pBody: $body }) { clientMutationId } }', { body: forged });
+    const res = await gql(
+      root,
+      'mutation($employee: Int!, $type: Int!, $start: Date!, $end: Date, $files: JSON) ' +
+        '{ absenceCreate(input: { pEmployee: $employee, pType: $type, pDateStart: $start, pDateEnd: $end, pAddDocuments: $files }) { clientMutationId } }',
+      { employee: forged.employee, type: forged.type, start: forged.date_start, end: forged.date_end, files: forged.add_documents },
+    );
     expect(res.body.errors?.[0]?.extensions?.code, JSON.stringify(res.body)).toBe('WV402');
     const after = await env.db.query('select count(*)::int as n from app_public.absences');
     expect(after.rows[0].n).toBe(before.rows[0].n);

@@ -87,13 +87,13 @@ describe('the manifest against pg_proc', () => {
     const create = routes.find((route) => route.operationId === 'absence_create')!;
     const call = create.sql!;
     const doctored: RouteSpec[] = [
-      { ...create, operationId: 'renamed', sql: { ...call, args: call.args.map((arg) => (arg.name === 'p_body' ? { ...arg, name: 'p_payload' } : arg)) } },
-      { ...create, operationId: 'missing', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_body') } },
+      { ...create, operationId: 'renamed', sql: { ...call, args: call.args.map((arg) => (arg.name === 'p_type' ? { ...arg, name: 'p_kind' } : arg)) } },
+      { ...create, operationId: 'missing', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_employee') } },
       { ...create, operationId: 'unknown', sql: { ...call, fn: 'app_public.absence_creation' } },
     ];
     const problems = await manifestMismatches(env.db, doctored);
     expect(problems).toHaveLength(3);
-    expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_body.*\), the manifest gives \(p_payload/);
+    expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_type.*\), the manifest gives \(p_employee, p_kind/);
     expect(problems[1]).toMatch(/^missing: /);
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
   });

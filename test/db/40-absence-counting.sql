@@ -55,9 +55,9 @@ select is(app_public.absence_preview(pg_temp.body('alice', 'MAL', '2026-12-01', 
   'afternoon start and morning end of the same day: refused under start_half');
 select is(app_public.absence_preview(pg_temp.body('alice', 'MAL', '2026-12-01', '2026-12-01',
   '{"start_half": "afternoon", "end_half": "morning"}')) -> 'quantity', 'null'::jsonb, 'quantity null when refused');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'MAL', '2026-12-02', '2026-12-02',
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'MAL', '2026-12-02', '2026-12-02',
   '{"start_half": "morning", "end_half": "morning"}'))$$, 'a morning of sick leave');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-02', '2026-12-02',
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-02', '2026-12-02',
   '{"start_half": "afternoon", "end_half": "afternoon"}'))$$, 'and a training afternoon the same day do not overlap');
 select is((select count(*)::int from app_public.absences a where a.employee_id = tests.id('employees', 'alice')
            and a.date_start = '2026-12-02'), 2, 'both stored');
@@ -66,7 +66,7 @@ select is((select count(*)::int from app_public.absences a where a.employee_id =
 select is(app_public.absence_preview(pg_temp.body('alice', 'CP', '2026-12-07', '2026-12-08',
   '{"end_half": "morning"}')) -> 'errors' -> 'start_half' ->> 0,
   'Le motif « Congés payés » se pose par journées entières : pas de demi-journée.', 'CP ending on a morning: refused');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-07', '2026-12-08',
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-07', '2026-12-08',
   '{"start_half": "afternoon"}'))$$, 'WV200', null, 'creation of a half-day CP refused');
 select ok(app_public.absence_preview(pg_temp.body('alice', 'CP', '2026-12-07', '2026-12-08',
   '{"start_half": "morning", "end_half": "afternoon"}')) -> 'errors' = '{}'::jsonb,
@@ -90,15 +90,15 @@ select ok(app_public.absence_preview(pg_temp.body('alice', 'RC', '2026-12-01', '
   'no half-day on an hourly type');
 select ok(app_public.absence_preview(pg_temp.body('alice', 'CP', '2026-12-01', '2026-12-01',
   '{"start_time": "09:00", "end_time": "11:00"}')) -> 'errors' ? 'start_time', 'no hours on a day type');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'RC', '2026-12-03', null,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'RC', '2026-12-03', null,
   '{"start_time": "09:00", "end_time": "10:30"}') - 'date_end')$$, 'an hourly absence without date_end lies on its date');
 select is((select counted_quantity from app_public.absences a where a.employee_id = tests.id('employees', 'alice')
            and a.date_start = '2026-12-03'), 1.50::numeric(8,2), 'stored quantity in hours');
 select is((select counted_unit from app_public.absences a where a.employee_id = tests.id('employees', 'alice')
            and a.date_start = '2026-12-03'), 'hour', 'stored unit');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'DLG_CSE', '2026-12-03', null,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'DLG_CSE', '2026-12-03', null,
   '{"start_time": "10:30", "end_time": "12:00"}') - 'date_end')$$, 'hours right after do not overlap');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'DLG_CSE', '2026-12-03', null,
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'DLG_CSE', '2026-12-03', null,
   '{"start_time": "10:00", "end_time": "11:00"}') - 'date_end')$$, 'WV200', null, 'hours inside do');
 
 -- Unreadable input.

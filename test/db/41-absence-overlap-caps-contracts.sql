@@ -15,14 +15,14 @@ grant execute on function pg_temp.body(text, text, date, date, jsonb) to public;
 
 -- Rule 3: overlap names the existing absence and its number.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-18'))$$, 'a CP request');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-18'))$$, 'a CP request');
 select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-18', '2026-12-21')) -> 'errors' -> 'date_start' ->> 0,
   format('Cette période chevauche l''absence n° %s (Congés payés, du 14/12/2026 au 18/12/2026).',
          (select a.id from app_public.absences a where a.date_start = '2026-12-14')),
   'overlap: message naming the absence, its number and its dates, under date_start');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-18', '2026-12-21'))$$,
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-18', '2026-12-21'))$$,
   'WV200', null, 'an overlapping creation is refused');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-19', '2026-12-21'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-19', '2026-12-21'))$$,
   'the next day is free');
 -- A refused absence no longer blocks the period.
 select tests.as_owner();
@@ -38,14 +38,14 @@ select throws_ok($$insert into app_public.absences (employee_id, type_id, date_s
 
 -- Rule 6 with Refuser: SYN_ELU is capped at 10 days a year.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-02', '2026-11-09'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-02', '2026-11-09'))$$,
   'a declaration of 7 days of SYN_ELU (2 to 9 November)');
 select ok(not (app_public.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-25')) -> 'errors' ? 'date_end'),
   '3 more days reach the cap without passing it');
 select is(app_public.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26')) -> 'errors' -> 'date_end' ->> 0,
   'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4.00 jours, total de 11.00 jours avec cette demande, pour un plafond de 10.00 jours.',
   'above the cap: requested days, year total and cap');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26'))$$,
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26'))$$,
   'WV200', null, 'and the creation is refused');
 select ok(not (app_public.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2027-01-04', '2027-01-08')) -> 'errors' ? 'date_end'),
   'the cap is counted on the civil year: January 2027 starts again');
@@ -65,7 +65,7 @@ select ok(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-30', 
 
 -- Rule 7: a non-splittable type warns on a second period of the year separated by a gap.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'MAT', '2027-01-04', '2027-01-09'))$$, 'a maternity leave');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'MAT', '2027-01-04', '2027-01-09'))$$, 'a maternity leave');
 select ok(not exists (select 1 from jsonb_array_elements_text(
             app_public.absence_preview(pg_temp.body('alice', 'MAT', '2027-01-11', '2027-01-16')) -> 'warnings') w
           where w like '%pas fractionnable%'),

@@ -44,7 +44,7 @@ select ok(pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'DON', 
 select ok(not pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'DON', '2026-11-28', null,
   '{"start_time": "09:00", "end_time": "10:00"}')), 'Délai de prévenance%'),
   'the 10th working day after (Saturday 28 November on ouvrables) respects it');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'DON', '2026-11-30', null,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'DON', '2026-11-30', null,
   '{"start_time": "09:00", "end_time": "10:00"}'))$$, 'a first donation in the quarter');
 select ok(pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'DON', '2026-12-14', null,
   '{"start_time": "09:00", "end_time": "10:00"}')),
@@ -73,7 +73,7 @@ select ok(pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'PAR', 
   'Délai de prévenance de 2 mois non respecté pour le motif « Congé parental d''éducation » : demande du 16/11/2026 pour le 04/01/2027.'),
   'not after a maternity leave: 2 months of notice');
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'MAT', '2026-12-14', '2027-01-03'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'MAT', '2026-12-14', '2027-01-03'))$$,
   'a maternity leave ending on 3 January');
 select tests.authenticate_as('alice');
 select ok(not pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'PAR', '2027-01-04', '2027-06-30')), 'Délai de prévenance%'),
@@ -85,8 +85,8 @@ select ok(pg_temp.warns(app_public.absence_preview(pg_temp.body('gaelle', 'PAR',
 
 -- Family caregiver: above 21 hours a year; 72 hours of notice.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'PRA', '2026-12-01', null, '{"start_time": "08:00", "end_time": "18:00"}'));
-                  select app_public.absence_create(pg_temp.body('alice', 'PRA', '2026-12-02', null, '{"start_time": "08:00", "end_time": "18:00"}'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'PRA', '2026-12-01', null, '{"start_time": "08:00", "end_time": "18:00"}'));
+                  select tests.absence_create(pg_temp.body('alice', 'PRA', '2026-12-02', null, '{"start_time": "08:00", "end_time": "18:00"}'))$$,
   'two days of 10 hours of caregiver leave');
 select ok(pg_temp.warns(app_public.absence_preview(pg_temp.body('alice', 'PRA', '2026-12-03', null, '{"start_time": "08:00", "end_time": "10:00"}')),
   'Motif « Congé de proche aidant » : 22.00 heures sur l''année 2026 avec cette demande, au-delà des 21.00 heures par an prévues par l''accord.'),

@@ -7,11 +7,11 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- david (E3) and alice (E1) are absent on 20 November (declared by their managers).
 select tests.authenticate_as('mgr3');
-select lives_ok(format($$select app_public.absence_create(jsonb_build_object('employee', %s, 'type', %s,
+select lives_ok(format($$select tests.absence_create(jsonb_build_object('employee', %s, 'type', %s,
   'date_start', '2026-11-20', 'date_end', '2026-11-20'))$$, tests.id('employees', 'david'),
   (select t.id from app_public.absence_types t where t.code = 'FOR')), 'david is absent on 20/11');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_create(jsonb_build_object('employee', %s, 'type', %s,
+select lives_ok(format($$select tests.absence_create(jsonb_build_object('employee', %s, 'type', %s,
   'date_start', '2026-11-20', 'date_end', '2026-11-20'))$$, tests.id('employees', 'alice'),
   (select t.id from app_public.absence_types t where t.code = 'FOR')), 'alice is absent on 20/11');
 select tests.as_owner();

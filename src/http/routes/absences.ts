@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { HandlerContext, RouteSpec } from '../route.js';
+import type { ArgSpec, HandlerContext, RouteSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 import { MAX_DOCUMENT_BYTES, callApi, purgeAfterCommit } from './documents.js';
@@ -132,6 +132,9 @@ const preview = s.object(
 
 const idParam = { id: s.id() };
 const publicUrl = { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' } as const;
+const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
+/** One key of the body as one typed argument of the SQL function (absent: null). */
+const field = (name: string, key: string, cast: Extract<ArgSpec, { from: 'body-field' }>['cast']): ArgSpec => ({ name, from: 'body-field', key, cast });
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
@@ -207,7 +210,23 @@ export const absenceRoutes: RouteModule = {
       auth: 'account',
       body: s.object(absenceFields, ['employee', 'type', 'date_start']),
       multipart,
-      sql: { fn: 'app_public.absence_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl] },
+      sql: {
+        fn: 'app_public.absence_create',
+        args: [
+          field('p_employee', 'employee', 'int'),
+          field('p_type', 'type', 'int'),
+          field('p_date_start', 'date_start', 'date'),
+          field('p_date_end', 'date_end', 'date'),
+          field('p_start_half', 'start_half', 'text'),
+          field('p_end_half', 'end_half', 'text'),
+          field('p_start_time', 'start_time', 'time'),
+          field('p_end_time', 'end_time', 'time'),
+          field('p_comment', 'comment', 'text'),
+          // The stored files' metadata from the multipart reader; SQL accepts only files of this request.
+          field('p_add_documents', 'add_documents', 'jsonb'),
+          publicUrl,
+        ],
+      },
       status: 201,
       response: {
         allOf: [
@@ -380,7 +399,7 @@ export const absenceRoutes: RouteModule = {
       ),
       sql: {
         fn: 'app_public.absence_refuse',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_version', 'version', 'int'), field('p_reason', 'reason', 'text'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),
@@ -404,7 +423,7 @@ export const absenceRoutes: RouteModule = {
       }),
       sql: {
         fn: 'app_public.absence_request_cancellation',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_version', 'version', 'int'), field('p_comment', 'comment', 'text'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),
