@@ -47,7 +47,7 @@ select (tests.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12-2
 -- The accounts without employee record hold their roles on E3 (david).
 select tests.authenticate_as('david');
 select (tests.absence_create(pg_temp.body('david', 'CP', '2026-12-14')) ->> 'id')::int as d1 \gset
-select (app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s_david \gset
+select (app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s_david \gset
 
 select is(pg_temp.absence_hint('mgr1', :a1), 'true'::jsonb, 'absence pending: the manager of the perimeter may decide');
 select is(pg_temp.absence_hint('rh1', :a1), 'true'::jsonb, 'RH n1 (whole association) may decide');
@@ -87,9 +87,9 @@ select is(pg_temp.absence_hint('mgr1', :a2), 'false'::jsonb, 'a refused request 
 
 -- Day-change requests.
 select tests.authenticate_as('alice');
-select (app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s1 \gset
+select (app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s1 \gset
 select tests.authenticate_as('mgr1');
-select (app_public.shift_change_create('{"date": "2026-11-24", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s_own \gset
+select (app_public.shift_change_create(p_date => '2026-11-24', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s_own \gset
 select is(pg_temp.shift_hint('mgr1', :s1), 'true'::jsonb, 'day change pending: the manager of the perimeter may decide');
 select is(pg_temp.shift_hint('mgr1_noemp', :s_david), 'true'::jsonb, 'so may a manager without employee record');
 select is(pg_temp.shift_hint('da', :s1), 'false'::jsonb, 'the DA may not decide a day change');

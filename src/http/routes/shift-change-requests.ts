@@ -116,7 +116,17 @@ export const shiftChangeRoutes: RouteModule = {
         },
         ['date', 'reason'],
       ),
-      sql: { fn: 'app_public.shift_change_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+      sql: {
+        fn: 'app_public.shift_change_create',
+        args: [
+          { name: 'p_date', from: 'body-field', key: 'date', cast: 'date' },
+          { name: 'p_reason', from: 'body-field', key: 'reason', cast: 'text' },
+          { name: 'p_comment', from: 'body-field', key: 'comment', cast: 'text' },
+          { name: 'p_is_remote', from: 'body-field', key: 'is_remote', cast: 'boolean' },
+          { name: 'p_is_offsite', from: 'body-field', key: 'is_offsite', cast: 'boolean' },
+          { name: 'p_slots', from: 'body-field', key: 'slots', cast: 'jsonb' },
+        ],
+      },
       status: 201,
       response: {
         allOf: [
