@@ -402,10 +402,16 @@ $$;
 
 -- POST /api/absences/preview/: what a creation would do, without writing anything. Always
 -- answers (errors are part of the answer). Without `employee`, the caller's own record.
-create or replace function app_public.absence_preview(p_body jsonb) returns jsonb
+-- The typed arguments of absence_create (the comment, which changes nothing, aside).
+drop function if exists app_public.absence_preview(jsonb);
+create or replace function app_public.absence_preview(
+  p_employee int, p_type int, p_date_start date, p_date_end date default null,
+  p_start_half text default null, p_end_half text default null,
+  p_start_time time default null, p_end_time time default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  d app_hidden.absence_draft := row(p_employee, p_type, p_date_start, coalesce(p_date_end, p_date_start),
+                                    p_start_half, p_end_half, p_start_time, p_end_time);
   v_today date := app_hidden.today();
   v_filer_error text;
   v_own boolean;
@@ -429,7 +435,7 @@ begin
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, null));
 end;
 $$;
-comment on function app_public.absence_preview(jsonb) is
+comment on function app_public.absence_preview(integer, integer, date, date, text, text, time, time) is
 'SPEC Absences, POST /api/absences/preview/ and preview rules 1-4: what creating this body would do
 (quantity, unit, counter_effects, warnings, errors keyed by the field to correct), writing nothing;
 without employee, for the caller''s own record.';

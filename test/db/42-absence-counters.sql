@@ -74,9 +74,9 @@ select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 
 
 -- A duration above the remaining is refused entirely, with no partial movement.
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) -> 'errors' -> 'counters' ->> 0,
   'Solde insuffisant sur le compteur CT 2026 : demande de 7.00 jours, solde disponible de 6.00 jours.', 'above the remaining: under counters');
-select is(app_public.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) ->> 'quantity', '7.00',
+select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) ->> 'quantity', '7.00',
   'a counters error keeps the quantity');
 create temporary table journal_before as select pg_temp.journal_count() as n;
 select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07'))$$, 'WV200', null,
@@ -91,7 +91,7 @@ select tests.as_owner();
 insert into app_public.counter_associations (absence_type_id, counter_code)
 values ((select id from app_public.absence_types where code = 'FOR'), 'RC');
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-08')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-08')) -> 'errors' -> 'counters' ->> 0,
   'Le compteur RC est tenu en heures alors que le motif « Formation » se pose en jours : demande refusée.',
   'unit mismatch: under counters');
 select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-08'))$$, 'WV200', null,
@@ -102,10 +102,10 @@ delete from app_public.counter_associations where counter_code = 'RC'
 
 -- A reason that consumes a counter needs an open counter for the year.
 select tests.authenticate_as('bruno');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) -> 'errors' -> 'counters' ->> 0,
   'Aucun compteur RTT ouvert pour 2026 : le motif « Réduction du temps de travail » ne peut pas être posé sur cette année.',
   'no open counter: under counters');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) ->> 'quantity', '1.00',
+select is(tests.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) ->> 'quantity', '1.00',
   'quantity still filled');
 
 -- An absence across two civil years moves each year's counter for its share.

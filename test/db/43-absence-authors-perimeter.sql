@@ -29,7 +29,7 @@ grant execute on all functions in schema pg_temp to public;
 select tests.authenticate_as('alice');
 select throws_ok($$select tests.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-01'))$$, 'WV200',
   'Vous ne pouvez déposer une absence que pour vous-même.', 'an employee naming a colleague: 400');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'FOR', '2026-12-01')) -> 'errors' -> 'employee' ->> 0,
+select is(tests.absence_preview(pg_temp.body('bruno', 'FOR', '2026-12-01')) -> 'errors' -> 'employee' ->> 0,
   'Vous ne pouvez déposer une absence que pour vous-même.', 'under employee');
 select is(tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-01', null, '{"status": "validated"}')) ->> 'status',
   'pending', 'status in the payload is ignored: an employee''s request is born pending');
@@ -57,19 +57,19 @@ select is(tests.absence_create(pg_temp.body('paie', 'FOR', '2026-12-04')) ->> 's
 
 -- Rule 13: retroactivity.
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-01')) -> 'errors' -> 'date_start' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-01')) -> 'errors' -> 'date_start' ->> 0,
   'Une demande ne peut pas remonter au-delà de 14 jours : la date de début doit être au plus tôt le 02/11/2026.',
   'an employee 15 days back: 400 under date_start with the limit date');
 select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-11-02'))$$, '14 days back is allowed');
 select tests.authenticate_as('emma');
-select ok(app_public.absence_preview(pg_temp.body('emma', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
+select ok(tests.absence_preview(pg_temp.body('emma', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
   'the same bound for a temporary worker');
 select tests.authenticate_as('mgr1');
-select ok(app_public.absence_preview(pg_temp.body('mgr1', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
+select ok(tests.absence_preview(pg_temp.body('mgr1', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
   'and for a manager asking for self');
-select ok(not (app_public.absence_preview(pg_temp.body('alice', 'FOR', '2025-12-01')) -> 'errors' ? 'date_start'),
+select ok(not (tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-12-01')) -> 'errors' ? 'date_start'),
   'a manager declaring for another goes back to 1 December of the previous year');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2025-11-30')) -> 'errors' -> 'date_start' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-11-30')) -> 'errors' -> 'date_start' ->> 0,
   'Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le 01/12/2025.',
   'not before');
 

@@ -2,7 +2,7 @@
 -- (no route schema in front): what ajv refuses on REST (a missing field, a text over its limit,
 -- a missing version) is refused by SQL under the same field, never by a database error.
 begin;
-select plan(11);
+select plan(13);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.type_id(p_code text) returns int language sql stable as $$
@@ -17,6 +17,10 @@ select is(app_public.absence_create(p_employee => tests.id('employees', 'alice')
 select is((select a.date_end from app_public.absences a
            where a.employee_id = tests.id('employees', 'alice') and a.date_start = '2026-12-01'),
           '2026-12-01'::date, 'without date_end, the absence lies on its first date');
+select is(app_public.absence_preview(null, pg_temp.type_id('FOR'), '2026-12-02') ->> 'quantity', '1.00',
+          'a preview with typed arguments; without employee, for the caller''s own record');
+select is(app_public.absence_preview(tests.id('employees', 'alice'), null, '2026-12-02') -> 'errors' -> 'type',
+          '["Ce champ est obligatoire."]'::jsonb, 'a preview without type: the error under type');
 select throws_ok(format($$select app_public.absence_create(%s, null, '2026-12-02')$$, tests.id('employees', 'alice')),
   'WV200', 'Ce champ est obligatoire.', 'a missing type: 400 under type, as the route schema would');
 select throws_ok(format($$select app_public.absence_create(%s, %s, '2026-12-02', p_comment => repeat('x', 2001))$$,

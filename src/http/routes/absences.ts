@@ -135,6 +135,17 @@ const publicUrl = { name: 'p_public_url', from: 'context', key: 'public_url', ca
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 /** One key of the body as one typed argument of the SQL function (absent: null). */
 const field = (name: string, key: string, cast: Extract<ArgSpec, { from: 'body-field' }>['cast']): ArgSpec => ({ name, from: 'body-field', key, cast });
+/** The fields of an absence that the rules read (creation and its preview). */
+const draftArgs: ArgSpec[] = [
+  field('p_employee', 'employee', 'int'),
+  field('p_type', 'type', 'int'),
+  field('p_date_start', 'date_start', 'date'),
+  field('p_date_end', 'date_end', 'date'),
+  field('p_start_half', 'start_half', 'text'),
+  field('p_end_half', 'end_half', 'text'),
+  field('p_start_time', 'start_time', 'time'),
+  field('p_end_time', 'end_time', 'time'),
+];
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
@@ -213,14 +224,7 @@ export const absenceRoutes: RouteModule = {
       sql: {
         fn: 'app_public.absence_create',
         args: [
-          field('p_employee', 'employee', 'int'),
-          field('p_type', 'type', 'int'),
-          field('p_date_start', 'date_start', 'date'),
-          field('p_date_end', 'date_end', 'date'),
-          field('p_start_half', 'start_half', 'text'),
-          field('p_end_half', 'end_half', 'text'),
-          field('p_start_time', 'start_time', 'time'),
-          field('p_end_time', 'end_time', 'time'),
+          ...draftArgs,
           field('p_comment', 'comment', 'text'),
           // The stored files' metadata from the multipart reader; SQL accepts only files of this request.
           field('p_add_documents', 'add_documents', 'jsonb'),
@@ -251,7 +255,7 @@ export const absenceRoutes: RouteModule = {
       tags: TAGS,
       auth: 'account',
       body: s.object(absenceFields, ['type']),
-      sql: { fn: 'app_public.absence_preview', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+      sql: { fn: 'app_public.absence_preview', args: draftArgs },
       status: 200,
       response: s.ref('AbsencePreview'),
       errors: [400],
