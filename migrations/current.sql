@@ -10,6 +10,10 @@
 --!include org/import.sql
 --!include absences/api.sql
 --!include employees/api.sql
+--!include referentials/api.sql
+--!include teams/api.sql
 --!include events/api.sql
 --!include on_call/api.sql
+--!include backoffice/reference.sql
+--!include backoffice/counters.sql
 --!include finalize.sql

@@ -19,6 +19,15 @@ language sql immutable parallel safe as $$ select 200 $$;
 create or replace function app_hidden.event_description_max_length() returns int
 language sql immutable parallel safe as $$ select 5000 $$;
 
+-- The name of a team, a division, an establishment, a contract type, an absence type or
+-- category, the label of a post.
+create or replace function app_hidden.name_max_length() returns int
+language sql immutable parallel safe as $$ select 150 $$;
+
+-- The reason of a manual counter adjustment (back-office).
+create or replace function app_hidden.adjustment_reason_max_length() returns int
+language sql immutable parallel safe as $$ select 500 $$;
+
 -- A username: 2 to this many characters among letters, digits and . _ @ + -.
 create or replace function app_hidden.username_max_length() returns int
 language sql immutable parallel safe as $$ select 150 $$;
@@ -40,6 +49,8 @@ language sql immutable parallel safe as $$
     'onCallCommentMaxLength', app_hidden.on_call_comment_max_length(),
     'eventTitleMaxLength', app_hidden.event_title_max_length(),
     'eventDescriptionMaxLength', app_hidden.event_description_max_length(),
+    'nameMaxLength', app_hidden.name_max_length(),
+    'adjustmentReasonMaxLength', app_hidden.adjustment_reason_max_length(),
     'usernameMaxLength', app_hidden.username_max_length(),
     'usernamePattern', app_hidden.username_pattern())
 $$;

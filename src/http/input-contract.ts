@@ -15,6 +15,10 @@ export const INPUT_CONTRACT = {
   onCallCommentMaxLength: 500,
   eventTitleMaxLength: 200,
   eventDescriptionMaxLength: 5000,
+  /** The name of a team, a division, an establishment, a contract type, an absence type or category; a post's label. */
+  nameMaxLength: 150,
+  /** The reason of a manual counter adjustment (back-office). */
+  adjustmentReasonMaxLength: 500,
   /** A username; its characters are checked by SQL (app_hidden.username_pattern()), in French. */
   usernameMaxLength: 150,
   usernamePattern: '^[A-Za-z0-9._@+\\-]{2,150}$',
