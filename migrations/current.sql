@@ -2,6 +2,7 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/input_contract.sql
+--!include org/tables.sql
 --!include org/accounts.sql
 --!include planning/tables.sql
 --!include absences/tables.sql
@@ -9,7 +10,9 @@
 --!include shift_change/functions.sql
 --!include org/import.sql
 --!include absences/api.sql
+--!include employees/tables.sql
 --!include employees/api.sql
+--!include employees/annexes.sql
 --!include referentials/api.sql
 --!include teams/api.sql
 --!include events/api.sql

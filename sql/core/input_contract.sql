@@ -28,6 +28,24 @@ language sql immutable parallel safe as $$ select 150 $$;
 create or replace function app_hidden.adjustment_reason_max_length() returns int
 language sql immutable parallel safe as $$ select 500 $$;
 
+-- An e-mail address: its shape and its length (an employee's professional address, an
+-- emergency contact's).
+create or replace function app_hidden.email_pattern() returns text
+language sql immutable parallel safe as $$ select '^[^@\s]+@[^@\s]+\.[^@\s]+$' $$;
+
+create or replace function app_hidden.email_max_length() returns int
+language sql immutable parallel safe as $$ select 254 $$;
+
+-- A phone number of an emergency contact (06 12 34 56 78, +33 6 12 34 56 78...).
+create or replace function app_hidden.phone_pattern() returns text
+language sql immutable parallel safe as $$ select '^\+?[0-9][0-9 .\-]{4,22}[0-9]$' $$;
+
+-- A French social security number, 13 digits or 15 with the key (spaces removed first).
+create or replace function app_hidden.social_security_number_pattern() returns text
+language sql immutable parallel safe as $$
+  select '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$'
+$$;
+
 -- A username: 2 to this many characters among letters, digits and . _ @ + -.
 create or replace function app_hidden.username_max_length() returns int
 language sql immutable parallel safe as $$ select 150 $$;
@@ -51,6 +69,7 @@ language sql immutable parallel safe as $$
     'eventDescriptionMaxLength', app_hidden.event_description_max_length(),
     'nameMaxLength', app_hidden.name_max_length(),
     'adjustmentReasonMaxLength', app_hidden.adjustment_reason_max_length(),
+    'emailMaxLength', app_hidden.email_max_length(),
     'usernameMaxLength', app_hidden.username_max_length(),
     'usernamePattern', app_hidden.username_pattern())
 $$;

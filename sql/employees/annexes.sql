@@ -47,7 +47,7 @@ $$;
 create or replace function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
 language plpgsql immutable as $$
 declare
-  v_phone_pattern constant text := '^\+?[0-9][0-9 .\-]{4,22}[0-9]$';
+  v_phone_pattern constant text := app_hidden.phone_pattern();
   v text;
   v_bad boolean := false;
 begin
@@ -86,7 +86,7 @@ begin
     return query select 'alternate_phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
   end if;
   v := nullif(btrim(p_item ->> 'email'), '');
-  if v is not null and (v !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(v) > 254) then
+  if v is not null and (v !~ app_hidden.email_pattern() or char_length(v) > app_hidden.email_max_length()) then
     return query select 'email'::text, 'Adresse e-mail invalide.'::text;
   end if;
 end;

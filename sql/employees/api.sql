@@ -300,7 +300,7 @@ begin
   v_email := case when p_body ? 'professional_email' then app_hidden.in_trimmed(p_body, 'professional_email')
                   else v_old.professional_email end;
   if p_body ? 'professional_email' and v_email is not null
-     and (v_email !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(v_email) > 254) then
+     and (v_email !~ app_hidden.email_pattern() or char_length(v_email) > app_hidden.email_max_length()) then
     v_errors := app_hidden.add_error(v_errors, 'professional_email', 'Adresse e-mail invalide (exemple : prenom.nom@etablissement.fr).');
   elsif not v_creating and v_email is distinct from v_old.professional_email
         and not app_hidden.account_rights_covered(app_private.employee_account_id(p_id)) then
@@ -359,7 +359,7 @@ begin
   if p_body ? 'social_security_number' then
     v_ssn := upper(replace(app_hidden.in_trimmed(p_body, 'social_security_number'), ' ', ''));
     if v_ssn is not null
-       and v_ssn !~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$' then
+       and v_ssn !~ app_hidden.social_security_number_pattern() then
       v_errors := app_hidden.add_error(v_errors, 'social_security_number',
         'Numéro de sécurité sociale invalide : 13 chiffres, ou 15 avec la clé (exemple : 2850175123456).');
     end if;

@@ -309,7 +309,7 @@ begin
             'teams', 'social_security_number', 'contracts', 'week', 'counters', 'birth_date', 'is_polyvalent']);
     v_key := app_private.import_text(v_item, 'key', v_path);
     v_text := app_private.import_text(v_item, 'professional_email', v_path, false);
-    if v_text is not null and v_text !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' then
+    if v_text is not null and v_text !~ app_hidden.email_pattern() then
       perform app_private.import_fail(v_path || '.professional_email', format('invalid e-mail "%s"', v_text));
     end if;
     insert into app_public.employees (first_name, last_name, professional_email, main_establishment_id, birth_date, is_polyvalent)
@@ -324,7 +324,7 @@ begin
 
     v_text := app_private.import_text(v_item, 'social_security_number', v_path, false);
     if v_text is not null then
-      if v_text !~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$' then
+      if v_text !~ app_hidden.social_security_number_pattern() then
         perform app_private.import_fail(v_path || '.social_security_number', 'invalid social security number (13 or 15 characters)');
       end if;
       insert into app_public.employee_social_security_numbers (employee_id, social_security_number) values (v_emp_id, v_text);

@@ -19,6 +19,8 @@ export const INPUT_CONTRACT = {
   nameMaxLength: 150,
   /** The reason of a manual counter adjustment (back-office). */
   adjustmentReasonMaxLength: 500,
+  /** An e-mail address (professional address, emergency contact); its shape is checked by SQL. */
+  emailMaxLength: 254,
   /** A username; its characters are checked by SQL (app_hidden.username_pattern()), in French. */
   usernameMaxLength: 150,
   usernamePattern: '^[A-Za-z0-9._@+\\-]{2,150}$',

@@ -92,7 +92,13 @@ export const authRoutes: RouteModule = {
       auth: 'public',
       rateLimit: 'password_reset',
       body: s.object(
-        { login: s.string({ minLength: 1, maxLength: 254, description: 'Identifiant ou adresse e-mail professionnelle.' }) },
+        {
+          login: s.string({
+            minLength: 1,
+            maxLength: Math.max(INPUT_CONTRACT.usernameMaxLength, INPUT_CONTRACT.emailMaxLength),
+            description: 'Identifiant ou adresse e-mail professionnelle.',
+          }),
+        },
         ['login'],
       ),
       status: 200,

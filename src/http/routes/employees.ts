@@ -38,7 +38,7 @@ const assignmentInput = s.object(
 const employeeProperties = {
   first_name: s.string({ maxLength: 100 }),
   last_name: s.string({ maxLength: 100 }),
-  professional_email: s.nullable(s.string({ maxLength: 254, description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
+  professional_email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength, { description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
   birth_date: s.nullable(s.date()),
   is_polyvalent: s.bool({ description: 'Agent polyvalent (une absence en période d’essai donne un avertissement).' }),
   main_establishment: s.nullable(s.id('Établissement principal ; un rédacteur restreint choisit un établissement de son périmètre.')),
@@ -202,7 +202,7 @@ const contactInput = s.object(
     relationship: s.nullable(s.string({ maxLength: 100, description: 'Lien avec le salarié (conjoint, parent…).' })),
     phone: s.string({ maxLength: 24, description: 'Téléphone (06 12 34 56 78, +33 6 12 34 56 78…).' }),
     alternate_phone: s.nullable(s.string({ maxLength: 24 })),
-    email: s.nullable(s.string({ maxLength: 254 })),
+    email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength)),
   },
   ['name', 'phone'],
 );
