@@ -20,9 +20,23 @@ create or replace function app_hidden.event_description_max_length() returns int
 language sql immutable parallel safe as $$ select 5000 $$;
 
 -- The name of a team, a division, an establishment, a contract type, an absence type or
--- category, the label of a post.
+-- category, an emergency contact; the label of a post.
 create or replace function app_hidden.name_max_length() returns int
 language sql immutable parallel safe as $$ select 150 $$;
+
+-- An employee's first or last name; an emergency contact's relationship to the employee.
+create or replace function app_hidden.person_name_max_length() returns int
+language sql immutable parallel safe as $$ select 100 $$;
+
+create or replace function app_hidden.relationship_max_length() returns int
+language sql immutable parallel safe as $$ select 100 $$;
+
+-- The job title of a contract; the title of an employee's attachment.
+create or replace function app_hidden.job_title_max_length() returns int
+language sql immutable parallel safe as $$ select 200 $$;
+
+create or replace function app_hidden.attachment_title_max_length() returns int
+language sql immutable parallel safe as $$ select 200 $$;
 
 -- The reason of a manual counter adjustment (back-office).
 create or replace function app_hidden.adjustment_reason_max_length() returns int
@@ -69,6 +83,10 @@ language sql immutable parallel safe as $$
     'eventDescriptionMaxLength', app_hidden.event_description_max_length(),
     'nameMaxLength', app_hidden.name_max_length(),
     'adjustmentReasonMaxLength', app_hidden.adjustment_reason_max_length(),
+    'personNameMaxLength', app_hidden.person_name_max_length(),
+    'relationshipMaxLength', app_hidden.relationship_max_length(),
+    'jobTitleMaxLength', app_hidden.job_title_max_length(),
+    'attachmentTitleMaxLength', app_hidden.attachment_title_max_length(),
     'emailMaxLength', app_hidden.email_max_length(),
     'usernameMaxLength', app_hidden.username_max_length(),
     'usernamePattern', app_hidden.username_pattern())

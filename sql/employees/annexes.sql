@@ -69,11 +69,11 @@ begin
   v := nullif(btrim(p_item ->> 'name'), '');
   if v is null then
     return query select 'name'::text, 'Le nom du contact est obligatoire.'::text;
-  elsif length(v) > 150 then
-    return query select 'name'::text, 'Au plus 150 caractères.'::text;
+  elsif char_length(v) > app_hidden.name_max_length() then
+    return query select 'name'::text, app_hidden.max_length_message(app_hidden.name_max_length());
   end if;
-  if length(btrim(p_item ->> 'relationship')) > 100 then
-    return query select 'relationship'::text, 'Au plus 100 caractères.'::text;
+  if char_length(btrim(p_item ->> 'relationship')) > app_hidden.relationship_max_length() then
+    return query select 'relationship'::text, app_hidden.max_length_message(app_hidden.relationship_max_length());
   end if;
   v := nullif(btrim(p_item ->> 'phone'), '');
   if v is null then
@@ -273,8 +273,8 @@ begin
   end if;
   v_file := v_files -> 0;
   v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), v_file ->> 'filename');
-  if length(v_title) > 200 then
-    perform app_hidden.invalid('title', 'Au plus 200 caractères.', 'WV560');
+  if char_length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', app_hidden.max_length_message(app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   insert into app_public.employee_attachments (employee_id, title, filename, content_type, size_bytes, storage_key, sha256,
                                                uploaded_by, uploaded_by_name)
@@ -306,8 +306,8 @@ begin
   v_title := app_hidden.in_trimmed(p_body, 'title');
   if v_title is null then
     perform app_hidden.invalid('title', 'Le titre est obligatoire.', 'WV560');
-  elsif length(v_title) > 200 then
-    perform app_hidden.invalid('title', 'Au plus 200 caractères.', 'WV560');
+  elsif char_length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', app_hidden.max_length_message(app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   update app_public.employee_attachments a set title = v_title
   where a.id = p_id and a.title is distinct from v_title

@@ -287,14 +287,14 @@ begin
   v_first_name := coalesce(app_hidden.in_trimmed(p_body, 'first_name'), case when p_body ? 'first_name' then null else v_old.first_name end);
   if (v_creating or not p_partial or p_body ? 'first_name') and app_hidden.in_trimmed(p_body, 'first_name') is null then
     v_errors := app_hidden.add_error(v_errors, 'first_name', 'Le prénom est obligatoire.');
-  elsif length(v_first_name) > 100 then
-    v_errors := app_hidden.add_error(v_errors, 'first_name', 'Au plus 100 caractères.');
+  elsif char_length(v_first_name) > app_hidden.person_name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'first_name', app_hidden.max_length_message(app_hidden.person_name_max_length()));
   end if;
   v_last_name := coalesce(app_hidden.in_trimmed(p_body, 'last_name'), case when p_body ? 'last_name' then null else v_old.last_name end);
   if (v_creating or not p_partial or p_body ? 'last_name') and app_hidden.in_trimmed(p_body, 'last_name') is null then
     v_errors := app_hidden.add_error(v_errors, 'last_name', 'Le nom est obligatoire.');
-  elsif length(v_last_name) > 100 then
-    v_errors := app_hidden.add_error(v_errors, 'last_name', 'Au plus 100 caractères.');
+  elsif char_length(v_last_name) > app_hidden.person_name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'last_name', app_hidden.max_length_message(app_hidden.person_name_max_length()));
   end if;
 
   v_email := case when p_body ? 'professional_email' then app_hidden.in_trimmed(p_body, 'professional_email')
@@ -419,8 +419,9 @@ begin
         end if;
       end if;
       v_job := app_hidden.in_trimmed(v_item, 'job_title', 'contracts');
-      if length(v_job) > 200 then
-        v_errors := app_hidden.add_error(v_errors, 'contracts', v_label || 'l''intitulé de poste fait au plus 200 caractères.');
+      if char_length(v_job) > app_hidden.job_title_max_length() then
+        v_errors := app_hidden.add_error(v_errors, 'contracts',
+          v_label || format('l''intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
       end if;
       v_hours := app_hidden.in_numeric(v_item, 'weekly_hours', 'contracts');
       if v_hours is not null and (v_hours <= 0 or v_hours > 48) then

@@ -15,8 +15,16 @@ export const INPUT_CONTRACT = {
   onCallCommentMaxLength: 500,
   eventTitleMaxLength: 200,
   eventDescriptionMaxLength: 5000,
-  /** The name of a team, a division, an establishment, a contract type, an absence type or category; a post's label. */
+  /** The name of a team, a division, an establishment, a contract type, an absence type or category, an emergency contact; a post's label. */
   nameMaxLength: 150,
+  /** An employee's first or last name. */
+  personNameMaxLength: 100,
+  /** An emergency contact's relationship to the employee. */
+  relationshipMaxLength: 100,
+  /** The job title of a contract. */
+  jobTitleMaxLength: 200,
+  /** The title of an employee's attachment. */
+  attachmentTitleMaxLength: 200,
   /** The reason of a manual counter adjustment (back-office). */
   adjustmentReasonMaxLength: 500,
   /** An e-mail address (professional address, emergency contact); its shape is checked by SQL. */

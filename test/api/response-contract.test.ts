@@ -124,6 +124,27 @@ describe('the input contract against sql/', () => {
     ]);
   });
 
+  it('no other function or CHECK of sql/ restates a limit: patterns and « Au plus N caractères » come from the contract', async () => {
+    const names = ['email_pattern', 'phone_pattern', 'social_security_number_pattern', 'username_pattern'];
+    const patterns: string[] = [];
+    for (const name of names) {
+      patterns.push((await env.db.query<{ pattern: string }>(`select app_hidden.${name}() as pattern`)).rows[0]!.pattern);
+    }
+    const { rows } = await env.db.query<{ owner: string; text: string }>(
+      `select p.oid::regprocedure::text as owner, p.prosrc as text from pg_proc p
+        where p.pronamespace in ('app_public'::regnamespace, 'app_hidden'::regnamespace, 'app_private'::regnamespace)
+          and p.prokind = 'f' and not p.proname = any ($1::text[] || '{max_length_message}')
+       union all
+       select conname, pg_get_constraintdef(oid) from pg_constraint
+        where connamespace in ('app_public'::regnamespace, 'app_private'::regnamespace) and contype = 'c'`,
+      [names],
+    );
+    const restated = rows.filter(
+      (row) => /Au plus \d+ caract/i.test(row.text) || patterns.some((pattern) => row.text.includes(pattern)),
+    );
+    expect(restated.map((row) => row.owner)).toEqual([]);
+  });
+
   it('a limit changed on one side only is named with both of its homes', async () => {
     expect(compareInputContract(await sqlContract(), { ...INPUT_CONTRACT, commentMaxLength: 1000 })).toEqual([
       `input contract commentMaxLength: src/http/input-contract.ts says 1000, ${SQL_HOME} says 2000`,

@@ -19,7 +19,7 @@ const contractInput = s.object(
     start_date: s.date(),
     end_date: s.nullable(s.date()),
     trial_end_date: s.nullable(s.date({ description: 'Fin de période d’essai, entre le début et la fin du contrat.' })),
-    job_title: s.nullable(s.string({ maxLength: 200 })),
+    job_title: s.nullable(s.text(INPUT_CONTRACT.jobTitleMaxLength)),
     weekly_hours: s.nullable({ type: ['number', 'string'], description: 'Durée hebdomadaire, de 0 (exclu) à 48 heures.' }),
   },
   ['type', 'start_date'],
@@ -36,8 +36,8 @@ const assignmentInput = s.object(
 );
 
 const employeeProperties = {
-  first_name: s.string({ maxLength: 100 }),
-  last_name: s.string({ maxLength: 100 }),
+  first_name: s.text(INPUT_CONTRACT.personNameMaxLength),
+  last_name: s.text(INPUT_CONTRACT.personNameMaxLength),
   professional_email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength, { description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
   birth_date: s.nullable(s.date()),
   is_polyvalent: s.bool({ description: 'Agent polyvalent (une absence en période d’essai donne un avertissement).' }),
@@ -198,8 +198,8 @@ const CONTACT_RULES =
 const contactInput = s.object(
   {
     id: s.id('Contact existant (PUT seulement) ; absent pour en créer un.'),
-    name: s.string({ maxLength: 150 }),
-    relationship: s.nullable(s.string({ maxLength: 100, description: 'Lien avec le salarié (conjoint, parent…).' })),
+    name: s.text(INPUT_CONTRACT.nameMaxLength),
+    relationship: s.nullable(s.text(INPUT_CONTRACT.relationshipMaxLength, { description: 'Lien avec le salarié (conjoint, parent…).' })),
     phone: s.string({ maxLength: 24, description: 'Téléphone (06 12 34 56 78, +33 6 12 34 56 78…).' }),
     alternate_phone: s.nullable(s.string({ maxLength: 24 })),
     email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength)),
@@ -321,7 +321,7 @@ const attachmentRoutes: RouteSpec[] = [
     permission: 'employee.change_employee_attachment',
     pathParams: idParam,
     multipart: { files: ['file'], maxFileBytes: MAX_FILE_BYTES },
-    body: s.object({ title: s.string({ maxLength: 200 }) }),
+    body: s.object({ title: s.text(INPUT_CONTRACT.attachmentTitleMaxLength) }),
     sql: {
       fn: 'app_public.employee_attachment_create',
       args: [
@@ -344,7 +344,7 @@ const attachmentRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_attachment',
     pathParams: attachmentParams,
-    body: s.object({ title: s.string({ maxLength: 200 }) }, ['title']),
+    body: s.object({ title: s.text(INPUT_CONTRACT.attachmentTitleMaxLength) }, ['title']),
     sql: {
       fn: 'app_public.employee_attachment_update',
       args: [
