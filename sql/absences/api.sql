@@ -691,6 +691,7 @@ begin
   if v.status <> 'pending' then
     perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
   end if;
+  perform app_hidden.absence_check_text_length('reason', v_reason);
 
   v_body := (select coalesce(jsonb_object_agg(k, p_body -> k), '{}'::jsonb)
              from unnest(array['date_end', 'type', 'start_time', 'end_time']) k where p_body ? k);

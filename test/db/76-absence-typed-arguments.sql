@@ -2,7 +2,7 @@
 -- (no route schema in front): what ajv refuses on REST (a missing field, a text over its limit,
 -- a missing version) is refused by SQL under the same field, never by a database error.
 begin;
-select plan(13);
+select plan(14);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.type_id(p_code text) returns int language sql stable as $$
@@ -37,6 +37,9 @@ select throws_ok(format($$select app_public.absence_refuse(%s, null, 'Non')$$,
 select throws_ok(format($$select app_public.absence_refuse(%s, 1, repeat('x', 2001))$$,
                         (select (r ->> 'id')::int from jsonb_array_elements(app_public.absences_list('pending', tests.id('employees', 'alice'), '2026-12-01', '2026-12-01', 1, 10) -> 'results') r)),
   'WV001', 'Au plus 2000 caractères.', 'a refusal reason over the limit: 400 under reason');
+select throws_ok(format($$select app_public.absence_validate(%s, jsonb_build_object('version', 1, 'reason', repeat('x', 2001)))$$,
+                        (select (r ->> 'id')::int from jsonb_array_elements(app_public.absences_list('pending', tests.id('employees', 'alice'), '2026-12-01', '2026-12-01', 1, 10) -> 'results') r)),
+  'WV001', 'Au plus 2000 caractères.', 'a validation reason over the limit (GraphQL, which keeps the body): 400 under reason');
 select is(app_public.absence_refuse(
             (select (r ->> 'id')::int from jsonb_array_elements(app_public.absences_list('pending', tests.id('employees', 'alice'), '2026-12-01', '2026-12-01', 1, 10) -> 'results') r),
             p_version => 1, p_reason => '  Effectif insuffisant ') ->> 'decision_reason',
