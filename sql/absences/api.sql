@@ -577,7 +577,9 @@ to it) documents. Returns the absence with its warnings and documents.';
 -- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
 -- and the manager perimeter deposit documents on an absence that is not refused or
 -- cancelled (e.g. after a missing-document reminder).
-create or replace function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+drop function if exists app_public.absence_add_documents(int, jsonb, text);
+create or replace function app_public.absence_add_documents(p_id int, p_add_documents jsonb, p_public_url text default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -588,15 +590,15 @@ begin
     perform app_hidden.invalid('status', format('Une absence %s ne reçoit plus de justificatif.',
       case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
   end if;
-  v_errors := app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
-  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+  v_errors := app_hidden.document_metadata_errors(p_add_documents, 'add_documents');
+  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_add_documents, 'null'::jsonb)), 0) = 0 then
     v_errors := app_hidden.add_error(v_errors, 'add_documents', 'Déposez au moins un fichier (PDF, JPG ou PNG).');
   end if;
   perform app_hidden.raise_errors(v_errors);
   perform app_private.set_audit_verb('Modification');
   update app_public.absences a set version = a.version + 1 where a.id = v.id;
   perform app_private.set_audit_verb('');
-  perform app_hidden.absence_documents_insert(v.id, p_body -> 'add_documents');
+  perform app_hidden.absence_documents_insert(v.id, p_add_documents);
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;

@@ -95,9 +95,9 @@ select throws_ok(format($$select app_public.absence_update(%s, '{"date_end": "20
 select tests.authenticate_as('alice');
 select throws_ok(format($$select app_public.absence_update(%s, '{"comment": "x"}')$$, pg_temp.abs('alice', '2026-11-16')),
   'WF203', null, 'an employee PATCH: 403');
-select lives_ok(format($$select app_public.absence_add_documents(%s, jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('suite.pdf'))))$$,
+select lives_ok(format($$select app_public.absence_add_documents(%s, jsonb_build_array(pg_temp.file('suite.pdf')))$$,
   pg_temp.abs('alice', '2026-11-16')), 'the employee deposits on their own absence through the documents route');
-select throws_ok(format($$select app_public.absence_add_documents(%s, '{"add_documents": []}')$$, pg_temp.abs('alice', '2026-11-16')),
+select throws_ok(format($$select app_public.absence_add_documents(%s, '[]')$$, pg_temp.abs('alice', '2026-11-16')),
   'WV002', 'Déposez au moins un fichier (PDF, JPG ou PNG).', 'at least one file');
 select tests.authenticate_as('mgr1');
 select throws_ok($$select app_public.absence_update(999999, '{"comment": "x"}')$$, 'WN201', null, 'an unknown row: 404');

@@ -35,8 +35,8 @@ select ok(pg_temp.audited('Creation', 'arret-maladie.pdf'), 'a deposit on creati
 
 -- The DA of E1 deposits, but does not remove.
 select tests.authenticate_as('da');
-select lives_ok(format($$select app_public.absence_add_documents(%s, jsonb_build_object('add_documents',
-  jsonb_build_array(tests.uploaded_file('complement.pdf'))))$$, pg_temp.abs()), 'the DA deposits a document');
+select lives_ok(format($$select app_public.absence_add_documents(%s,
+  jsonb_build_array(tests.uploaded_file('complement.pdf')))$$, pg_temp.abs()), 'the DA deposits a document');
 select ok(pg_temp.audited('Creation', 'complement.pdf'), 'the deposit is audited with the document''s name');
 select throws_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
   pg_temp.abs(), pg_temp.doc('arret-maladie.pdf')), 'WF201', null, 'the DA may not remove a medical certificate (403)');

@@ -449,7 +449,7 @@ export const absenceRoutes: RouteModule = {
       multipart: { files: ['add_documents'], maxFileBytes: MAX_DOCUMENT_BYTES },
       sql: {
         fn: 'app_public.absence_add_documents',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_add_documents', 'add_documents', 'jsonb'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),
