@@ -2,7 +2,8 @@
 -- CHECKs and the rules of sql/ call these functions; the route schemas (ajv and OpenAPI) take
 -- the same values from src/http/input-contract.ts, which the server compares with
 -- app_hidden.input_contract() at start-up (a difference stops it, naming both sides).
--- docs/architecture.md, "One input contract".
+-- docs/architecture.md, "One input contract". A CHECK reads its function at each write only:
+-- lowering a limit leaves longer rows in place (a migration that lowers one updates them first).
 
 -- A free comment or a decision reason (absences, day-change requests, day modifications).
 create or replace function app_hidden.comment_max_length() returns int
