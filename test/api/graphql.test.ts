@@ -433,6 +433,26 @@ describe('file metadata through GraphQL', () => {
   });
 });
 
+describe('typed arguments through GraphQL', () => {
+  // No route schema stands in front of GraphQL: the functions refuse what ajv would have, under the field.
+  it('a null required argument and a text over its limit are refused by the function, under their field', async () => {
+    const admin = await signIn('admin');
+    const noDate = await gql(admin, 'mutation { shiftChangeCreate(input: { pDate: null, pReason: "urgence", pIsRemote: true }) { result } }');
+    expect(noDate.body.errors?.[0]?.extensions?.code, JSON.stringify(noDate.body)).toBe('WV002');
+    expect(JSON.parse(noDate.body.errors[0].extensions.field)).toEqual({ date: ['Ce champ est obligatoire.'] });
+
+    const type = (await env.db.query("select id from app_public.absence_types where code = 'FOR'")).rows[0].id;
+    const longComment = await gql(
+      admin,
+      'mutation($employee: Int!, $type: Int!, $comment: String) ' +
+        '{ absenceCreate(input: { pEmployee: $employee, pType: $type, pDateStart: "2026-12-07", pComment: $comment }) { result } }',
+      { employee: env.ids.employees!.alice, type, comment: 'x'.repeat(2001) },
+    );
+    expect(longComment.body.errors?.[0]?.extensions?.code, JSON.stringify(longComment.body)).toBe('WV200');
+    expect(JSON.parse(longComment.body.errors[0].extensions.field)).toEqual({ comment: ['Au plus 2000 caractères.'] });
+  });
+});
+
 describe('paging through GraphQL', () => {
   it('a page below 1 is refused by the function itself (WV003), not by a database error', async () => {
     const res = await gql(await signIn('admin'), '{ absenceTypesList(pPage: 0, pPageSize: 10) }');
