@@ -99,7 +99,17 @@ export const eventModule: RouteModule = {
       auth: 'account',
       permission: 'events.change_event',
       body: s.object(eventBody, ['title', 'start_at', 'end_at']),
-      sql: { fn: 'app_public.event_create', args: [bodyArg] },
+      sql: {
+        fn: 'app_public.event_create',
+        args: [
+          { name: 'p_title', from: 'body-field', key: 'title', cast: 'text' },
+          { name: 'p_start_at', from: 'body-field', key: 'start_at', cast: 'timestamptz' },
+          { name: 'p_end_at', from: 'body-field', key: 'end_at', cast: 'timestamptz' },
+          { name: 'p_description', from: 'body-field', key: 'description', cast: 'text' },
+          { name: 'p_establishment', from: 'body-field', key: 'establishment', cast: 'int' },
+          { name: 'p_participants', from: 'body-field', key: 'participants', cast: 'int[]' },
+        ],
+      },
       status: 201,
       response: s.ref('Event'),
       errors: [400, 403, 404],
