@@ -73,7 +73,7 @@ const cases: Case[] = [
   { name: 'planning, one month, 200 employees', account: ids.mgr2,
     call: `${planningFn}('${month}01', '${month}${lastDay}', null)` },
   { name: 'absence creation (employee, CP)', account: ids.employee_account, write: true,
-    call: `app_public.absence_create(jsonb_build_object('employee', ${ids.employee}, 'type', ${ids.cp}, 'date_start', '${ids.day}'), 'http://x')` },
+    call: `app_public.absence_create(p_employee => ${ids.employee}, p_type => ${ids.cp}, p_date_start => '${ids.day}', p_public_url => 'http://x')` },
   { name: 'absence validation (Manager n1)', account: ids.pending_decider, write: true,
     call: `app_public.absence_validate(${ids.pending}, '{"version": ${ids.pending_version}}', 'http://x')` },
 ];

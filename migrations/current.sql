@@ -2,16 +2,28 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/errors.sql
+--!include core/input_contract.sql
+--!include org/tables.sql
+--!include org/accounts.sql
 --!include reference/tables.sql
+--!include planning/tables.sql
+--!include absences/tables.sql
+--!include events/tables.sql
 --!include org/policies.sql
 --!include absences/policies.sql
 --!include notifications/functions.sql
+--!include shift_change/functions.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
 --!include employees/rules.sql
+--!include employees/tables.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
 --!include referentials/api.sql
 --!include org/import.sql
+--!include teams/api.sql
+--!include events/api.sql
+--!include on_call/api.sql
 --!include backoffice/reference.sql
+--!include backoffice/counters.sql
 --!include finalize.sql

@@ -9,6 +9,7 @@ import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.j
 import type pg from 'pg';
 import { ApiError, apiErrorFromPg, isConnectionLoss } from './http/errors.js';
 import { manifestMismatches } from './http/manifest-check.js';
+import { inputContractMismatches } from './http/input-contract.js';
 import { buildApiRouter, expressPath } from './http/router.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
@@ -51,19 +52,20 @@ export interface AppOptions {
 }
 
 /**
- * Start-up stops when a route's SQL call does not fit its function (manifest-check.ts). A database
+ * Start-up stops when a route's SQL call does not fit its function (manifest-check.ts) or a limit of
+ * the route schemas differs from sql/'s (input-contract.ts). A database
  * that cannot be reached yet is not a reason to stop: the routes answer 503 until it is back.
  */
 async function checkManifest(pool: pg.Pool, logger: Logger): Promise<void> {
   let problems: string[];
   try {
-    problems = await manifestMismatches(pool, routes);
+    problems = [...(await manifestMismatches(pool, routes)), ...(await inputContractMismatches(pool))];
   } catch (error) {
     if (!isConnectionLoss(error)) throw error;
     logger.warn('database unreachable at start-up: the SQL calls of the manifest were not checked');
     return;
   }
-  if (problems.length) throw new Error(`The route manifest does not fit the SQL functions:\n${problems.join('\n')}`);
+  if (problems.length) throw new Error(`The route manifest does not fit the database:\n${problems.join('\n')}`);
 }
 
 /** Composes the HTTP service: logging, headers, auth, rate limits, the manifest's routes, docs, GraphQL. */

@@ -14,6 +14,6 @@
 begin;
 select app_private.begin_request(:acc);
 set local role wfm_visitor;
-select app_public.absence_create(jsonb_build_object('employee', :emp::int, 'type', :type::int, 'date_start', ((:days)::date[])[:d::int]), 'http://localhost');
+select app_public.absence_create(p_employee => :emp::int, p_type => :type::int, p_date_start => ((:days)::date[])[:d::int], p_public_url => 'http://localhost');
 commit;
 \endpipeline

@@ -39,17 +39,37 @@ end;
 $$;
 
 -- A decision sends the version it read; a stale one answers 409 before any other check.
-create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
+create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_version int, p_required boolean)
 returns void
 language plpgsql stable as $$
 begin
-  if p_body ? 'version' and jsonb_typeof(p_body -> 'version') <> 'null' then
-    if (p_body ->> 'version')::int <> p_absence.version then
+  if p_version is not null then
+    if p_version <> p_absence.version then
       perform app_hidden.conflict(
         'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
     end if;
   elsif p_required then
     perform app_hidden.invalid('version', 'Ce champ est obligatoire.');
+  end if;
+end;
+$$;
+
+-- The same, for the writes that still take a body (PATCH, validation with corrections).
+create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
+returns void
+language plpgsql stable as $$
+begin
+  perform app_hidden.absence_check_version(p_absence, (p_body ->> 'version')::int, p_required);
+end;
+$$;
+
+-- A comment or a reason over the limit of sql/core/input_contract.sql: the route schema
+-- refuses it first; a GraphQL caller gets the same answer under the field.
+create or replace function app_hidden.absence_check_text_length(p_field text, p_value text) returns void
+language plpgsql immutable as $$
+begin
+  if char_length(p_value) > app_hidden.comment_max_length() then
+    perform app_hidden.invalid(p_field, app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
 end;
 $$;
@@ -290,7 +310,14 @@ file key only for readers of the content, Permissions rule 5), whether the calle
 -- POST /api/absences/: an employee's request for themselves is born pending (deciders
 -- notified); a manager's declaration for an employee of the decision perimeter is born
 -- validated (nobody notified, no decision date). The author decides the state, not the role.
-create or replace function app_public.absence_create(p_body jsonb, p_public_url text default null) returns jsonb
+-- Typed arguments, one per field of the body (the route schema has checked their types);
+-- the rules check what a GraphQL caller may still send (missing fields, a long comment).
+drop function if exists app_public.absence_create(jsonb, text);
+create or replace function app_public.absence_create(
+  p_employee int, p_type int, p_date_start date, p_date_end date default null,
+  p_start_half text default null, p_end_half text default null,
+  p_start_time time default null, p_end_time time default null,
+  p_comment text default null, p_add_documents jsonb default null, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp
 -- force_generic_plan for every statement it runs, nested ones included (docs/architecture.md, Performance notes).
 set plan_cache_mode = force_generic_plan as $$
@@ -298,7 +325,10 @@ declare
   v_account int := app_hidden.current_account_id();
   v_today date := app_hidden.today();
   v_now timestamptz := app_hidden.now();
-  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  -- A creation without date_end lies on one date (hourly types, single days).
+  d app_hidden.absence_draft := row(p_employee, p_type, p_date_start, coalesce(p_date_end, p_date_start),
+                                    p_start_half, p_end_half, p_start_time, p_end_time);
+  v_comment text := nullif(btrim(p_comment), '');
   v_own boolean;
   v_filer_error text;
   v_eval jsonb;
@@ -317,7 +347,10 @@ begin
   end if;
   v_eval := app_private.absence_evaluate(d, null, case when v_own then 'employee' else 'manager' end,
                                          case when v_own then v_now end, v_today);
-  v_errors := (v_eval -> 'errors') || app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
+  v_errors := (v_eval -> 'errors') || app_hidden.document_metadata_errors(p_add_documents, 'add_documents');
+  if char_length(v_comment) > app_hidden.comment_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.comment_max_length()));
+  end if;
   if v_errors <> '{}'::jsonb then
     perform app_hidden.invalid_fields(v_errors, 'WV200');
   end if;
@@ -326,12 +359,12 @@ begin
                                    end_time, comment, status, counted_quantity, counted_unit, author_account_id,
                                    submitted_at, warnings)
   values (d.employee_id, d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time,
-          nullif(btrim(p_body ->> 'comment'), ''), case when v_own then 'pending' else 'validated' end,
+          v_comment, case when v_own then 'pending' else 'validated' end,
           (v_eval ->> 'quantity')::numeric, v_eval ->> 'unit', v_account,
           case when v_own then v_now end, v_eval -> 'warnings')
   returning * into v_absence;
 
-  perform app_hidden.absence_documents_insert(v_absence.id, p_body -> 'add_documents');
+  perform app_hidden.absence_documents_insert(v_absence.id, p_add_documents);
   perform app_private.absence_sync_counters(v_absence.id, 'create', v_today);
   perform app_private.absence_alert_events(v_absence, v_eval -> 'events');
 
@@ -352,7 +385,7 @@ begin
          || jsonb_build_object('has_recipient', v_has_recipient);
 end;
 $$;
-comment on function app_public.absence_create(jsonb, text) is
+comment on function app_public.absence_create(integer, integer, date, date, text, text, time, time, text, jsonb, text) is
 'SPEC Absences, POST /api/absences/ and declaration rules 1-13: files an absence. The request of an
 employee for their own record is born pending (counters reserved, deciders notified); the declaration of
 a manager for an employee of the decision perimeter is born validated (nobody notified): the author
@@ -371,10 +404,16 @@ $$;
 
 -- POST /api/absences/preview/: what a creation would do, without writing anything. Always
 -- answers (errors are part of the answer). Without `employee`, the caller's own record.
-create or replace function app_public.absence_preview(p_body jsonb) returns jsonb
+-- The typed arguments of absence_create (the comment, which changes nothing, aside).
+drop function if exists app_public.absence_preview(jsonb);
+create or replace function app_public.absence_preview(
+  p_employee int, p_type int, p_date_start date, p_date_end date default null,
+  p_start_half text default null, p_end_half text default null,
+  p_start_time time default null, p_end_time time default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  d app_hidden.absence_draft := app_hidden.absence_draft_of(p_body, null);
+  d app_hidden.absence_draft := row(p_employee, p_type, p_date_start, coalesce(p_date_end, p_date_start),
+                                    p_start_half, p_end_half, p_start_time, p_end_time);
   v_today date := app_hidden.today();
   v_filer_error text;
   v_own boolean;
@@ -398,7 +437,7 @@ begin
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, null));
 end;
 $$;
-comment on function app_public.absence_preview(jsonb) is
+comment on function app_public.absence_preview(integer, integer, date, date, text, text, time, time) is
 'SPEC Absences, POST /api/absences/preview/ and preview rules 1-4: what creating this body would do
 (quantity, unit, counter_effects, warnings, errors keyed by the field to correct), writing nothing;
 without employee, for the caller''s own record.';
@@ -540,7 +579,9 @@ to it) documents. Returns the absence with its warnings and documents.';
 -- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
 -- and the manager perimeter deposit documents on an absence that is not refused or
 -- cancelled (e.g. after a missing-document reminder).
-create or replace function app_public.absence_add_documents(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+drop function if exists app_public.absence_add_documents(int, jsonb, text);
+create or replace function app_public.absence_add_documents(p_id int, p_add_documents jsonb, p_public_url text default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
@@ -551,15 +592,15 @@ begin
     perform app_hidden.invalid('status', format('Une absence %s ne reçoit plus de justificatif.',
       case when v.status = 'refused' then 'refusée' else 'annulée' end), 'WV210');
   end if;
-  v_errors := app_hidden.document_metadata_errors(p_body -> 'add_documents', 'add_documents');
-  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+  v_errors := app_hidden.document_metadata_errors(p_add_documents, 'add_documents');
+  if v_errors = '{}'::jsonb and coalesce(jsonb_array_length(nullif(p_add_documents, 'null'::jsonb)), 0) = 0 then
     v_errors := app_hidden.add_error(v_errors, 'add_documents', 'Déposez au moins un fichier (PDF, JPG ou PNG).');
   end if;
   perform app_hidden.raise_errors(v_errors);
   perform app_private.set_audit_verb('Modification');
   update app_public.absences a set version = a.version + 1 where a.id = v.id;
   perform app_private.set_audit_verb('');
-  perform app_hidden.absence_documents_insert(v.id, p_body -> 'add_documents');
+  perform app_hidden.absence_documents_insert(v.id, p_add_documents);
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
@@ -654,6 +695,7 @@ begin
   if v.status <> 'pending' then
     perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
   end if;
+  perform app_hidden.absence_check_text_length('reason', v_reason);
 
   v_body := (select coalesce(jsonb_object_agg(k, p_body -> k), '{}'::jsonb)
              from unnest(array['date_end', 'type', 'start_time', 'end_time']) k where p_body ? k);
@@ -715,14 +757,16 @@ notified.';
 -- POST /api/absences/<id>/refuse/ {version, reason}
 --   pending → refused (the reservation is released; the request stays on file);
 --   cancellation_requested → validated (the cancellation is refused; counters unchanged).
-create or replace function app_public.absence_refuse(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+drop function if exists app_public.absence_refuse(int, jsonb, text);
+create or replace function app_public.absence_refuse(p_id int, p_version int, p_reason text default null,
+                                                     p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
-  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+  v_reason text := nullif(btrim(p_reason), '');
 begin
   v := app_hidden.absence_lock(p_id);
-  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_version(v, p_version, true);
   perform app_hidden.absence_check_decider(v);
   if v.status not in ('pending', 'cancellation_requested') then
     perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
@@ -730,6 +774,7 @@ begin
   if v_reason is null then
     perform app_hidden.invalid('reason', 'Un refus doit être motivé : indiquez la raison.', 'WV211');
   end if;
+  perform app_hidden.absence_check_text_length('reason', v_reason);
 
   perform app_private.set_audit_verb('Refus');
   if v.status = 'pending' then
@@ -757,7 +802,7 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
-comment on function app_public.absence_refuse(integer, jsonb, text) is
+comment on function app_public.absence_refuse(integer, integer, text, text) is
 'SPEC Absences, POST /api/absences/<id>/refuse/: with the current version (else 409) and a non-empty
 reason, a holder of absences.decide_absence refuses a pending absence (reservation released, the request
 stays on file) or a requested cancellation (the absence stays validated, counters unchanged). The
@@ -766,18 +811,22 @@ requester is notified.';
 -- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
 -- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
 -- and counted until a decider grants it; the deciders are notified.
-create or replace function app_public.absence_request_cancellation(p_id int, p_body jsonb, p_public_url text default null)
+drop function if exists app_public.absence_request_cancellation(int, jsonb, text);
+create or replace function app_public.absence_request_cancellation(p_id int, p_version int default null,
+                                                                   p_comment text default null,
+                                                                   p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
   v_limit date := app_hidden.today() - 14;
+  v_comment text := nullif(btrim(p_comment), '');
 begin
   v := app_hidden.absence_lock(p_id);
   if v.employee_id is distinct from app_hidden.current_employee_id() then
     perform app_hidden.forbidden('Seul le salarié concerné peut demander l''annulation de son absence.', 'WF205');
   end if;
-  perform app_hidden.absence_check_version(v, p_body, false);
+  perform app_hidden.absence_check_version(v, p_version, false);
   if v.status <> 'validated' then
     perform app_hidden.invalid('status', case v.status
       when 'cancellation_requested' then 'L''annulation de cette absence est déjà demandée.'
@@ -790,9 +839,10 @@ begin
       app_hidden.fr_date(v_limit)), 'WV214');
   end if;
 
+  perform app_hidden.absence_check_text_length('comment', v_comment);
   perform app_private.set_audit_verb('Demande d''annulation');
   update app_public.absences a set
-    status = 'cancellation_requested', cancellation_comment = nullif(btrim(p_body ->> 'comment'), ''),
+    status = 'cancellation_requested', cancellation_comment = v_comment,
     cancellation_requested_at = app_hidden.now(), cancellation_decided_at = null, cancellation_decided_by = null,
     cancellation_decision_reason = null, version = a.version + 1
   where a.id = v.id
@@ -806,7 +856,7 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
-comment on function app_public.absence_request_cancellation(integer, jsonb, text) is
+comment on function app_public.absence_request_cancellation(integer, integer, text, text) is
 'SPEC Absences, POST /api/absences/<id>/request-cancellation/ and declaration rule 15: the owner of a
 granted absence starting at most 14 days ago asks for its cancellation; it stays drawn in the planning
 and counted until a decider rules, and the deciders are notified.';

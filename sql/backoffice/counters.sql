@@ -176,8 +176,8 @@ begin
   end if;
   if v_reason is null then
     v_errors := app_hidden.add_error(v_errors, 'reason', 'Le motif de l''ajustement est obligatoire.');
-  elsif length(v_reason) > 500 then
-    v_errors := app_hidden.add_error(v_errors, 'reason', 'Au plus 500 caractères.');
+  elsif char_length(v_reason) > app_hidden.adjustment_reason_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'reason', app_hidden.max_length_message(app_hidden.adjustment_reason_max_length()));
   end if;
   perform app_hidden.invalid_fields(v_errors, 'WV313') where v_errors <> '{}'::jsonb;
   perform app_private.counter_write_adjustment(p_id, p_bucket, p_quantity, v_reason);

@@ -140,8 +140,8 @@ begin
   end if;
   if v_name is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
-  elsif length(v_name) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   if p_parent is not null and not exists (select 1 from app_public.absence_categories c where c.id = p_parent) then
     v_errors := app_hidden.add_error(v_errors, 'parent', 'Catégorie parente inconnue.');
@@ -288,8 +288,8 @@ begin
   end if;
   if v_name is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
-  elsif length(v_name) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   if v_category is null then
     v_errors := app_hidden.add_error(v_errors, 'category', 'La catégorie est obligatoire.');
@@ -465,8 +465,8 @@ begin
   end if;
   if v_label is null then
     v_errors := app_hidden.add_error(v_errors, 'label', 'Le libellé est obligatoire.');
-  elsif length(v_label) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'label', 'Au plus 150 caractères.');
+  elsif char_length(v_label) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'label', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   if v_establishment is null then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'L''établissement est obligatoire.');

@@ -49,26 +49,11 @@ language sql immutable as $$ select 10 $$;
 comment on function app_hidden.emergency_contacts_max() is
 'Emergency contacts: at most 10 per employee.';
 
-create or replace function app_hidden.emergency_contact_name_max_length() returns int
-language sql immutable as $$ select 150 $$;
-comment on function app_hidden.emergency_contact_name_max_length() is
-'Emergency contacts: a name holds at most 150 characters.';
-
-create or replace function app_hidden.emergency_contact_relationship_max_length() returns int
-language sql immutable as $$ select 100 $$;
-comment on function app_hidden.emergency_contact_relationship_max_length() is
-'Emergency contacts: a relationship holds at most 100 characters.';
-
-create or replace function app_hidden.attachment_title_max_length() returns int
-language sql immutable as $$ select 200 $$;
-comment on function app_hidden.attachment_title_max_length() is
-'Employee attachments: a title holds at most 200 characters.';
-
 -- Problems of one contact object, as (field, message) pairs.
 create or replace function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
 language plpgsql immutable as $$
 declare
-  v_phone_pattern constant text := '^\+?[0-9][0-9 .\-]{4,22}[0-9]$';
+  v_phone_pattern constant text := app_hidden.phone_pattern();
   v text;
   v_bad boolean := false;
 begin
@@ -90,11 +75,11 @@ begin
   v := nullif(btrim(p_item ->> 'name'), '');
   if v is null then
     return query select 'name'::text, 'Le nom du contact est obligatoire.'::text;
-  elsif length(v) > app_hidden.emergency_contact_name_max_length() then
-    return query select 'name'::text, 'Au plus ' || app_hidden.emergency_contact_name_max_length()::text || ' caractères.';
+  elsif char_length(v) > app_hidden.name_max_length() then
+    return query select 'name'::text, app_hidden.max_length_message(app_hidden.name_max_length());
   end if;
-  if length(btrim(p_item ->> 'relationship')) > app_hidden.emergency_contact_relationship_max_length() then
-    return query select 'relationship'::text, 'Au plus ' || app_hidden.emergency_contact_relationship_max_length()::text || ' caractères.';
+  if char_length(btrim(p_item ->> 'relationship')) > app_hidden.relationship_max_length() then
+    return query select 'relationship'::text, app_hidden.max_length_message(app_hidden.relationship_max_length());
   end if;
   v := nullif(btrim(p_item ->> 'phone'), '');
   if v is null then
@@ -295,8 +280,8 @@ begin
   end if;
   v_file := v_files -> 0;
   v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), v_file ->> 'filename');
-  if length(v_title) > app_hidden.attachment_title_max_length() then
-    perform app_hidden.invalid('title', format('Au plus %s caractères.', app_hidden.attachment_title_max_length()), 'WV560');
+  if char_length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', app_hidden.max_length_message(app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   insert into app_public.employee_attachments (employee_id, title, filename, content_type, size_bytes, storage_key, sha256,
                                                uploaded_by, uploaded_by_name)
@@ -328,8 +313,8 @@ begin
   v_title := app_hidden.in_trimmed(p_body, 'title');
   if v_title is null then
     perform app_hidden.invalid('title', 'Le titre est obligatoire.', 'WV560');
-  elsif length(v_title) > app_hidden.attachment_title_max_length() then
-    perform app_hidden.invalid('title', format('Au plus %s caractères.', app_hidden.attachment_title_max_length()), 'WV560');
+  elsif char_length(v_title) > app_hidden.attachment_title_max_length() then
+    perform app_hidden.invalid('title', app_hidden.max_length_message(app_hidden.attachment_title_max_length()), 'WV560');
   end if;
   update app_public.employee_attachments a set title = v_title
   where a.id = p_id and a.title is distinct from v_title

@@ -10,25 +10,10 @@
 -- its messages in order (empty when accepted). They write nothing, so pgTAP calls them directly.
 
 -- Thresholds of the record, named once.
-create or replace function app_hidden.person_name_max_length() returns int
-language sql immutable as $$ select 100 $$;
-comment on function app_hidden.person_name_max_length() is
-'Employee record: a first or last name holds at most 100 characters.';
-
-create or replace function app_hidden.email_max_length() returns int
-language sql immutable as $$ select 254 $$;
-comment on function app_hidden.email_max_length() is
-'An e-mail address holds at most 254 characters (RFC 5321 path limit).';
-
 create or replace function app_hidden.birth_date_min() returns date
 language sql immutable as $$ select date '1900-01-01' $$;
 comment on function app_hidden.birth_date_min() is
 'Employee record: the earliest birth date accepted.';
-
-create or replace function app_hidden.job_title_max_length() returns int
-language sql immutable as $$ select 200 $$;
-comment on function app_hidden.job_title_max_length() is
-'Contract: a job title holds at most 200 characters.';
 
 create or replace function app_hidden.weekly_hours_max() returns numeric
 language sql immutable as $$ select 48::numeric $$;
@@ -37,39 +22,28 @@ comment on function app_hidden.weekly_hours_max() is
 
 -- Shared formats (API, import, emergency contacts).
 create or replace function app_hidden.email_well_formed(p_email text) returns boolean
-language sql immutable as $$ select p_email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' $$;
+language sql immutable as $$ select p_email ~ app_hidden.email_pattern() $$;
 comment on function app_hidden.email_well_formed(text) is
 'An e-mail address has one @, no blank, and a dot in its domain (null for null).';
 
 create or replace function app_hidden.email_acceptable(p_email text) returns boolean
 language sql immutable as $$
-  select app_hidden.email_well_formed(p_email) and length(p_email) <= app_hidden.email_max_length()
+  select app_hidden.email_well_formed(p_email) and char_length(p_email) <= app_hidden.email_max_length()
 $$;
 comment on function app_hidden.email_acceptable(text) is
 'An e-mail address entered through the API: well formed and at most email_max_length() characters (null for null).';
 
 create or replace function app_hidden.social_security_number_well_formed(p_number text) returns boolean
 language sql immutable as $$
-  select p_number ~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$'
+  select p_number ~ app_hidden.social_security_number_pattern()
 $$;
 comment on function app_hidden.social_security_number_well_formed(text) is
 'SPEC Permissions (employee.view_social_security_number): a French social security number, 13 characters
 (sex, year, month, department with 2A/2B, commune, order) or 15 with the key (null for null).';
 
-create or replace function app_hidden.username_min_length() returns int
-language sql immutable as $$ select 2 $$;
-comment on function app_hidden.username_min_length() is
-'An account username holds at least 2 characters.';
-
-create or replace function app_hidden.username_max_length() returns int
-language sql immutable as $$ select 150 $$;
-comment on function app_hidden.username_max_length() is
-'An account username holds at most 150 characters.';
-
 create or replace function app_hidden.username_well_formed(p_username text) returns boolean
 language sql immutable as $$
-  select p_username ~ ('^[A-Za-z0-9._@+\-]{' || app_hidden.username_min_length()::text || ','
-                       || app_hidden.username_max_length()::text || '}$')
+  select p_username ~ app_hidden.username_pattern()
 $$;
 comment on function app_hidden.username_well_formed(text) is
 'An account username: username_min_length() to username_max_length() letters, digits and . _ @ + - (null for null).';
@@ -158,8 +132,8 @@ create or replace function app_hidden.employee_name_refusal(p_name text, p_requi
 returns text
 language sql stable as $$
   select case when p_required and p_name is null then p_missing_message
-              when length(p_name) > app_hidden.person_name_max_length()
-              then format('Au plus %s caractères.', app_hidden.person_name_max_length()) end;
+              when char_length(p_name) > app_hidden.person_name_max_length()
+              then app_hidden.max_length_message(app_hidden.person_name_max_length()) end;
 $$;
 comment on function app_hidden.employee_name_refusal(text, boolean, text) is
 'Employee record, first_name and last_name: required (p_missing_message when p_required and absent), at
@@ -322,7 +296,7 @@ begin
   v_trial := app_hidden.in_date(p_item, 'trial_end_date', 'contracts');
   v_messages := v_messages || array(select v_label || m from unnest(app_hidden.contract_period_refusals(v_start, v_end, v_trial)) m);
   v_job := app_hidden.in_trimmed(p_item, 'job_title', 'contracts');
-  if length(v_job) > app_hidden.job_title_max_length() then
+  if char_length(v_job) > app_hidden.job_title_max_length() then
     v_messages := v_messages || (v_label || format('l''intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
   end if;
   v_hours := app_hidden.in_numeric(p_item, 'weekly_hours', 'contracts');

@@ -3,21 +3,32 @@
 create table if not exists app_public.employee_emergency_contacts (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
-  name text not null check (btrim(name) <> '' and length(name) <= 150),
-  relationship text check (length(relationship) <= 100),
-  phone text not null check (phone ~ '^\+?[0-9][0-9 .\-]{4,22}[0-9]$'),
-  alternate_phone text check (alternate_phone ~ '^\+?[0-9][0-9 .\-]{4,22}[0-9]$'),
-  email text check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' and length(email) <= 254),
+  name text not null check (btrim(name) <> '' and char_length(name) <= app_hidden.name_max_length()),
+  relationship text check (char_length(relationship) <= app_hidden.relationship_max_length()),
+  phone text not null check (phone ~ app_hidden.phone_pattern()),
+  alternate_phone text check (alternate_phone ~ app_hidden.phone_pattern()),
+  email text check (email ~ app_hidden.email_pattern() and char_length(email) <= app_hidden.email_max_length()),
   position smallint not null default 1 check (position between 1 and 10),
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
+-- Their patterns and limits come from sql/core/input_contract.sql (a database created before: the CHECKs are replaced).
+select app_private.ensure_check('app_public.employee_emergency_contacts', 'employee_emergency_contacts_name_check',
+  '(((btrim(name) <> ''''::text) AND (char_length(name) <= app_hidden.name_max_length())))');
+select app_private.ensure_check('app_public.employee_emergency_contacts', 'employee_emergency_contacts_relationship_check',
+  '((char_length(relationship) <= app_hidden.relationship_max_length()))');
+select app_private.ensure_check('app_public.employee_emergency_contacts', 'employee_emergency_contacts_phone_check',
+  '((phone ~ app_hidden.phone_pattern()))');
+select app_private.ensure_check('app_public.employee_emergency_contacts', 'employee_emergency_contacts_alternate_phone_check',
+  '((alternate_phone ~ app_hidden.phone_pattern()))');
+select app_private.ensure_check('app_public.employee_emergency_contacts', 'employee_emergency_contacts_email_check',
+  '(((email ~ app_hidden.email_pattern()) AND (char_length(email) <= app_hidden.email_max_length())))');
 create index if not exists employee_emergency_contacts_employee_idx on app_public.employee_emergency_contacts (employee_id, position);
 
 create table if not exists app_public.employee_attachments (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
-  title text not null check (btrim(title) <> '' and length(title) <= 200),
+  title text not null check (btrim(title) <> '' and char_length(title) <= app_hidden.attachment_title_max_length()),
   filename text not null check (length(filename) between 1 and 255),
   content_type text not null check (content_type in ('application/pdf', 'image/jpeg', 'image/png')),
   size_bytes int not null check (size_bytes > 0 and size_bytes <= 10485760),
@@ -29,6 +40,9 @@ create table if not exists app_public.employee_attachments (
   uploaded_by_name text not null,
   updated_at timestamptz not null default app_hidden.now()
 );
+-- Its limit comes from sql/core/input_contract.sql (a database created before: the CHECK is replaced).
+select app_private.ensure_check('app_public.employee_attachments', 'employee_attachments_title_check',
+  '(((btrim(title) <> ''''::text) AND (char_length(title) <= app_hidden.attachment_title_max_length())))');
 create index if not exists employee_attachments_employee_idx on app_public.employee_attachments (employee_id, uploaded_at desc);
 
 create or replace trigger _100_timestamps before insert or update on app_public.employee_emergency_contacts

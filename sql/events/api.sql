@@ -215,20 +215,12 @@ begin
 end;
 $$;
 
--- Validation and write of an event (creation: p_id null). Returns the event id.
-create or replace function app_hidden.event_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Who may write an event: the permission and, for an existing one, the writable perimeter
+-- (else 403; unknown: 404). Returns the event, locked (creation: an empty row).
+create or replace function app_hidden.event_lock_for_write(p_id int) returns app_public.events
 language plpgsql volatile as $$
 declare
   v_old app_public.events;
-  v_errors jsonb := '{}';
-  v_title text;
-  v_description text;
-  v_establishment int;
-  v_start timestamptz;
-  v_end timestamptz;
-  v_participants int[];
-  v_missing text;
-  v_id int := p_id;
 begin
   if p_id is not null then
     select * into v_old from app_public.events ev where ev.id = p_id;
@@ -245,41 +237,55 @@ begin
     end if;
     perform 1 from app_public.events ev where ev.id = p_id for update;
   end if;
+  return v_old;
+end;
+$$;
 
-  v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), case when p_body ? 'title' then null else v_old.title end);
-  if (p_id is null or not p_partial or p_body ? 'title') and app_hidden.in_trimmed(p_body, 'title') is null then
+-- The rules of an event's fields and its write (creation: p_old.id null), from the values it
+-- will have (a PATCH passes the kept ones). p_establishment_sent: the caller names the
+-- establishment (only a named one is checked against the perimeter). Participants null: kept
+-- (none at creation). Returns the event id.
+create or replace function app_hidden.event_write(p_old app_public.events, p_title text, p_description text,
+                                                  p_establishment int, p_establishment_sent boolean,
+                                                  p_start timestamptz, p_end timestamptz, p_participants int[])
+returns int
+language plpgsql volatile as $$
+declare
+  v_errors jsonb := '{}';
+  v_title text := nullif(btrim(p_title), '');
+  v_description text := nullif(btrim(p_description), '');
+  v_participants int[] := p_participants;
+  v_missing text;
+  v_id int := p_old.id;
+begin
+  if v_title is null then
     v_errors := app_hidden.add_error(v_errors, 'title', 'Le titre est obligatoire.');
-  elsif length(v_title) > 200 then
-    v_errors := app_hidden.add_error(v_errors, 'title', 'Au plus 200 caractères.');
+  elsif char_length(v_title) > app_hidden.event_title_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'title', app_hidden.max_length_message(app_hidden.event_title_max_length()));
   end if;
-  v_description := case when p_body ? 'description' then app_hidden.in_trimmed(p_body, 'description') else v_old.description end;
-  if length(v_description) > 5000 then
-    v_errors := app_hidden.add_error(v_errors, 'description', 'Au plus 5000 caractères.');
+  if char_length(v_description) > app_hidden.event_description_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'description', app_hidden.max_length_message(app_hidden.event_description_max_length()));
   end if;
 
-  v_start := case when p_body ? 'start_at' then app_hidden.in_timestamptz(p_body, 'start_at') else v_old.start_at end;
-  v_end := case when p_body ? 'end_at' then app_hidden.in_timestamptz(p_body, 'end_at') else v_old.end_at end;
-  if v_start is null then
+  if p_start is null then
     v_errors := app_hidden.add_error(v_errors, 'start_at', 'Le début est obligatoire.');
   end if;
-  if v_end is null then
+  if p_end is null then
     v_errors := app_hidden.add_error(v_errors, 'end_at', 'La fin est obligatoire.');
-  elsif v_end <= v_start then
+  elsif p_end <= p_start then
     v_errors := app_hidden.add_error(v_errors, 'end_at', 'La fin doit suivre le début.');
   end if;
 
-  v_establishment := case when p_body ? 'establishment' then app_hidden.in_int(p_body, 'establishment') else v_old.establishment_id end;
-  if p_body ? 'establishment' and v_establishment is not null then
-    if not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
-      v_errors := app_hidden.add_error(v_errors, 'establishment', format('Établissement n° %s introuvable.', v_establishment));
-    elsif v_establishment is distinct from v_old.establishment_id
-          and not app_hidden.event_establishment_allowed(v_establishment) then
+  if p_establishment_sent and p_establishment is not null then
+    if not exists (select 1 from app_public.establishments e where e.id = p_establishment) then
+      v_errors := app_hidden.add_error(v_errors, 'establishment', format('Établissement n° %s introuvable.', p_establishment));
+    elsif p_establishment is distinct from p_old.establishment_id
+          and not app_hidden.event_establishment_allowed(p_establishment) then
       v_errors := app_hidden.add_error(v_errors, 'establishment', 'Cet établissement n''est pas dans votre périmètre.');
     end if;
   end if;
 
-  v_participants := app_hidden.in_ids(p_body, 'participants');
-  if v_participants is null and p_id is null then
+  if v_participants is null and p_old.id is null then
     v_participants := '{}';
   end if;
   if cardinality(v_participants) > 500 then
@@ -300,23 +306,23 @@ begin
   select string_agg(x.id::text, ', ' order by x.id) into v_missing
   from unnest(v_participants) x(id)
   where not app_hidden.is_current_employee(x.id)
-    and not exists (select 1 from app_public.event_participants ep where ep.event_id = p_id and ep.employee_id = x.id)
+    and not exists (select 1 from app_public.event_participants ep where ep.event_id = p_old.id and ep.employee_id = x.id)
     and not exists (select 1 from app_hidden.perimeter_employee_ids('events.change_event') pe(id) where pe.id = x.id);
   if v_missing is not null then
     perform app_hidden.not_found(format('Salarié introuvable dans votre périmètre : %s.', v_missing), 'WN530');
   end if;
 
-  if p_id is null then
+  if p_old.id is null then
     insert into app_public.events (title, description, establishment_id, start_at, end_at, created_by)
-    values (v_title, v_description, v_establishment, v_start, v_end, app_hidden.current_account_id());
+    values (v_title, v_description, p_establishment, p_start, p_end, app_hidden.current_account_id());
     -- Not RETURNING: the new row is not yet in the snapshot the read policy consults.
     v_id := currval(pg_get_serial_sequence('app_public.events', 'id'));
   else
     update app_public.events ev
-    set title = v_title, description = v_description, establishment_id = v_establishment, start_at = v_start, end_at = v_end
-    where ev.id = p_id
+    set title = v_title, description = v_description, establishment_id = p_establishment, start_at = p_start, end_at = p_end
+    where ev.id = p_old.id
       and (ev.title, ev.description, ev.establishment_id, ev.start_at, ev.end_at)
-          is distinct from (v_title, v_description, v_establishment, v_start, v_end);
+          is distinct from (v_title, v_description, p_establishment, p_start, p_end);
   end if;
   if v_participants is not null then
     delete from app_public.event_participants ep where ep.event_id = v_id and not ep.employee_id = any (v_participants);
@@ -328,19 +334,54 @@ begin
 end;
 $$;
 
--- POST /api/events/
-create or replace function app_public.event_create(p_body jsonb) returns jsonb
+-- PUT and PATCH bodies of an event (p_partial: only the keys sent change; a key sent as null
+-- clears it): read into the values event_write checks.
+create or replace function app_hidden.event_save(p_id int, p_body jsonb, p_partial boolean) returns int
+language plpgsql volatile as $$
+declare
+  v_old app_public.events := app_hidden.event_lock_for_write(p_id);
+  v_title text;
+  v_description text;
+  v_start timestamptz;
+  v_end timestamptz;
+  v_establishment int;
+begin
+  v_title := case when not p_partial or p_body ? 'title' then app_hidden.in_trimmed(p_body, 'title') else v_old.title end;
+  v_description := case when p_body ? 'description' then app_hidden.in_trimmed(p_body, 'description') else v_old.description end;
+  v_start := case when p_body ? 'start_at' then app_hidden.in_timestamptz(p_body, 'start_at') else v_old.start_at end;
+  v_end := case when p_body ? 'end_at' then app_hidden.in_timestamptz(p_body, 'end_at') else v_old.end_at end;
+  v_establishment := case when p_body ? 'establishment' then app_hidden.in_int(p_body, 'establishment') else v_old.establishment_id end;
+  return app_hidden.event_write(v_old, v_title, v_description, v_establishment, p_body ? 'establishment',
+                                v_start, v_end, app_hidden.in_ids(p_body, 'participants'));
+end;
+$$;
+
+-- POST /api/events/: typed arguments, one per key of the body (absent: null). A GraphQL
+-- caller may send what the route schema refuses: a participant list with a null or twice
+-- the same id is refused as the route's body would be.
+drop function if exists app_public.event_create(jsonb);
+create or replace function app_public.event_create(p_title text, p_start_at timestamptz, p_end_at timestamptz,
+                                                   p_description text default null, p_establishment int default null,
+                                                   p_participants int[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
+  v_old app_public.events := app_hidden.event_lock_for_write(null);
   v_id int;
   v_warnings jsonb;
 begin
-  v_id := app_hidden.event_save(null, p_body, false);
+  if array_position(p_participants, null) is not null then
+    perform app_hidden.invalid('participants', 'Une liste d''identifiants (nombres entiers) est attendue.');
+  end if;
+  if cardinality(p_participants) <> (select count(distinct i) from unnest(p_participants) i) then
+    perform app_hidden.invalid('participants', 'La liste contient des doublons.');
+  end if;
+  v_id := app_hidden.event_write(v_old, p_title, p_description, p_establishment, p_establishment is not null,
+                                 p_start_at, p_end_at, p_participants);
   v_warnings := app_private.event_conflicts_alert(v_id, '{}');
   return app_public.event_get(v_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
-comment on function app_public.event_create(jsonb) is
+comment on function app_public.event_create(text, timestamptz, timestamptz, text, integer, integer[]) is
 'SPEC Events rule 4, POST /api/events/: a holder of events.change_event creates an event whose
 participants are itself or employees of its perimeter (else 404); an overlapping absence of a
 participant answers in warnings and alerts its author and deciders in the same transaction.';

@@ -203,8 +203,8 @@ begin
   end if;
 
   v_comment := case when p_body ? 'comment' then app_hidden.in_trimmed(p_body, 'comment') else v_old.comment end;
-  if length(v_comment) > 500 then
-    v_errors := app_hidden.add_error(v_errors, 'comment', 'Au plus 500 caractères.');
+  if char_length(v_comment) > app_hidden.on_call_comment_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.on_call_comment_max_length()));
   end if;
 
   v_establishments := app_hidden.in_ids(p_body, 'establishments');

@@ -59,7 +59,7 @@ create table if not exists app_public.employees (
   id int generated always as identity primary key,
   first_name text not null check (btrim(first_name) <> ''),
   last_name text not null check (btrim(last_name) <> ''),
-  professional_email text check (professional_email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  professional_email text check (professional_email ~ app_hidden.email_pattern()),
   -- Null main workplace: the employee is visible only to managers of the whole association.
   main_establishment_id int references app_public.establishments on delete restrict,
   birth_date date,
@@ -68,14 +68,20 @@ create table if not exists app_public.employees (
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now()
 );
+-- Their patterns come from sql/core/input_contract.sql (a database created before: the CHECKs are replaced).
+select app_private.ensure_check('app_public.employees', 'employees_professional_email_check',
+  '((professional_email ~ app_hidden.email_pattern()))');
 create index if not exists employees_main_establishment_idx on app_public.employees (main_establishment_id);
 create index if not exists employees_name_idx on app_public.employees (lower(last_name), lower(first_name));
 
 -- Kept apart so that RLS, not the serializer, decides who reads it.
 create table if not exists app_public.employee_social_security_numbers (
   employee_id int primary key references app_public.employees on delete cascade,
-  social_security_number text not null check (social_security_number ~ '^[12][0-9]{2}(0[1-9]|1[0-2]|[2-9][0-9])(2[AB]|[0-9]{2})[0-9]{6}([0-9]{2})?$')
+  social_security_number text not null check (social_security_number ~ app_hidden.social_security_number_pattern())
 );
+select app_private.ensure_check('app_public.employee_social_security_numbers',
+  'employee_social_security_numbers_social_security_number_check',
+  '((social_security_number ~ app_hidden.social_security_number_pattern()))');
 
 create table if not exists app_public.employee_secondary_establishments (
   employee_id int not null references app_public.employees on delete cascade,

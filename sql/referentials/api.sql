@@ -103,8 +103,8 @@ declare
 begin
   if v_name is null then
     perform app_hidden.invalid('name', 'Le nom est obligatoire.', 'WV510');
-  elsif length(v_name) > 150 then
-    perform app_hidden.invalid('name', 'Au plus 150 caractères.', 'WV510');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    perform app_hidden.invalid('name', app_hidden.max_length_message(app_hidden.name_max_length()), 'WV510');
   elsif exists (select 1 from app_public.divisions d where lower(d.name) = lower(v_name) and d.id is distinct from p_id) then
     perform app_hidden.invalid('name', format('Une division s''appelle déjà « %s ».', v_name), 'WV510');
   end if;
@@ -276,8 +276,8 @@ begin
   v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
   if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom est obligatoire.');
-  elsif length(v_name) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
   elsif app_hidden.establishment_name_taken(v_name, p_id) then
     v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
   end if;
@@ -437,8 +437,8 @@ begin
   v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
   if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
-  elsif length(v_name) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   v_temporary := coalesce(app_hidden.in_bool(p_body, 'is_temporary_work'), v_old.is_temporary_work, false);
   perform app_hidden.invalid_fields(v_errors, 'WV510') where v_errors <> '{}'::jsonb;

@@ -145,21 +145,25 @@ language sql immutable as $$
 $$;
 
 -- POST /api/shift-change-requests/
--- Body: date, reason, comment?, is_remote?, is_offsite?, slots? (employee is ignored: the
--- request is always on the caller's own record). Returns the record with has_recipient.
-create or replace function app_public.shift_change_create(p_body jsonb) returns jsonb
+-- One typed argument per key of the body: date, reason, comment?, is_remote?, is_offsite?,
+-- slots? (an employee key is not passed: the request is always on the caller's own record).
+-- Returns the record with has_recipient.
+drop function if exists app_public.shift_change_create(jsonb);
+create or replace function app_public.shift_change_create(p_date date, p_reason text, p_comment text default null,
+                                                          p_is_remote boolean default null,
+                                                          p_is_offsite boolean default null,
+                                                          p_slots jsonb default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account int := app_hidden.current_account_id();
   v_employee int := app_hidden.current_employee_id();
   v_today date := app_hidden.today();
-  v_body jsonb := coalesce(p_body, '{}'::jsonb);
   v_errors jsonb := '{}';
-  v_date date;
+  v_date date := p_date;
   v_reason text;
-  v_comment text;
-  v_remote boolean;
-  v_offsite boolean;
+  v_comment text := nullif(btrim(p_comment), '');
+  v_remote boolean := coalesce(p_is_remote, false);
+  v_offsite boolean := coalesce(p_is_offsite, false);
   v_planned app_public.slot[];
   v_modification app_public.day_modifications;
   v_slots app_public.slot[];
@@ -171,51 +175,24 @@ begin
   if v_employee is null then
     perform app_hidden.forbidden('Votre compte n''est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
   end if;
-  if jsonb_typeof(v_body) <> 'object' then
-    perform app_hidden.invalid(null, 'Un objet JSON est attendu.');
-  end if;
 
-  if v_body -> 'date' is null or jsonb_typeof(v_body -> 'date') = 'null' then
+  -- The route schema requires date and reason; a GraphQL caller may still send nulls.
+  if v_date is null then
     v_errors := app_hidden.add_error(v_errors, 'date', 'Ce champ est obligatoire.');
-  elsif jsonb_typeof(v_body -> 'date') <> 'string' or (v_body ->> 'date') !~ '^\d{4}-\d{2}-\d{2}$' then
-    v_errors := app_hidden.add_error(v_errors, 'date', 'Date invalide : format attendu AAAA-MM-JJ.');
-  else
-    begin
-      v_date := (v_body ->> 'date')::date;
-    exception when others then
-      v_errors := app_hidden.add_error(v_errors, 'date', 'Date invalide : ce jour n''existe pas.');
-    end;
   end if;
-
-  if v_body -> 'reason' is null or jsonb_typeof(v_body -> 'reason') = 'null' or btrim(v_body ->> 'reason') = '' then
+  if p_reason is null or btrim(p_reason) = '' then
     v_errors := app_hidden.add_error(v_errors, 'reason', 'Ce champ est obligatoire.');
-  elsif jsonb_typeof(v_body -> 'reason') <> 'string'
-        or not exists (select 1 from app_public.shift_change_reasons r where r.code = v_body ->> 'reason') then
+  elsif not exists (select 1 from app_public.shift_change_reasons r where r.code = p_reason) then
     v_errors := app_hidden.add_error(v_errors, 'reason',
       'Motif inconnu. Valeurs possibles : '
       || (select string_agg(r.code, ', ' order by r.position) from app_public.shift_change_reasons r) || '.');
   else
-    v_reason := v_body ->> 'reason';
+    v_reason := p_reason;
   end if;
-
-  if v_body -> 'comment' is not null and jsonb_typeof(v_body -> 'comment') not in ('null', 'string') then
-    v_errors := app_hidden.add_error(v_errors, 'comment', 'Une chaîne de caractères est attendue.');
-  else
-    v_comment := nullif(btrim(v_body ->> 'comment'), '');
-    if length(v_comment) > 2000 then
-      v_errors := app_hidden.add_error(v_errors, 'comment', 'Au plus 2000 caractères.');
-    end if;
-  end if;
-
-  if not app_hidden.json_bool_ok(v_body -> 'is_remote') then
-    v_errors := app_hidden.add_error(v_errors, 'is_remote', 'Un booléen (true ou false) est attendu.');
-  end if;
-  if not app_hidden.json_bool_ok(v_body -> 'is_offsite') then
-    v_errors := app_hidden.add_error(v_errors, 'is_offsite', 'Un booléen (true ou false) est attendu.');
+  if char_length(v_comment) > app_hidden.comment_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
   perform app_hidden.raise_errors(v_errors);
-  v_remote := coalesce((v_body ->> 'is_remote')::boolean, false);
-  v_offsite := coalesce((v_body ->> 'is_offsite')::boolean, false);
 
   if v_date < v_today - 14 then
     perform app_hidden.invalid('date',
@@ -232,7 +209,7 @@ begin
   v_planned := app_hidden.planned_slots(v_employee, v_date);
   select * into v_modification from app_public.day_modifications m
   where m.employee_id = v_employee and m.date = v_date;
-  v_slots := app_hidden.parse_day_slots(v_body -> 'slots', 'slots', v_employee, v_date, v_planned);
+  v_slots := app_hidden.parse_day_slots(p_slots, 'slots', v_employee, v_date, v_planned);
 
   v_noop := app_hidden.day_change_noop(v_slots, v_remote, v_offsite, v_planned,
                                        coalesce(v_modification.is_remote, false), coalesce(v_modification.is_offsite, false));
@@ -263,7 +240,7 @@ begin
   return app_hidden.shift_change_record(v_id) || jsonb_build_object('has_recipient', v_has_recipient);
 end;
 $$;
-comment on function app_public.shift_change_create(jsonb) is
+comment on function app_public.shift_change_create(date, text, text, boolean, boolean, jsonb) is
 'SPEC Day-change requests, POST /api/shift-change-requests/ and creation rules 1-6: files a request on a
 day of the caller''s own planning (an employee in the body is ignored), pending with version 1, audited,
 deciders notified (nothing is created if notifying fails). Returns the record with has_recipient.';
@@ -402,8 +379,8 @@ declare
   v_body text;
 begin
   v := app_hidden.shift_change_for_decision(p_id, p_version);
-  if length(v_reason) > 2000 then
-    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  if char_length(v_reason) > app_hidden.comment_max_length() then
+    perform app_hidden.invalid('reason', app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
 
   v_planned := app_hidden.planned_slots(v.employee_id, v.date);
@@ -494,8 +471,8 @@ begin
   if v_reason is null then
     perform app_hidden.invalid('reason', 'Indiquez le motif du refus.', 'WV105');
   end if;
-  if length(v_reason) > 2000 then
-    perform app_hidden.invalid('reason', 'Au plus 2000 caractères.');
+  if char_length(v_reason) > app_hidden.comment_max_length() then
+    perform app_hidden.invalid('reason', app_hidden.max_length_message(app_hidden.comment_max_length()));
   end if;
 
   perform app_private.set_audit_verb('Refus');

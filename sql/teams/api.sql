@@ -134,8 +134,8 @@ begin
   v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_team.name end);
   if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l''équipe est obligatoire.');
-  elsif length(v_name) > 150 then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Au plus 150 caractères.');
+  elsif char_length(v_name) > app_hidden.name_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
 
   v_establishments := app_hidden.in_ids(p_body, 'establishments');

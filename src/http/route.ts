@@ -16,7 +16,7 @@ export type ArgSpec =
   | { name: string; from: 'query'; key: string; cast: 'int' | 'text' | 'date' | 'boolean' }
   | { name: string; from: 'query-object'; cast: 'jsonb' }
   | { name: string; from: 'body'; cast: 'jsonb' }
-  | { name: string; from: 'body-field'; key: string; cast: 'int' | 'text' | 'date' | 'boolean' | 'jsonb' }
+  | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
   | { name: string; from: 'page' | 'page_size'; cast: 'int' }
   | { name: string; from: 'context'; key: 'public_url'; cast: 'text' };
 

@@ -26,6 +26,9 @@ const SQL_CASTS: Record<ArgSpec['cast'], string> = {
   int: 'int',
   text: 'text',
   date: 'date',
+  'int[]': 'int[]',
+  time: 'time',
+  timestamptz: 'timestamptz',
   boolean: 'boolean',
   jsonb: 'jsonb',
 };

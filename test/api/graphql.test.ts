@@ -421,10 +421,35 @@ describe('file metadata through GraphQL', () => {
         storage_key: 'a'.repeat(32), sha256: 'b'.repeat(64),
       }],
     };
-    const res = await gql(root, 'mutation($body: JSON!) { absenceCreate(input: { pBody: $body }) { clientMutationId } }', { body: forged });
+    const res = await gql(
+      root,
+      'mutation($employee: Int!, $type: Int!, $start: Date!, $end: Date, $files: JSON) ' +
+        '{ absenceCreate(input: { pEmployee: $employee, pType: $type, pDateStart: $start, pDateEnd: $end, pAddDocuments: $files }) { clientMutationId } }',
+      { employee: forged.employee, type: forged.type, start: forged.date_start, end: forged.date_end, files: forged.add_documents },
+    );
     expect(res.body.errors?.[0]?.extensions?.code, JSON.stringify(res.body)).toBe('WV402');
     const after = await env.db.query('select count(*)::int as n from app_public.absences');
     expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+});
+
+describe('typed arguments through GraphQL', () => {
+  // No route schema stands in front of GraphQL: the functions refuse what ajv would have, under the field.
+  it('a null required argument and a text over its limit are refused by the function, under their field', async () => {
+    const admin = await signIn('admin');
+    const noDate = await gql(admin, 'mutation { shiftChangeCreate(input: { pDate: null, pReason: "urgence", pIsRemote: true }) { result } }');
+    expect(noDate.body.errors?.[0]?.extensions?.code, JSON.stringify(noDate.body)).toBe('WV002');
+    expect(JSON.parse(noDate.body.errors[0].extensions.field)).toEqual({ date: ['Ce champ est obligatoire.'] });
+
+    const type = (await env.db.query("select id from app_public.absence_types where code = 'FOR'")).rows[0].id;
+    const longComment = await gql(
+      admin,
+      'mutation($employee: Int!, $type: Int!, $comment: String) ' +
+        '{ absenceCreate(input: { pEmployee: $employee, pType: $type, pDateStart: "2026-12-07", pComment: $comment }) { result } }',
+      { employee: env.ids.employees!.alice, type, comment: 'x'.repeat(2001) },
+    );
+    expect(longComment.body.errors?.[0]?.extensions?.code, JSON.stringify(longComment.body)).toBe('WV200');
+    expect(JSON.parse(longComment.body.errors[0].extensions.field)).toEqual({ comment: ['Au plus 2000 caractères.'] });
   });
 });
 

@@ -1,10 +1,12 @@
 /**
  * The checks that keep the published contract true: every answer a test reads is compared with
  * the OpenAPI document (test/helpers/response-contract.ts, run by the shared HTTP client), and the
- * manifest's SQL calls are compared with pg_proc at start-up (src/http/manifest-check.ts). Here,
+ * manifest's SQL calls are compared with pg_proc at start-up (src/http/manifest-check.ts), and so
+ * are the text limits of the route schemas with sql/'s (src/http/input-contract.ts). Here,
  * each check is shown to refuse what it must.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareInputContract, INPUT_CONTRACT, inputContractMismatches } from '../../src/http/input-contract.js';
 import { manifestMismatches } from '../../src/http/manifest-check.js';
 import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
@@ -85,14 +87,80 @@ describe('the manifest against pg_proc', () => {
     const create = routes.find((route) => route.operationId === 'absence_create')!;
     const call = create.sql!;
     const doctored: RouteSpec[] = [
-      { ...create, operationId: 'renamed', sql: { ...call, args: call.args.map((arg) => (arg.name === 'p_body' ? { ...arg, name: 'p_payload' } : arg)) } },
-      { ...create, operationId: 'missing', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_body') } },
+      { ...create, operationId: 'renamed', sql: { ...call, args: call.args.map((arg) => (arg.name === 'p_type' ? { ...arg, name: 'p_kind' } : arg)) } },
+      { ...create, operationId: 'missing', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_employee') } },
       { ...create, operationId: 'unknown', sql: { ...call, fn: 'app_public.absence_creation' } },
     ];
     const problems = await manifestMismatches(env.db, doctored);
     expect(problems).toHaveLength(3);
-    expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_body.*\), the manifest gives \(p_payload/);
+    expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_type.*\), the manifest gives \(p_employee, p_kind/);
     expect(problems[1]).toMatch(/^missing: /);
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
   });
+});
+
+describe('the input contract against sql/', () => {
+  const SQL_HOME = 'app_hidden.input_contract() (sql/core/input_contract.sql)';
+
+  it('the limits of the route schemas are those of sql/core/input_contract.sql', async () => {
+    expect(await inputContractMismatches(env.db)).toEqual([]);
+  });
+
+  it('the route schemas and the table CHECKs take their limits from the contract', async () => {
+    const create = routes.find((route) => route.operationId === 'absence_create')!;
+    const comment = (create.body as { properties: Record<string, { maxLength?: number }> }).properties.comment!;
+    expect(comment.maxLength).toBe(INPUT_CONTRACT.commentMaxLength);
+    const { rows } = await env.db.query<{ name: string; definition: string }>(
+      `select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
+        where conname in ('absences_comment_check', 'shift_change_requests_comment_check', 'accounts_username_check',
+                          'events_title_check', 'events_description_check') order by conname`,
+    );
+    expect(rows.map((row) => [row.name, /app_hidden\.[a-z_]+\(\)/.exec(row.definition)?.[0]])).toEqual([
+      ['absences_comment_check', 'app_hidden.comment_max_length()'],
+      ['accounts_username_check', 'app_hidden.username_pattern()'],
+      ['events_description_check', 'app_hidden.event_description_max_length()'],
+      ['events_title_check', 'app_hidden.event_title_max_length()'],
+      ['shift_change_requests_comment_check', 'app_hidden.comment_max_length()'],
+    ]);
+  });
+
+  it('no other function or CHECK of sql/ restates a limit: patterns and « Au plus N caractères » come from the contract', async () => {
+    const names = ['email_pattern', 'phone_pattern', 'social_security_number_pattern', 'username_pattern'];
+    const patterns: string[] = [];
+    for (const name of names) {
+      patterns.push((await env.db.query<{ pattern: string }>(`select app_hidden.${name}() as pattern`)).rows[0]!.pattern);
+    }
+    const { rows } = await env.db.query<{ owner: string; text: string }>(
+      `select p.oid::regprocedure::text as owner, p.prosrc as text from pg_proc p
+        where p.pronamespace in ('app_public'::regnamespace, 'app_hidden'::regnamespace, 'app_private'::regnamespace)
+          and p.prokind = 'f' and not p.proname = any ($1::text[] || '{max_length_message}')
+       union all
+       select conname, pg_get_constraintdef(oid) from pg_constraint
+        where connamespace in ('app_public'::regnamespace, 'app_private'::regnamespace) and contype = 'c'`,
+      [names],
+    );
+    const restated = rows.filter(
+      (row) => /Au plus \d+ caract/i.test(row.text) || patterns.some((pattern) => row.text.includes(pattern)),
+    );
+    expect(restated.map((row) => row.owner)).toEqual([]);
+  });
+
+  it('a limit changed on one side only is named with both of its homes', async () => {
+    expect(compareInputContract(await sqlContract(), { ...INPUT_CONTRACT, commentMaxLength: 1000 })).toEqual([
+      `input contract commentMaxLength: src/http/input-contract.ts says 1000, ${SQL_HOME} says 2000`,
+    ]);
+    await env.db.query('create or replace function app_hidden.event_title_max_length() returns int language sql immutable parallel safe as $$ select 250 $$');
+    try {
+      expect(await inputContractMismatches(env.db)).toEqual([
+        `input contract eventTitleMaxLength: src/http/input-contract.ts says 200, ${SQL_HOME} says 250`,
+      ]);
+    } finally {
+      await env.db.query('create or replace function app_hidden.event_title_max_length() returns int language sql immutable parallel safe as $$ select 200 $$');
+    }
+  });
+
+  async function sqlContract(): Promise<Record<string, unknown>> {
+    const { rows } = await env.db.query<{ contract: Record<string, unknown> }>('select app_hidden.input_contract() as contract');
+    return rows[0]!.contract;
+  }
 });

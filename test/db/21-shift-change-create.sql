@@ -6,15 +6,14 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- A usual filing.
 select tests.authenticate_as('alice');
-select app_public.shift_change_create(jsonb_build_object(
-  'date', '2026-11-20', 'reason', 'urgence', 'comment', '  Rendez-vous médical  ',
-  'employee', tests.id('employees', 'chloe'),
-  'slots', jsonb_build_array(jsonb_build_object('start_time', '10:00', 'end_time', '18:00',
-                                                'break_start_time', '12:00', 'break_end_time', '12:15', 'break_paid', true))
-)) as created \gset
+select app_public.shift_change_create(
+  p_date => '2026-11-20', p_reason => 'urgence', p_comment => '  Rendez-vous médical  ',
+  p_slots => jsonb_build_array(jsonb_build_object('start_time', '10:00', 'end_time', '18:00',
+                                                  'break_start_time', '12:00', 'break_end_time', '12:15', 'break_paid', true))
+) as created \gset
 select is((:'created'::jsonb) ->> 'status', 'pending', 'born pending');
 select is(((:'created'::jsonb) ->> 'version')::int, 1, 'version 1 at creation');
-select is(((:'created'::jsonb) ->> 'employee')::int, tests.id('employees', 'alice'), 'employee sent by the client is ignored: the requester''s record');
+select is(((:'created'::jsonb) ->> 'employee')::int, tests.id('employees', 'alice'), 'no employee is named (the route ignores one sent by the client): the requester''s record');
 select is((:'created'::jsonb) ->> 'comment', 'Rendez-vous médical', 'comment trimmed');
 select is((:'created'::jsonb) ->> 'planned_description', 'J Journée 09:00-17:00', 'planned day at filing time');
 select is(((:'created'::jsonb) ->> 'planned_minutes')::int, 450, 'planned_minutes: net duration of the planned post');
@@ -37,70 +36,72 @@ select is((select count(*)::int from app_private.audit_log l
 
 -- Rule 1: at most 14 days back.
 select tests.authenticate_as('alice');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-01", "reason": "urgence", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-01', p_reason => 'urgence', p_is_remote => true)$$,
                  'WV101', 'Une demande de modification ne peut pas porter sur un jour antérieur de plus de 14 jours : au plus tôt le 02/11/2026.',
                  'a date more than 14 days back is refused under date');
-select lives_ok($$select app_public.shift_change_create('{"date": "2026-11-02", "reason": "urgence", "is_remote": true}')$$,
+select lives_ok($$select app_public.shift_change_create(p_date => '2026-11-02', p_reason => 'urgence', p_is_remote => true)$$,
                 'today minus 14 days is accepted');
 
 -- Rule 2: one pending request per date.
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-20", "reason": "demande_personnelle", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'demande_personnelle', p_is_remote => true)$$,
                  'WV102', null, 'a second pending request on the same date is refused under date');
 
 -- Rule 3: a request that changes nothing.
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence"}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence')$$,
                  'WV103', null, 'no slot and no option: the request changes nothing');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence", "slots": []}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence', p_slots => '[]')$$,
                  'WV103', null, 'an empty slot list and no option changes nothing');
-select throws_ok($$select app_public.shift_change_create(jsonb_build_object('date', '2026-11-23', 'reason', 'urgence',
-                   'slots', jsonb_build_array(jsonb_build_object('start_time', '09:00', 'end_time', '17:00', 'break_start_time', '12:00', 'break_end_time', '12:30'))))$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence',
+                   p_slots => jsonb_build_array(jsonb_build_object('start_time', '09:00', 'end_time', '17:00', 'break_start_time', '12:00', 'break_end_time', '12:30')))$$,
                  'WV103', 'La journée demandée est identique à la journée prévue : la demande ne change rien.',
                  'slots equal to the planned day with unchanged options change nothing');
-select app_public.shift_change_create('{"date": "2026-11-23", "reason": "demande_personnelle", "is_remote": true}') as remote \gset
+select app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'demande_personnelle', p_is_remote => true) as remote \gset
 select is(((:'remote'::jsonb) ->> 'requested_minutes')::int, ((:'remote'::jsonb) ->> 'planned_minutes')::int,
           'only is_remote: accepted, requested_minutes equals planned_minutes');
 select is((:'remote'::jsonb) -> 'slots', '[]'::jsonb, 'only is_remote: no slot');
 
 -- Rule 5: not all slots removed; on a rest day an option alone changes nothing.
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-24", "reason": "urgence", "slots": [{"start_time": null, "end_time": null}]}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-24', p_reason => 'urgence', p_slots => '[{"start_time": null, "end_time": null}]')$$,
                  'WV104', null, 'a request may not remove all slots of the day');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-21", "reason": "urgence", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-21', p_reason => 'urgence', p_is_remote => true)$$,
                  'WV103', 'Ce jour est un jour de repos : une option seule ne change rien, ajoutez un créneau.',
                  'on a rest day an option alone changes nothing');
-select app_public.shift_change_create('{"date": "2026-11-21", "reason": "remplacement", "slots": [{"start_time": "08:00", "end_time": "12:00"}]}') as rest_day \gset
+select app_public.shift_change_create(p_date => '2026-11-21', p_reason => 'remplacement', p_slots => '[{"start_time": "08:00", "end_time": "12:00"}]') as rest_day \gset
 select is((:'rest_day'::jsonb) ->> 'planned_description', 'Repos', 'a rest day is described as such');
 select is(((:'rest_day'::jsonb) ->> 'planned_minutes')::int, 0, 'a rest day plans 0 minutes');
 select is(((:'rest_day'::jsonb) ->> 'requested_minutes')::int, 240, 'a slot added on a rest day');
 
 -- Rule 6: a break dropped when the slot is shortened below it.
-select app_public.shift_change_create('{"date": "2026-11-25", "reason": "urgence", "slots": [{"start_time": "09:00", "end_time": "12:00", "break_start_time": "12:00", "break_end_time": "12:30"}]}') as short \gset
+select app_public.shift_change_create(p_date => '2026-11-25', p_reason => 'urgence', p_slots => '[{"start_time": "09:00", "end_time": "12:00", "break_start_time": "12:00", "break_end_time": "12:30"}]') as short \gset
 select is((:'short'::jsonb) -> 'slots' -> 0 -> 'break_start_time', 'null'::jsonb, 'the break of a shortened slot is dropped');
 select is(((:'short'::jsonb) ->> 'requested_minutes')::int, 180, 'requested_minutes of the shortened slot');
 
 -- Options: is_offsite changes the day.
-select lives_ok($$select app_public.shift_change_create('{"date": "2026-11-26", "reason": "urgence", "is_offsite": true}')$$,
+select lives_ok($$select app_public.shift_change_create(p_date => '2026-11-26', p_reason => 'urgence', p_is_offsite => true)$$,
                 'the outside-the-establishment option alone is a change');
 
 -- Shapes.
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-27", "reason": "caprice", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-27', p_reason => 'caprice', p_is_remote => true)$$,
                  'WV002', 'Motif inconnu. Valeurs possibles : demande_personnelle, urgence, remplacement.', 'unknown reason under reason');
-select throws_ok($$select app_public.shift_change_create('{"reason": "urgence", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => null, p_reason => 'urgence', p_is_remote => true)$$,
                  'WV002', 'Ce champ est obligatoire.', 'date is required');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-02-30", "reason": "urgence", "is_remote": true}')$$,
-                 'WV002', null, 'an impossible date is refused');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-27", "reason": "urgence", "is_remote": "oui"}')$$,
-                 'WV002', null, 'is_remote must be a boolean');
-select throws_ok($$select app_public.shift_change_create(jsonb_build_object('date', '2026-11-27', 'reason', 'urgence', 'is_remote', true, 'comment', repeat('x', 2001)))$$,
+-- An impossible date or a non-boolean option cannot reach the function: its typed arguments
+-- refuse them (REST: the route schema answers 400 first).
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-02-30', p_reason => 'urgence', p_is_remote => true)$$,
+                 '22008', null, 'an impossible date is refused');
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-27', p_reason => 'urgence', p_is_remote => 'oui')$$,
+                 '22P02', null, 'is_remote must be a boolean');
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-27', p_reason => 'urgence', p_is_remote => true, p_comment => repeat('x', 2001))$$,
                  'WV002', 'Au plus 2000 caractères.', 'comment of at most 2000 characters');
 
 -- An account without employee record cannot file.
 select tests.authenticate_as('staff');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true)$$,
                  'WF106', null, 'an account without employee record gets 403');
 
 -- A manager's own request: no attached decider other than themselves, the unattached decide.
 select tests.authenticate_as('mgr1');
-select app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') as mgr_own \gset
+select app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) as mgr_own \gset
 select tests.as_owner();
 select results_eq(
   format($$select a.username from app_public.notifications n join app_public.accounts a on a.id = n.account_id
@@ -111,7 +112,7 @@ select results_eq(
 -- Nobody able to decide: the author and the fallback recipients (no active Admin: RH n1 and n2).
 update app_public.accounts set is_active = false where username in ('admin', 'admin_noemp', 'rh1');
 select tests.authenticate_as('farid');
-select app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') as orphan \gset
+select app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) as orphan \gset
 select is((:'orphan'::jsonb) -> 'has_recipient', 'false'::jsonb, 'has_recipient false when nobody can decide');
 select tests.as_owner();
 select results_eq(
@@ -129,7 +130,7 @@ create function pg_temp.refuse_notifications() returns trigger language plpgsql 
 begin raise exception 'notification service down'; end; $$;
 create trigger zz_refuse before insert on app_public.notifications for each row execute function pg_temp.refuse_notifications();
 select tests.authenticate_as('chloe');
-select throws_ok($$select app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}')$$,
+select throws_ok($$select app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true)$$,
                  'P0001', 'notification service down', 'a failing notification fails the filing');
 select tests.as_owner();
 drop trigger zz_refuse on app_public.notifications;

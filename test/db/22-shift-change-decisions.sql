@@ -21,13 +21,13 @@ $$;
 grant execute on function pg_temp.error_of(text) to wfm_visitor;
 
 select tests.authenticate_as('alice');
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "slots": [{"start_time": "10:00", "end_time": "18:00", "break_start_time": "12:00", "break_end_time": "12:30"}]}') ->> 'id')::int as r1 \gset
-select (app_public.shift_change_create('{"date": "2026-11-23", "reason": "demande_personnelle", "is_remote": true}') ->> 'id')::int as r2 \gset
-select (app_public.shift_change_create('{"date": "2026-11-24", "reason": "urgence", "is_remote": true}') ->> 'id')::int as r3 \gset
-select (app_public.shift_change_create('{"date": "2026-11-25", "reason": "urgence", "slots": [{"start_time": "08:00", "end_time": "16:00", "break_start_time": "12:00", "break_end_time": "12:30"}]}') ->> 'id')::int as r4 \gset
-select (app_public.shift_change_create('{"date": "2026-11-26", "reason": "urgence", "slots": [{"start_time": "10:00", "end_time": "18:00", "break_start_time": "13:00", "break_end_time": "13:30"}]}') ->> 'id')::int as r5 \gset
-select (app_public.shift_change_create('{"date": "2026-11-27", "reason": "urgence", "is_offsite": true}') ->> 'id')::int as r6 \gset
-select (app_public.shift_change_create('{"date": "2026-11-30", "reason": "urgence", "slots": [{"start_time": "08:00", "end_time": "16:00", "break_start_time": "12:00", "break_end_time": "12:30"}]}') ->> 'id')::int as r7 \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_slots => '[{"start_time": "10:00", "end_time": "18:00", "break_start_time": "12:00", "break_end_time": "12:30"}]') ->> 'id')::int as r1 \gset
+select (app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'demande_personnelle', p_is_remote => true) ->> 'id')::int as r2 \gset
+select (app_public.shift_change_create(p_date => '2026-11-24', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as r3 \gset
+select (app_public.shift_change_create(p_date => '2026-11-25', p_reason => 'urgence', p_slots => '[{"start_time": "08:00", "end_time": "16:00", "break_start_time": "12:00", "break_end_time": "12:30"}]') ->> 'id')::int as r4 \gset
+select (app_public.shift_change_create(p_date => '2026-11-26', p_reason => 'urgence', p_slots => '[{"start_time": "10:00", "end_time": "18:00", "break_start_time": "13:00", "break_end_time": "13:30"}]') ->> 'id')::int as r5 \gset
+select (app_public.shift_change_create(p_date => '2026-11-27', p_reason => 'urgence', p_is_offsite => true) ->> 'id')::int as r6 \gset
+select (app_public.shift_change_create(p_date => '2026-11-30', p_reason => 'urgence', p_slots => '[{"start_time": "08:00", "end_time": "16:00", "break_start_time": "12:00", "break_end_time": "12:30"}]') ->> 'id')::int as r7 \gset
 
 -- Who may decide.
 select tests.authenticate_as('da');
@@ -42,7 +42,7 @@ select throws_ok(format('select app_public.shift_change_validate(%s, 1)', :r1), 
 select tests.authenticate_as('alice');
 select throws_ok(format('select app_public.shift_change_validate(%s, 1)', :r1), 'WF101', null, 'an employee cannot decide');
 select tests.authenticate_as('mgr1');
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as own \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as own \gset
 select throws_ok(format('select app_public.shift_change_validate(%s, 1)', :own), 'WF102',
                  'Vous ne pouvez pas décider votre propre demande : un autre valideur doit la traiter.', 'nobody validates their own request');
 select throws_ok(format('select app_public.shift_change_refuse(%s, 1, %L)', :own, 'Non'), 'WF102', null, 'nor refuses it');
@@ -144,7 +144,7 @@ select tests.authenticate_as('mgr1');
 select throws_ok(format($$select app_public.shift_change_correct(%s, 1, '[{"start_time": "09:00", "end_time": "15:00"}]')$$, :r4), 'WF104',
                  'Seul un compte RH peut corriger une demande de modification.', 'a manager cannot correct (HR only)');
 select tests.authenticate_as('rh1');
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as rh_own \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as rh_own \gset
 select throws_ok(format($$select app_public.shift_change_correct(%s, 1, '[{"start_time": "09:00", "end_time": "15:00"}]')$$, :rh_own), 'WF105',
                  null, 'HR does not correct its own request');
 select throws_ok(format($$select app_public.shift_change_correct(%s, 3, '[{"start_time": "09:00", "end_time": "15:00"}]')$$, :r4), 'WC101',

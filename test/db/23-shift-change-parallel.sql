@@ -47,8 +47,8 @@ $$;
 
 -- Two committed pending requests of alice.
 select pg_temp.open_session('setup', :'conn', 'alice');
-select id as req_a from dblink('setup', $$select (app_public.shift_change_create('{"date": "2026-12-01", "reason": "urgence", "slots": [{"start_time": "10:00", "end_time": "18:00", "break_start_time": "12:00", "break_end_time": "12:30"}]}') ->> 'id')::int$$) as t(id int) \gset
-select id as req_b from dblink('setup', $$select (app_public.shift_change_create('{"date": "2026-12-02", "reason": "urgence", "is_remote": true}') ->> 'id')::int$$) as t(id int) \gset
+select id as req_a from dblink('setup', $$select (app_public.shift_change_create(p_date => '2026-12-01', p_reason => 'urgence', p_slots => '[{"start_time": "10:00", "end_time": "18:00", "break_start_time": "12:00", "break_end_time": "12:30"}]') ->> 'id')::int$$) as t(id int) \gset
+select id as req_b from dblink('setup', $$select (app_public.shift_change_create(p_date => '2026-12-02', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int$$) as t(id int) \gset
 select dblink_exec('setup', 'commit');
 
 -- Two deciders validate the same version at the same time.
@@ -87,9 +87,9 @@ select is((select status from app_public.shift_change_requests where id = :req_b
 -- Two filings for the same date at the same time: the unique pending index lets one through.
 select pg_temp.act('mgr1', 'chloe');
 select pg_temp.act('admin', 'chloe');
-select is((select r from dblink('mgr1', format('select pg_temp.try(%L)', $$select app_public.shift_change_create('{"date": "2026-12-03", "reason": "urgence", "is_remote": true}')$$)) as t(r text)),
+select is((select r from dblink('mgr1', format('select pg_temp.try(%L)', $$select app_public.shift_change_create(p_date => '2026-12-03', p_reason => 'urgence', p_is_remote => true)$$)) as t(r text)),
           'ok', 'a first filing');
-select dblink_send_query('admin', format('select pg_temp.try(%L)', $$select app_public.shift_change_create('{"date": "2026-12-03", "reason": "urgence", "is_offsite": true}')$$));
+select dblink_send_query('admin', format('select pg_temp.try(%L)', $$select app_public.shift_change_create(p_date => '2026-12-03', p_reason => 'urgence', p_is_offsite => true)$$));
 select ok(pg_temp.wait_blocked(:pid_admin), 'a second filing on the same date waits');
 select dblink_exec('mgr1', 'commit');
 select is((select r from dblink_get_result('admin') as t(r text)), '23505', 'and is refused by the one-pending-per-date index (400 under date)');

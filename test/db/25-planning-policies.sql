@@ -39,7 +39,7 @@ select is((select count(*)::int from app_private.audit_log where model = 'day_mo
           'and the deletion is audited');
 
 select tests.authenticate_as('alice');
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as req \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as req \gset
 select pg_temp.as_api('da');
 with u as (update app_public.shift_change_requests set version = version + 1 where id = :req returning 1)
 select is((select count(*)::int from u), 0, 'the DA updates no request');

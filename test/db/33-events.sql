@@ -16,10 +16,10 @@ from app_public.absence_types t where t.code = 'CP';
 
 select tests.authenticate_as('mgr1');
 create temporary table created on commit drop as
-select app_public.event_create(jsonb_build_object(
-  'title', 'Réunion', 'establishment', tests.id('establishments', 'E1'),
-  'start_at', '2026-11-24T09:00:00+01:00', 'end_at', '2026-11-24T11:00:00+01:00',
-  'participants', jsonb_build_array(tests.id('employees', 'alice')))) as doc;
+select app_public.event_create(
+  p_title => 'Réunion', p_establishment => tests.id('establishments', 'E1'),
+  p_start_at => '2026-11-24T09:00:00+01:00', p_end_at => '2026-11-24T11:00:00+01:00',
+  p_participants => array[tests.id('employees', 'alice')]) as doc;
 select is(jsonb_array_length((select doc -> 'warnings' from created)), 1, 'the conflict with the absence is answered as a warning');
 select tests.as_owner();
 select set_eq($$select account_id from app_public.notifications where title = 'Conflit entre un événement et une absence'$$,

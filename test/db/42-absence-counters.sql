@@ -34,7 +34,7 @@ grant execute on all functions in schema pg_temp to public;
 
 -- A future request reserves in Planifiés.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-23', '2026-11-25'))$$, 'CP request, 3 days');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-23', '2026-11-25'))$$, 'CP request, 3 days');
 select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/3.00', 'reserved in Planifiés');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-23')), 'reservation planned 3.00', 'one reservation movement');
 select is(app_public.counters_read(null, 2026) -> 'CP' ->> 'remaining', '22.00', 'remaining = acquired - taken - planned');
@@ -50,7 +50,7 @@ select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-23')),
 -- A pending request that already started stays in Planifiés until it is granted; the
 -- validation writes the consumption once.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-10', '2026-11-10'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-10', '2026-11-10'))$$,
   'a request for a past day (within 14 days)');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-10')), 'reservation planned 1.00', 'reserved, not taken');
 select tests.authenticate_as('mgr1');
@@ -61,7 +61,7 @@ select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-10')), 'reservation planne
 select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/5.00', 'Pris 1, Planifiés 5');
 
 -- A manager's declaration that started is counted in Pris at once.
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-12', '2026-11-16'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-12', '2026-11-16'))$$,
   'declaration from Thursday 12 to Monday 16 November (4 days: Sunday excluded)');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 4.00', 'taken immediately');
 select is(pg_temp.bal('alice', 'CP'), '25.00/5.00/5.00', 'Pris 5');
@@ -74,15 +74,15 @@ select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 
 
 -- A duration above the remaining is refused entirely, with no partial movement.
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) -> 'errors' -> 'counters' ->> 0,
   'Solde insuffisant sur le compteur CT 2026 : demande de 7.00 jours, solde disponible de 6.00 jours.', 'above the remaining: under counters');
-select is(app_public.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) ->> 'quantity', '7.00',
+select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) ->> 'quantity', '7.00',
   'a counters error keeps the quantity');
 create temporary table journal_before as select pg_temp.journal_count() as n;
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07'))$$, 'WV200', null,
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07'))$$, 'WV200', null,
   'the creation is refused');
 select is(pg_temp.journal_count(), (select n from journal_before), 'no movement written');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-05'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-05'))$$,
   'exactly the remaining (6 days) passes');
 select is(app_public.counters_read(null, 2026) -> 'CT' ->> 'remaining', '0.00', 'CT fully planned, never below zero');
 
@@ -91,10 +91,10 @@ select tests.as_owner();
 insert into app_public.counter_associations (absence_type_id, counter_code)
 values ((select id from app_public.absence_types where code = 'FOR'), 'RC');
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-08')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-08')) -> 'errors' -> 'counters' ->> 0,
   'Le compteur RC est tenu en heures alors que le motif « Formation » se pose en jours : demande refusée.',
   'unit mismatch: under counters');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-08'))$$, 'WV200', null,
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-08'))$$, 'WV200', null,
   'and refused at creation');
 select tests.as_owner();
 delete from app_public.counter_associations where counter_code = 'RC'
@@ -102,15 +102,15 @@ delete from app_public.counter_associations where counter_code = 'RC'
 
 -- A reason that consumes a counter needs an open counter for the year.
 select tests.authenticate_as('bruno');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) -> 'errors' -> 'counters' ->> 0,
+select is(tests.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) -> 'errors' -> 'counters' ->> 0,
   'Aucun compteur RTT ouvert pour 2026 : le motif « Réduction du temps de travail » ne peut pas être posé sur cette année.',
   'no open counter: under counters');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) ->> 'quantity', '1.00',
+select is(tests.absence_preview(pg_temp.body('bruno', 'RTT', '2026-11-24')) ->> 'quantity', '1.00',
   'quantity still filled');
 
 -- An absence across two civil years moves each year's counter for its share.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-28', '2027-01-02'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-28', '2027-01-02'))$$,
   'CP from 28 December to 2 January');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-12-28')), 'reservation planned 4.00, reservation planned 1.00',
   '4 days on 2026 (Monday to Thursday), 1 on 2027 (1 January is a holiday, 2 January a Saturday)');
@@ -120,7 +120,7 @@ select is(pg_temp.bal('alice', 'CP', 2027), '25.00/0.00/1.00', 'CP 2027 reserved
 select lives_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('alice', '2026-12-28')), 'withdrawn');
 select is(pg_temp.bal('alice', 'CP', 2027), '25.00/0.00/0.00', 'released');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Effectif insuffisant"}')$$,
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Effectif insuffisant')$$,
   pg_temp.abs('alice', '2026-11-30')), 'the CT request is refused');
 select is(pg_temp.bal('alice', 'CT'), '6.00/0.00/0.00', 'refusal: the balance is back, nothing taken');
 
@@ -151,14 +151,14 @@ select is((app_public.counters_read(null, 2026) -> 'CP') - 'labels',
 
 -- Reasons without counter move nothing.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'SYN_PAR', '2026-12-09'))$$, 'a SYN_PAR declaration');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_PAR', '2026-12-09'))$$, 'a SYN_PAR declaration');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-12-09')), '', 'SYN_PAR consumes nothing');
 select is((app_hidden.absence_type_json((select id from app_public.absence_types where code = 'R+')) -> 'counter_codes'), '[]'::jsonb,
   'R+ is tied to no counter');
 
 -- A counter closed after a reservation does not stop the daily job.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-15'))$$, 'a declared CP in December');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-15'))$$, 'a declared CP in December');
 select tests.as_owner();
 update app_public.counters set is_active = false
 where employee_id = tests.id('employees', 'alice') and code = 'CP' and year = 2026;

@@ -27,49 +27,49 @@ grant execute on all functions in schema pg_temp to public;
 -- Rule 12: an employee names only their own record; the status sent is ignored; the author
 -- decides the birth state.
 select tests.authenticate_as('alice');
-select throws_ok($$select app_public.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-01'))$$, 'WV200',
+select throws_ok($$select tests.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-01'))$$, 'WV200',
   'Vous ne pouvez déposer une absence que pour vous-même.', 'an employee naming a colleague: 400');
-select is(app_public.absence_preview(pg_temp.body('bruno', 'FOR', '2026-12-01')) -> 'errors' -> 'employee' ->> 0,
+select is(tests.absence_preview(pg_temp.body('bruno', 'FOR', '2026-12-01')) -> 'errors' -> 'employee' ->> 0,
   'Vous ne pouvez déposer une absence que pour vous-même.', 'under employee');
-select is(app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-01', null, '{"status": "validated"}')) ->> 'status',
+select is(tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-01', null, '{"status": "validated"}')) ->> 'status',
   'pending', 'status in the payload is ignored: an employee''s request is born pending');
 select is((select submitted_at from app_public.absences where id = pg_temp.abs('alice', '2026-12-01')),
   '2026-11-16 10:00+01'::timestamptz, 'submission date kept');
 
 select tests.authenticate_as('mgr1');
-select is(app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-02')) ->> 'status', 'validated',
+select is(tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-02')) ->> 'status', 'validated',
   'a manager''s declaration for an employee of the perimeter is born validated');
 select is((select row(decided_by, decided_at, submitted_at)::text from app_public.absences
            where id = pg_temp.abs('alice', '2026-12-02')), '(,,)', 'no decider, no decision date, no submission date');
-select is(app_public.absence_create(pg_temp.body('mgr1', 'FOR', '2026-12-02')) ->> 'status', 'pending',
+select is(tests.absence_create(pg_temp.body('mgr1', 'FOR', '2026-12-02')) ->> 'status', 'pending',
   'a manager''s request for themselves is born pending');
-select throws_ok($$select app_public.absence_create(pg_temp.body('david', 'FOR', '2026-12-02'))$$, 'WV200',
+select throws_ok($$select tests.absence_create(pg_temp.body('david', 'FOR', '2026-12-02'))$$, 'WV200',
   'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.',
   'a declaration outside the decision perimeter is refused under employee');
-select is(app_public.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-03')) ->> 'status', 'validated',
+select is(tests.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-03')) ->> 'status', 'validated',
   'chloe belongs to a team of E1: inside mgr1''s perimeter');
 select tests.authenticate_as('da');
-select throws_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-04'))$$, 'WV200',
+select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-04'))$$, 'WV200',
   'Vous ne pouvez déposer une absence que pour vous-même.', 'the DA does not declare for others');
 select tests.authenticate_as('paie');
-select is(app_public.absence_create(pg_temp.body('paie', 'FOR', '2026-12-04')) ->> 'status', 'pending',
+select is(tests.absence_create(pg_temp.body('paie', 'FOR', '2026-12-04')) ->> 'status', 'pending',
   'Service Paie may still file its own absence');
 
 -- Rule 13: retroactivity.
 select tests.authenticate_as('alice');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-01')) -> 'errors' -> 'date_start' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-01')) -> 'errors' -> 'date_start' ->> 0,
   'Une demande ne peut pas remonter au-delà de 14 jours : la date de début doit être au plus tôt le 02/11/2026.',
   'an employee 15 days back: 400 under date_start with the limit date');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-11-02'))$$, '14 days back is allowed');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-11-02'))$$, '14 days back is allowed');
 select tests.authenticate_as('emma');
-select ok(app_public.absence_preview(pg_temp.body('emma', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
+select ok(tests.absence_preview(pg_temp.body('emma', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
   'the same bound for a temporary worker');
 select tests.authenticate_as('mgr1');
-select ok(app_public.absence_preview(pg_temp.body('mgr1', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
+select ok(tests.absence_preview(pg_temp.body('mgr1', 'FOR', '2026-11-01')) -> 'errors' ? 'date_start',
   'and for a manager asking for self');
-select ok(not (app_public.absence_preview(pg_temp.body('alice', 'FOR', '2025-12-01')) -> 'errors' ? 'date_start'),
+select ok(not (tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-12-01')) -> 'errors' ? 'date_start'),
   'a manager declaring for another goes back to 1 December of the previous year');
-select is(app_public.absence_preview(pg_temp.body('alice', 'FOR', '2025-11-30')) -> 'errors' -> 'date_start' ->> 0,
+select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-11-30')) -> 'errors' -> 'date_start' ->> 0,
   'Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le 01/12/2025.',
   'not before');
 
@@ -89,7 +89,7 @@ select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('a
   'Seule une demande en attente peut être retirée : une absence accordée ne se supprime pas, demandez son annulation.',
   'a granted absence is not deleted by its owner: 400 under status');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Non"}')$$, pg_temp.abs('alice', '2026-12-01')),
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Non')$$, pg_temp.abs('alice', '2026-12-01')),
   'the other request is refused');
 select tests.authenticate_as('alice');
 select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('alice', '2026-12-01')), 'WV210',
@@ -103,14 +103,14 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- Rule 19: list filtering by perimeter; a row outside answers 404.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-07'))$$, 'bruno (E1, secondary E2)');
+select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-07'))$$, 'bruno (E1, secondary E2)');
 select tests.authenticate_as('mgr2');
-select lives_ok($$select app_public.absence_create(pg_temp.body('gaelle', 'FOR', '2026-12-07'))$$, 'gaelle (E2)');
+select lives_ok($$select tests.absence_create(pg_temp.body('gaelle', 'FOR', '2026-12-07'))$$, 'gaelle (E2)');
 select tests.authenticate_as('farid');
-select ok((app_public.absence_create(pg_temp.body('farid', 'FOR', '2026-12-07')) ->> 'has_recipient')::boolean,
+select ok((tests.absence_create(pg_temp.body('farid', 'FOR', '2026-12-07')) ->> 'has_recipient')::boolean,
   'farid, without main workplace, files his request (declaration is not filtered): the association-wide deciders get it');
 select tests.authenticate_as('mgr3');
-select lives_ok($$select app_public.absence_create(pg_temp.body('david', 'FOR', '2026-12-07'))$$, 'david (E3)');
+select lives_ok($$select tests.absence_create(pg_temp.body('david', 'FOR', '2026-12-07'))$$, 'david (E3)');
 
 select tests.authenticate_as('mgr1');
 select ok(pg_temp.abs('bruno', '2026-12-07') = any (pg_temp.list_ids()), 'mgr1 (E1) lists bruno');

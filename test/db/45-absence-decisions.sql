@@ -31,14 +31,14 @@ grant execute on all functions in schema pg_temp to public;
 -- (none) → pending (employee for self, counters reserved) / validated (manager for another)
 -- / pending (manager for self).
 select tests.authenticate_as('alice');
-select is(app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-30', '2026-12-02')) ->> 'status', 'pending',
+select is(tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-30', '2026-12-02')) ->> 'status', 'pending',
   'employee for own record: pending');
 select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/3.00', 'days in Planifiés');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).version, 1, 'version 1 at creation');
 select tests.authenticate_as('mgr1');
-select is(app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-10')) ->> 'status', 'validated',
+select is(tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-10')) ->> 'status', 'validated',
   'manager for an employee of the perimeter: validated');
-select is(app_public.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12-22')) ->> 'status', 'pending',
+select is(tests.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12-22')) ->> 'status', 'pending',
   'manager for own record: pending');
 
 -- pending → validated: version current, not the author, a role that decides.
@@ -74,7 +74,7 @@ select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}
 
 -- Validation with a correction and a requalification, in the same call (rules 11, 20).
 select tests.authenticate_as('bruno');
-select lives_ok($$select app_public.absence_create(pg_temp.body('bruno', 'CP', '2026-11-23', '2026-11-27'))$$, 'bruno asks 5 days of CP');
+select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'CP', '2026-11-23', '2026-11-27'))$$, 'bruno asks 5 days of CP');
 select tests.authenticate_as('mgr1');
 select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2026-11-24", "reason": "Deux jours seulement"}')$$,
   pg_temp.abs('bruno', '2026-11-23')), 'granted shortened, with a reason');
@@ -85,7 +85,7 @@ select is(pg_temp.bal('bruno', 'CP'), '25.00/0.00/2.00', 'the counter effect is 
 
 -- Requalification reruns every rule: a type whose counter is missing is refused.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-07', '2026-12-08'))$$, 'a 2-day training request');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-07', '2026-12-08'))$$, 'a 2-day training request');
 select tests.authenticate_as('mgr1');
 select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "type": %s, "reason": "Requalifié en RTT"}')$$,
   pg_temp.abs('alice', '2026-12-07'), pg_temp.type_id('RTT')), 'WV200', null, 'requalified to RTT without an RTT counter: refused');
@@ -103,33 +103,33 @@ select is(pg_temp.bal('alice', 'DLG_CSE'), '20.00/0.00/3.00', 'and reserved on D
 
 -- pending → refused: reason mandatory; counters back; the request stays on file.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'CT', '2026-12-14', '2026-12-15'))$$, 'a CT request');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CT', '2026-12-14', '2026-12-15'))$$, 'a CT request');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_refuse(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-12-14')),
+select throws_ok(format($$select app_public.absence_refuse(%s, 1)$$, pg_temp.abs('alice', '2026-12-14')),
   'WV211', 'Un refus doit être motivé : indiquez la raison.', 'refuse without reason: 400 under reason');
-select throws_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "   "}')$$, pg_temp.abs('alice', '2026-12-14')),
+select throws_ok(format($$select app_public.absence_refuse(%s, 1, '   ')$$, pg_temp.abs('alice', '2026-12-14')),
   'WV211', null, 'a blank reason is no reason');
-select throws_ok(format($$select app_public.absence_refuse(%s, '{"version": 3, "reason": "Non"}')$$, pg_temp.abs('alice', '2026-12-14')),
+select throws_ok(format($$select app_public.absence_refuse(%s, 3, 'Non')$$, pg_temp.abs('alice', '2026-12-14')),
   'WC201', null, 'stale version on refuse: 409');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Service minimum"}')$$, pg_temp.abs('alice', '2026-12-14')),
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Service minimum')$$, pg_temp.abs('alice', '2026-12-14')),
   'refused with a reason');
 select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-12-14'))).status, (pg_temp.row_of(pg_temp.abs('alice', '2026-12-14'))).decision_reason,
               (pg_temp.row_of(pg_temp.abs('alice', '2026-12-14'))).version)::text, '(refused,"Service minimum",2)', 'refused, reason, version + 1');
 select is(pg_temp.bal('alice', 'CT'), '6.00/0.00/0.00', 'the reservation is released, nothing taken');
-select throws_ok(format($$select app_public.absence_refuse(%s, '{"version": 2, "reason": "Encore"}')$$, pg_temp.abs('alice', '2026-12-14')),
+select throws_ok(format($$select app_public.absence_refuse(%s, 2, 'Encore')$$, pg_temp.abs('alice', '2026-12-14')),
   'WV210', null, 'a refused request cannot be decided again');
 
 -- validated → cancellation requested (owner, not older than 14 days); still counted.
 select tests.authenticate_as('bruno');
-select throws_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-11-30')), 'WN201', null,
+select throws_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-11-30')), 'WN201', null,
   'a colleague''s absence: 404');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-11-30')), 'WF205', null,
+select throws_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-11-30')), 'WF205', null,
   'a reader who is not the owner: 403');
 select tests.authenticate_as('alice');
-select throws_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-12-14')), 'WV210', null,
+select throws_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-12-14')), 'WV210', null,
   'a refused absence: 400 under status');
-select lives_ok(format($$select app_public.absence_request_cancellation(%s, '{"comment": "Finalement je travaille"}')$$,
+select lives_ok(format($$select app_public.absence_request_cancellation(%s, p_comment => 'Finalement je travaille')$$,
   pg_temp.abs('alice', '2026-11-30')), 'the owner asks for the cancellation');
 select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, (pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).cancellation_comment,
               (pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).cancellation_requested_at, (pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).version)::text,
@@ -140,14 +140,14 @@ select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('a
 
 -- cancellation requested → validated (refused with a reason) → cancellation requested → cancelled.
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_refuse(%s, '{"version": 3}')$$, pg_temp.abs('alice', '2026-11-30')), 'WV211', null,
+select throws_ok(format($$select app_public.absence_refuse(%s, 3)$$, pg_temp.abs('alice', '2026-11-30')), 'WV211', null,
   'refusing a cancellation needs a reason');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 3, "reason": "Période chargée"}')$$, pg_temp.abs('alice', '2026-11-30')),
+select lives_ok(format($$select app_public.absence_refuse(%s, 3, 'Période chargée')$$, pg_temp.abs('alice', '2026-11-30')),
   'cancellation refused');
 select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, (pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).cancellation_decision_reason)::text,
   '(validated,"Période chargée")', 'back to validated with the reason');
 select tests.authenticate_as('alice');
-select lives_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-11-30')), 'asked again');
+select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-11-30')), 'asked again');
 select tests.authenticate_as('mgr1');
 select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 5, "date_end": "2026-12-01", "reason": "x"}')$$,
   pg_temp.abs('alice', '2026-11-30')), 'WV212', null, 'a cancellation cannot be corrected');
@@ -176,9 +176,9 @@ select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('a
 
 -- Rule 15: the cancellation request window, and the decider's window at the grant.
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-10-01'))$$, 'a declaration in October');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-10-01'))$$, 'a declaration in October');
 select tests.authenticate_as('alice');
-select throws_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, pg_temp.abs('alice', '2026-10-01')), 'WV214',
+select throws_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-10-01')), 'WV214',
   'L''annulation ne peut plus être demandée : l''absence a commencé avant le 02/11/2026 (14 jours au plus).',
   'older than 14 days: 400 under date_start');
 

@@ -25,27 +25,27 @@ grant execute on all functions in schema pg_temp to public;
 
 -- Arrange.
 select tests.authenticate_as('alice');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'MAL', '2026-11-12', '2026-11-13'));
-                  select app_public.absence_create(pg_temp.body('alice', 'PRA', '2026-11-10', null, '{"start_time": "14:00", "end_time": "17:00"}'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'MAL', '2026-11-12', '2026-11-13'));
+                  select tests.absence_create(pg_temp.body('alice', 'PRA', '2026-11-10', null, '{"start_time": "14:00", "end_time": "17:00"}'))$$,
   'alice: a sick leave from 12 November (due 14 November 00:00) and a caregiver afternoon on 10 November (due after 2 working days: 11 November is a holiday, so 14 November 00:00)');
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('bruno', 'ENF', '2026-11-05'))$$,
+select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'ENF', '2026-11-05'))$$,
   'bruno: a sick child on 5 November (due 7 November: more than a week ago)');
-select lives_ok($$select app_public.absence_create(pg_temp.body('chloe', 'ENF', '2026-11-12'))$$, 'chloe (E2): a sick child on 12 November');
-select lives_ok($$select app_public.absence_create(pg_temp.body('emma', 'MAL', '2026-11-15'))$$, 'emma: a sick leave on 15 November (due 17 November: not yet)');
+select lives_ok($$select tests.absence_create(pg_temp.body('chloe', 'ENF', '2026-11-12'))$$, 'chloe (E2): a sick child on 12 November');
+select lives_ok($$select tests.absence_create(pg_temp.body('emma', 'MAL', '2026-11-15'))$$, 'emma: a sick leave on 15 November (due 17 November: not yet)');
 select tests.authenticate_as('mgr3');
-select lives_ok($$select app_public.absence_create(pg_temp.body('david', 'MAL', '2026-11-12') ||
+select lives_ok($$select tests.absence_create(pg_temp.body('david', 'MAL', '2026-11-12') ||
                     jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('arret-david.pdf'))))$$,
   'david: a sick leave with its certificate');
 select tests.authenticate_as('mgr2');
-select lives_ok($$select app_public.absence_create(pg_temp.body('gaelle', 'MAL', '2026-11-03') ||
+select lives_ok($$select tests.absence_create(pg_temp.body('gaelle', 'MAL', '2026-11-03') ||
                     jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('arret-gaelle.pdf'))));
-                  select app_public.absence_create(pg_temp.body('gaelle', 'MAL', '2026-11-12'))$$,
+                  select tests.absence_create(pg_temp.body('gaelle', 'MAL', '2026-11-12'))$$,
   'gaelle: a first sick leave with a certificate, a second one without');
 select tests.authenticate_as('farid');
-select lives_ok($$select app_public.absence_create(pg_temp.body('farid', 'MAL', '2026-11-12'))$$, 'farid: a sick leave');
+select lives_ok($$select tests.absence_create(pg_temp.body('farid', 'MAL', '2026-11-12'))$$, 'farid: a sick leave');
 select tests.authenticate_as('admin');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Doublon"}')$$,
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Doublon')$$,
   (select a.id from app_public.absences a where a.employee_id = tests.id('employees', 'farid'))), 'farid''s request is refused');
 
 -- Run.

@@ -5,7 +5,7 @@ select plan(6);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.sick_leave(p_start date, p_files jsonb) returns jsonb language sql volatile as $$
-  select app_public.absence_create(jsonb_build_object(
+  select tests.absence_create(jsonb_build_object(
     'employee', tests.id('employees', 'alice'), 'type', (select id from app_public.absence_types where code = 'MAL'),
     'date_start', p_start, 'date_end', p_start, 'add_documents', p_files));
 $$;

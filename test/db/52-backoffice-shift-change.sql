@@ -5,11 +5,11 @@ select plan(6);
 select tests.freeze('2026-11-16 10:00+01');
 
 select tests.authenticate_as('alice');   -- E1
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as ra \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as ra \gset
 select tests.authenticate_as('chloe');   -- E2
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as rc \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as rc \gset
 select tests.authenticate_as('rh1');     -- RH n1, whole association, employee of E1
-select (app_public.shift_change_create('{"date": "2026-11-20", "reason": "urgence", "is_remote": true}') ->> 'id')::int as rr \gset
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as rr \gset
 
 create function pg_temp.ids(p_result jsonb) returns int[] language sql immutable as $$
   select coalesce(array_agg((x ->> 'id')::int order by (x ->> 'id')::int), '{}') from jsonb_array_elements(p_result -> 'results') x;

@@ -33,15 +33,15 @@ grant execute on all functions in schema pg_temp to public;
 
 -- Arrangement: declarations by managers are born validated.
 select tests.authenticate_as('mgr1');
-select (app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-16')) ->> 'id')::int as today_cp \gset
-select (app_public.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-03')) ->> 'id')::int as bruno_for \gset
+select (tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-16')) ->> 'id')::int as today_cp \gset
+select (tests.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-03')) ->> 'id')::int as bruno_for \gset
 select tests.authenticate_as('mgr2');
-select (app_public.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-03')) ->> 'id')::int as chloe_for \gset
+select (tests.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-03')) ->> 'id')::int as chloe_for \gset
 select tests.authenticate_as('alice');
-select (app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-15')) ->> 'id')::int as refused_cp \gset
-select (app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-21')) ->> 'id')::int as overlapped \gset
+select (tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-15')) ->> 'id')::int as refused_cp \gset
+select (tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-21')) ->> 'id')::int as overlapped \gset
 select tests.authenticate_as('rh1');
-select (app_public.absence_create(pg_temp.body('rh1', 'FOR', '2026-12-03')) ->> 'id')::int as rh1_own \gset
+select (tests.absence_create(pg_temp.body('rh1', 'FOR', '2026-12-03')) ->> 'id')::int as rh1_own \gset
 
 -- List filters: establishment (main or secondary workplace) and type.
 select tests.authenticate_as('rh1');
@@ -89,7 +89,7 @@ select is(app_public.absence_validate(:today_cp, '{"version": 2}') ->> 'status',
 
 -- Refused → pending: the request reserves again.
 select tests.authenticate_as('rh1');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Effectif"}')$$, :refused_cp), 'refused');
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Effectif')$$, :refused_cp), 'refused');
 select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/1.00', 'the refusal released its reservation');
 select is(app_public.absence_backoffice_save(:refused_cp, '{"version": 2, "status": "pending", "comment": "Revu"}') ->> 'comment', 'Revu',
   'a refused request is set back to pending, with a correction in the same save');
@@ -97,9 +97,9 @@ select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/3.00', 'and reserves again');
 select is((pg_temp.row_of(:refused_cp)).version, 4, 'one version per write (reopening, correction)');
 
 -- A refused request whose days were taken meanwhile: the declaration rules refuse it.
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Non"}')$$, :overlapped), 'refused');
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Non')$$, :overlapped), 'refused');
 select tests.authenticate_as('mgr1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-21'))$$, 'the day is declared meanwhile');
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-21'))$$, 'the day is declared meanwhile');
 select tests.authenticate_as('rh1');
 select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 2, "status": "pending"}')$$, :overlapped),
   'WV200', null, 'reopening it would overlap: refused');

@@ -32,7 +32,7 @@ update app_public.accounts set is_active = false where username = 'gaelle';
 select tests.authenticate_as('alice');
 do $$
 begin
-  perform app_public.absence_create(jsonb_build_object(
+  perform tests.absence_create(jsonb_build_object(
     'employee', tests.id('employees', 'alice'), 'type', (select t.id from app_public.absence_types t where t.code = 'MAL'),
     'date_start', '2026-11-16', 'date_end', '2026-11-16',
     'add_documents', jsonb_build_array(tests.uploaded_file('arret-nx.pdf'))));

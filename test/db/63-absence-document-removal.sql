@@ -8,7 +8,7 @@ select tests.freeze('2026-11-16 10:00+01');
 select tests.authenticate_as('alice');
 do $$
 begin
-  perform app_public.absence_create(jsonb_build_object(
+  perform tests.absence_create(jsonb_build_object(
     'employee', tests.id('employees', 'alice'), 'type', (select t.id from app_public.absence_types t where t.code = 'MAL'),
     'date_start', '2026-11-16', 'date_end', '2026-11-17',
     'add_documents', jsonb_build_array(tests.uploaded_file('arret-maladie.pdf'))));
@@ -35,8 +35,8 @@ select ok(pg_temp.audited('Creation', 'arret-maladie.pdf'), 'a deposit on creati
 
 -- The DA of E1 deposits, but does not remove.
 select tests.authenticate_as('da');
-select lives_ok(format($$select app_public.absence_add_documents(%s, jsonb_build_object('add_documents',
-  jsonb_build_array(tests.uploaded_file('complement.pdf'))))$$, pg_temp.abs()), 'the DA deposits a document');
+select lives_ok(format($$select app_public.absence_add_documents(%s,
+  jsonb_build_array(tests.uploaded_file('complement.pdf')))$$, pg_temp.abs()), 'the DA deposits a document');
 select ok(pg_temp.audited('Creation', 'complement.pdf'), 'the deposit is audited with the document''s name');
 select throws_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
   pg_temp.abs(), pg_temp.doc('arret-maladie.pdf')), 'WF201', null, 'the DA may not remove a medical certificate (403)');

@@ -7,11 +7,11 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- david (E3) and alice (E1) are absent on 20 November (declared by their managers).
 select tests.authenticate_as('mgr3');
-select lives_ok(format($$select app_public.absence_create(jsonb_build_object('employee', %s, 'type', %s,
+select lives_ok(format($$select tests.absence_create(jsonb_build_object('employee', %s, 'type', %s,
   'date_start', '2026-11-20', 'date_end', '2026-11-20'))$$, tests.id('employees', 'david'),
   (select t.id from app_public.absence_types t where t.code = 'FOR')), 'david is absent on 20/11');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_create(jsonb_build_object('employee', %s, 'type', %s,
+select lives_ok(format($$select tests.absence_create(jsonb_build_object('employee', %s, 'type', %s,
   'date_start', '2026-11-20', 'date_end', '2026-11-20'))$$, tests.id('employees', 'alice'),
   (select t.id from app_public.absence_types t where t.code = 'FOR')), 'alice is absent on 20/11');
 select tests.as_owner();
@@ -27,8 +27,8 @@ grant execute on all functions in schema pg_temp to public;
 
 -- The manager of E1 may not invite david (E3).
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.event_create(jsonb_build_object('title', 'Réunion piège',
-  'start_at', '2026-11-20 09:00+01', 'end_at', '2026-11-20 10:00+01', 'participants', jsonb_build_array(%s, %s)))$$,
+select throws_ok(format($$select app_public.event_create(p_title => 'Réunion piège',
+  p_start_at => '2026-11-20 09:00+01', p_end_at => '2026-11-20 10:00+01', p_participants => array[%s, %s])$$,
   tests.id('employees', 'alice'), tests.id('employees', 'david')), 'WN530', null,
   'a participant outside the perimeter: 404');
 select is(pg_temp.conflicts_of('mgr3'), 0, 'and david''s decider received nothing');
@@ -36,9 +36,9 @@ select is(pg_temp.event('Réunion piège'), null, 'nothing was written');
 
 -- An Admin creates an event of E1 with alice and david; the manager of E1 then edits it.
 select tests.authenticate_as('admin');
-select ok(jsonb_array_length(app_public.event_create(jsonb_build_object('title', 'Réunion commune', 'establishment',
-  tests.id('establishments', 'E1'), 'start_at', '2026-11-20 09:00+01', 'end_at', '2026-11-20 10:00+01',
-  'participants', jsonb_build_array(tests.id('employees', 'alice'), tests.id('employees', 'david')))) -> 'warnings') = 2,
+select ok(jsonb_array_length(app_public.event_create(p_title => 'Réunion commune', p_establishment =>
+  tests.id('establishments', 'E1'), p_start_at => '2026-11-20 09:00+01', p_end_at => '2026-11-20 10:00+01',
+  p_participants => array[tests.id('employees', 'alice'), tests.id('employees', 'david')]) -> 'warnings') = 2,
   'the Admin (whole association) is warned of both absences');
 select tests.as_owner();
 select tests.authenticate_as('mgr1');

@@ -41,13 +41,13 @@ grant execute on all functions in schema pg_temp to public;
 
 -- Absences: a pending request of alice (E1), one of mgr1 for himself.
 select tests.authenticate_as('alice');
-select (app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-30', '2026-12-02')) ->> 'id')::int as a1 \gset
+select (tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-30', '2026-12-02')) ->> 'id')::int as a1 \gset
 select tests.authenticate_as('mgr1');
-select (app_public.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12-22')) ->> 'id')::int as own \gset
+select (tests.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12-22')) ->> 'id')::int as own \gset
 -- The accounts without employee record hold their roles on E3 (david).
 select tests.authenticate_as('david');
-select (app_public.absence_create(pg_temp.body('david', 'CP', '2026-12-14')) ->> 'id')::int as d1 \gset
-select (app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s_david \gset
+select (tests.absence_create(pg_temp.body('david', 'CP', '2026-12-14')) ->> 'id')::int as d1 \gset
+select (app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s_david \gset
 
 select is(pg_temp.absence_hint('mgr1', :a1), 'true'::jsonb, 'absence pending: the manager of the perimeter may decide');
 select is(pg_temp.absence_hint('rh1', :a1), 'true'::jsonb, 'RH n1 (whole association) may decide');
@@ -72,24 +72,24 @@ select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}
 select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, :a1), 'the manager validates');
 select is(pg_temp.absence_hint('mgr1', :a1), 'false'::jsonb, 'a validated absence has nothing to decide');
 select tests.authenticate_as('alice');
-select lives_ok(format($$select app_public.absence_request_cancellation(%s, '{}')$$, :a1), 'alice asks for its cancellation');
+select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, :a1), 'alice asks for its cancellation');
 select is(pg_temp.absence_hint('mgr1', :a1), 'true'::jsonb, 'a requested cancellation is decided: true again');
 select is(pg_temp.absence_hint('da', :a1), 'false'::jsonb, 'still not by the DA');
 select is(pg_temp.absence_hint('alice', :a1), 'false'::jsonb, 'nor by the employee');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 3, "reason": "Service chargé"}')$$, :a1),
+select lives_ok(format($$select app_public.absence_refuse(%s, 3, 'Service chargé')$$, :a1),
   'the manager refuses the cancellation');
 select tests.authenticate_as('alice');
-select (app_public.absence_create(pg_temp.body('alice', 'CP', '2027-01-04', '2027-01-05')) ->> 'id')::int as a2 \gset
+select (tests.absence_create(pg_temp.body('alice', 'CP', '2027-01-04', '2027-01-05')) ->> 'id')::int as a2 \gset
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_refuse(%s, '{"version": 1, "reason": "Non"}')$$, :a2), 'a refused request');
+select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Non')$$, :a2), 'a refused request');
 select is(pg_temp.absence_hint('mgr1', :a2), 'false'::jsonb, 'a refused request has nothing to decide');
 
 -- Day-change requests.
 select tests.authenticate_as('alice');
-select (app_public.shift_change_create('{"date": "2026-11-23", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s1 \gset
+select (app_public.shift_change_create(p_date => '2026-11-23', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s1 \gset
 select tests.authenticate_as('mgr1');
-select (app_public.shift_change_create('{"date": "2026-11-24", "reason": "urgence", "is_remote": true}') ->> 'id')::int as s_own \gset
+select (app_public.shift_change_create(p_date => '2026-11-24', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s_own \gset
 select is(pg_temp.shift_hint('mgr1', :s1), 'true'::jsonb, 'day change pending: the manager of the perimeter may decide');
 select is(pg_temp.shift_hint('mgr1_noemp', :s_david), 'true'::jsonb, 'so may a manager without employee record');
 select is(pg_temp.shift_hint('da', :s1), 'false'::jsonb, 'the DA may not decide a day change');
@@ -103,8 +103,8 @@ select is(pg_temp.shift_hint('mgr1', :s1), 'false'::jsonb, 'a decided day change
 
 -- The queue's establishment filter: main or secondary workplace (bruno: E1 and E2).
 select tests.authenticate_as('rh1');
-select lives_ok($$select app_public.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-07'))$$, 'an absence of bruno (E1 + E2)');
-select lives_ok($$select app_public.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-08'))$$, 'an absence of chloe (E2)');
+select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'FOR', '2026-12-07'))$$, 'an absence of bruno (E1 + E2)');
+select lives_ok($$select tests.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-08'))$$, 'an absence of chloe (E2)');
 select is(pg_temp.listed('rh1', 'E2'), 'bruno,chloe', 'E2: employees whose main or secondary workplace it is');
 select is(pg_temp.listed('rh1', 'E1'), 'alice,bruno,mgr1', 'E1: alice, bruno and mgr1, not chloe');
 select is(pg_temp.listed('mgr2', 'E1'), 'bruno', 'mgr2 (E2) filtering on E1: only bruno, of his perimeter (never alice)');

@@ -6,7 +6,7 @@ begin;
 select plan(7);
 select tests.freeze('2026-11-16 10:00+01');
 select tests.authenticate_as('alice');
-select set_config('tests.absence', app_public.absence_create(jsonb_build_object(
+select set_config('tests.absence', tests.absence_create(jsonb_build_object(
   'employee', tests.id('employees', 'alice'), 'type', (select id from app_public.absence_types where code = 'FOR'),
   'date_start', '2026-12-07', 'date_end', '2026-12-07')) ->> 'id', true);
 select tests.as_owner();

@@ -43,14 +43,14 @@ select is(pg_temp.mismatches(), 0, 'the migration counted the absences already t
 
 -- Creations through the API: requests (pending) and a declaration (validated).
 select tests.authenticate_as('alice');
-select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-11-30'));
-select app_public.absence_create(pg_temp.body('alice', 'CP', '2026-12-01'));
+select tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-30'));
+select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-01'));
 select tests.authenticate_as('bruno');
-select app_public.absence_create(pg_temp.body('bruno', 'CP', '2026-11-30'));
+select tests.absence_create(pg_temp.body('bruno', 'CP', '2026-11-30'));
 select tests.authenticate_as('david');
-select app_public.absence_create(pg_temp.body('david', 'CP', '2026-11-30'));
+select tests.absence_create(pg_temp.body('david', 'CP', '2026-11-30'));
 select tests.authenticate_as('mgr1');
-select app_public.absence_create(pg_temp.body('alice', 'FOR', '2026-12-10'));
+select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-10'));
 select tests.as_owner();
 select is(pg_temp.mismatches(), 0, 'after creations (requests and a declaration)');
 select is((select c.n from app_private.absence_status_counts c
@@ -65,7 +65,7 @@ grant select on ids to public;
 select tests.authenticate_as('mgr1');
 select app_public.absence_validate(i.id, jsonb_build_object('version', pg_temp.version_of(i.id)))
 from ids i where i.key = 'alice' and i.date_start = '2026-11-30';
-select app_public.absence_refuse(i.id, jsonb_build_object('version', pg_temp.version_of(i.id), 'reason', 'Effectif insuffisant'))
+select app_public.absence_refuse(i.id, pg_temp.version_of(i.id), 'Effectif insuffisant')
 from ids i where i.key = 'bruno';
 select tests.as_owner();
 select is(pg_temp.mismatches(), 0, 'after a validation and a refusal');

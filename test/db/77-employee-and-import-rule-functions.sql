@@ -21,8 +21,8 @@ select is(app_hidden.weekly_hours_max(), 48::numeric, 'at most 48 hours a week')
 select is(app_hidden.username_min_length(), 2, 'a username holds at least 2 characters');
 select is(app_hidden.username_max_length(), 150, 'and at most 150');
 select is(app_hidden.emergency_contacts_max(), 10, 'at most 10 emergency contacts');
-select is(app_hidden.emergency_contact_name_max_length(), 150, 'a contact name holds at most 150 characters');
-select is(app_hidden.emergency_contact_relationship_max_length(), 100, 'a relationship at most 100');
+select is(app_hidden.name_max_length(), 150, 'a contact name holds at most 150 characters');
+select is(app_hidden.relationship_max_length(), 100, 'a relationship at most 100');
 select is(app_hidden.attachment_title_max_length(), 200, 'an attachment title at most 200');
 
 -- Shared formats (API, import, emergency contacts, back-office).

@@ -4,6 +4,7 @@
  * absence types shown on its page.
  */
 import { s } from '../../http/schema.js';
+import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
 import { isStaff, optionsFrom, staffAbilities } from './staff.js';
@@ -21,7 +22,7 @@ interface AbsenceCategory {
 
 const BODY = s.object({
   code: s.text(32),
-  name: s.text(150),
+  name: s.text(INPUT_CONTRACT.nameMaxLength),
   parent: s.nullable(s.id()),
   position: s.int({ minimum: 0, maximum: 999 }),
 }, ['code', 'name', 'parent', 'position']);

@@ -5,6 +5,7 @@
  * deactivation that would orphan an active counter is refused under « Actif ».
  */
 import { s } from '../../http/schema.js';
+import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
@@ -60,7 +61,7 @@ const CONTRACT_TYPES = `select id::text as value, code || ' — ' || name as lab
 
 const BODY = s.object({
   code: s.text(16),
-  name: s.text(150),
+  name: s.text(INPUT_CONTRACT.nameMaxLength),
   category: s.id(),
   unit: s.enum(['day', 'hour']),
   paid: s.bool(),

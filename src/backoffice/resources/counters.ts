@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { s } from '../../http/schema.js';
+import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource } from '../registry.js';
 import { COUNTER_KINDS } from './counter-associations.js';
@@ -133,7 +134,7 @@ export const countersResource = defineResource<Counter>({
           body: s.object({
             bucket: s.enum(['acquired', 'taken']),
             quantity: { type: 'number' },
-            reason: s.text(500),
+            reason: s.text(INPUT_CONTRACT.adjustmentReasonMaxLength),
           }, ['bucket', 'quantity', 'reason']),
           sql: 'select app_public.counter_adjust($1, $2, $3, $4) as result',
           keys: ['bucket', 'quantity', 'reason'],

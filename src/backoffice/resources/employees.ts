@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { html, message, type Html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
 import { s } from '../../http/schema.js';
+import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { establishmentOptions } from './referentials.js';
 
 const contractTypeOptions = async (client: pg.PoolClient) => (await client.query<{ value: string; label: string }>(
@@ -195,7 +196,7 @@ const CONTRACT_PROPERTIES = {
   start_date: s.date(),
   end_date: s.nullable(s.date()),
   trial_end_date: s.nullable(s.date()),
-  job_title: s.nullable(s.string({ maxLength: 200 })),
+  job_title: s.nullable(s.text(INPUT_CONTRACT.jobTitleMaxLength)),
   weekly_hours: s.nullable({ type: 'number', exclusiveMinimum: 0, maximum: 48 }),
 };
 

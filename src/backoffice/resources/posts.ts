@@ -4,6 +4,7 @@
  * (case-insensitively), the same rule as on the absence types' side.
  */
 import { s } from '../../http/schema.js';
+import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
@@ -26,7 +27,7 @@ const ESTABLISHMENTS = 'select id::text as value, name as label from app_public.
 
 const BODY = s.object({
   code: s.text(16),
-  label: s.text(150),
+  label: s.text(INPUT_CONTRACT.nameMaxLength),
   establishment: s.id(),
   start_time: s.time(),
   end_time: s.time(),

@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
-import type { HandlerContext, RouteSpec } from '../route.js';
+import type { ArgSpec, HandlerContext, RouteSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 import { MAX_DOCUMENT_BYTES, callApi, purgeAfterCommit } from './documents.js';
 
 const STATUSES = ['pending', 'validated', 'refused', 'cancellation_requested', 'cancelled'] as const;
@@ -22,7 +23,7 @@ const absenceFields: Record<string, JsonSchema> = {
   end_half: half('Demi-journée de fin : "morning" = l’après-midi de date_end est travaillé ; null = journée entière.'),
   start_time: time('Heure de début (HH:MM), motifs en heures.'),
   end_time: time('Heure de fin (HH:MM), motifs en heures.'),
-  comment: s.nullable(s.text(2000, { description: 'Commentaire libre.' })),
+  comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire libre.' })),
 };
 
 const counterEffect = s.object(
@@ -131,6 +132,20 @@ const preview = s.object(
 
 const idParam = { id: s.id() };
 const publicUrl = { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' } as const;
+const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
+/** One key of the body as one typed argument of the SQL function (absent: null). */
+const field = (name: string, key: string, cast: Extract<ArgSpec, { from: 'body-field' }>['cast']): ArgSpec => ({ name, from: 'body-field', key, cast });
+/** The fields of an absence that the rules read (creation and its preview). */
+const draftArgs: ArgSpec[] = [
+  field('p_employee', 'employee', 'int'),
+  field('p_type', 'type', 'int'),
+  field('p_date_start', 'date_start', 'date'),
+  field('p_date_end', 'date_end', 'date'),
+  field('p_start_half', 'start_half', 'text'),
+  field('p_end_half', 'end_half', 'text'),
+  field('p_start_time', 'start_time', 'time'),
+  field('p_end_time', 'end_time', 'time'),
+];
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
@@ -206,7 +221,16 @@ export const absenceRoutes: RouteModule = {
       auth: 'account',
       body: s.object(absenceFields, ['employee', 'type', 'date_start']),
       multipart,
-      sql: { fn: 'app_public.absence_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl] },
+      sql: {
+        fn: 'app_public.absence_create',
+        args: [
+          ...draftArgs,
+          field('p_comment', 'comment', 'text'),
+          // The stored files' metadata from the multipart reader; SQL accepts only files of this request.
+          field('p_add_documents', 'add_documents', 'jsonb'),
+          publicUrl,
+        ],
+      },
       status: 201,
       response: {
         allOf: [
@@ -231,7 +255,7 @@ export const absenceRoutes: RouteModule = {
       tags: TAGS,
       auth: 'account',
       body: s.object(absenceFields, ['type']),
-      sql: { fn: 'app_public.absence_preview', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+      sql: { fn: 'app_public.absence_preview', args: draftArgs },
       status: 200,
       response: s.ref('AbsencePreview'),
       errors: [400],
@@ -345,7 +369,7 @@ export const absenceRoutes: RouteModule = {
           type: s.id('Requalification du motif.'),
           start_time: time('Heure de début (motif en heures).'),
           end_time: time('Heure de fin (motif en heures).'),
-          reason: s.nullable(s.text(2000, { description: 'Motif de la décision ; obligatoire si la décision corrige la demande.' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif de la décision ; obligatoire si la décision corrige la demande.' })),
         },
         ['version'],
       ),
@@ -373,13 +397,13 @@ export const absenceRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif du refus (obligatoire, non vide).' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif du refus (obligatoire, non vide).' })),
         },
         ['version'],
       ),
       sql: {
         fn: 'app_public.absence_refuse',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_version', 'version', 'int'), field('p_reason', 'reason', 'text'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),
@@ -398,12 +422,12 @@ export const absenceRoutes: RouteModule = {
       auth: 'account',
       pathParams: idParam,
       body: s.object({
-        comment: s.nullable(s.text(2000, { description: 'Commentaire du demandeur.' })),
+        comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire du demandeur.' })),
         version: s.int({ minimum: 1, description: 'Version lue (facultative) ; périmée : 409.' }),
       }),
       sql: {
         fn: 'app_public.absence_request_cancellation',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_version', 'version', 'int'), field('p_comment', 'comment', 'text'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),
@@ -425,7 +449,7 @@ export const absenceRoutes: RouteModule = {
       multipart: { files: ['add_documents'], maxFileBytes: MAX_DOCUMENT_BYTES },
       sql: {
         fn: 'app_public.absence_add_documents',
-        args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, { name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl],
+        args: [idArg, field('p_add_documents', 'add_documents', 'jsonb'), publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),

@@ -3,6 +3,7 @@ import { hashPassword, passwordProblems, verifyPassword } from '../../auth/passw
 import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const INVALID_CREDENTIALS = 'Aucun compte actif n’a été trouvé avec les identifiants fournis.';
 const RESET_ANSWER = 'Si un compte actif correspond, un e-mail contenant un lien de réinitialisation a été envoyé.';
@@ -42,7 +43,7 @@ export const authRoutes: RouteModule = {
         '429 avec Retry-After, avant toute vérification du mot de passe.',
       tags: ['Authentification'],
       auth: 'public',
-      body: s.object({ username: s.string({ minLength: 1, maxLength: 150 }), password: s.string({ minLength: 1, maxLength: 1024 }) }, ['username', 'password']),
+      body: s.object({ username: s.string({ minLength: 1, maxLength: INPUT_CONTRACT.usernameMaxLength }), password: s.string({ minLength: 1, maxLength: 1024 }) }, ['username', 'password']),
       status: 200,
       response: s.object({ access: s.string({ description: 'JWT à présenter dans Authorization: Bearer <jeton>.' }) }, ['access']),
       errors: [400, 401],
@@ -91,7 +92,13 @@ export const authRoutes: RouteModule = {
       auth: 'public',
       rateLimit: 'password_reset',
       body: s.object(
-        { login: s.string({ minLength: 1, maxLength: 254, description: 'Identifiant ou adresse e-mail professionnelle.' }) },
+        {
+          login: s.string({
+            minLength: 1,
+            maxLength: Math.max(INPUT_CONTRACT.usernameMaxLength, INPUT_CONTRACT.emailMaxLength),
+            description: 'Identifiant ou adresse e-mail professionnelle.',
+          }),
+        },
         ['login'],
       ),
       status: 200,

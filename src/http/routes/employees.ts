@@ -2,6 +2,7 @@ import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -18,7 +19,7 @@ const contractInput = s.object(
     start_date: s.date(),
     end_date: s.nullable(s.date()),
     trial_end_date: s.nullable(s.date({ description: 'Fin de période d’essai, entre le début et la fin du contrat.' })),
-    job_title: s.nullable(s.string({ maxLength: 200 })),
+    job_title: s.nullable(s.text(INPUT_CONTRACT.jobTitleMaxLength)),
     weekly_hours: s.nullable({ type: ['number', 'string'], description: 'Durée hebdomadaire, de 0 (exclu) à 48 heures.' }),
   },
   ['type', 'start_date'],
@@ -35,9 +36,9 @@ const assignmentInput = s.object(
 );
 
 const employeeProperties = {
-  first_name: s.string({ maxLength: 100 }),
-  last_name: s.string({ maxLength: 100 }),
-  professional_email: s.nullable(s.string({ maxLength: 254, description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
+  first_name: s.text(INPUT_CONTRACT.personNameMaxLength),
+  last_name: s.text(INPUT_CONTRACT.personNameMaxLength),
+  professional_email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength, { description: 'Adresse professionnelle ; reçoit l’invitation à définir le mot de passe.' })),
   birth_date: s.nullable(s.date()),
   is_polyvalent: s.bool({ description: 'Agent polyvalent (une absence en période d’essai donne un avertissement).' }),
   main_establishment: s.nullable(s.id('Établissement principal ; un rédacteur restreint choisit un établissement de son périmètre.')),
@@ -117,7 +118,9 @@ const employeeRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_record',
     body: s.object(
-      { ...employeeProperties, username: s.string({ maxLength: 150, description: 'Identifiant du compte (2 à 150 caractères : lettres, chiffres, . _ @ + -).' }) },
+      { ...employeeProperties, username: s.text(INPUT_CONTRACT.usernameMaxLength, {
+          description: `Identifiant du compte (2 à ${INPUT_CONTRACT.usernameMaxLength} caractères : lettres, chiffres, . _ @ + -).`,
+        }) },
       ['first_name', 'last_name'],
     ),
     sql: { fn: 'app_public.employee_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
@@ -195,11 +198,11 @@ const CONTACT_RULES =
 const contactInput = s.object(
   {
     id: s.id('Contact existant (PUT seulement) ; absent pour en créer un.'),
-    name: s.string({ maxLength: 150 }),
-    relationship: s.nullable(s.string({ maxLength: 100, description: 'Lien avec le salarié (conjoint, parent…).' })),
+    name: s.text(INPUT_CONTRACT.nameMaxLength),
+    relationship: s.nullable(s.text(INPUT_CONTRACT.relationshipMaxLength, { description: 'Lien avec le salarié (conjoint, parent…).' })),
     phone: s.string({ maxLength: 24, description: 'Téléphone (06 12 34 56 78, +33 6 12 34 56 78…).' }),
     alternate_phone: s.nullable(s.string({ maxLength: 24 })),
-    email: s.nullable(s.string({ maxLength: 254 })),
+    email: s.nullable(s.text(INPUT_CONTRACT.emailMaxLength)),
   },
   ['name', 'phone'],
 );
@@ -318,7 +321,7 @@ const attachmentRoutes: RouteSpec[] = [
     permission: 'employee.change_employee_attachment',
     pathParams: idParam,
     multipart: { files: ['file'], maxFileBytes: MAX_FILE_BYTES },
-    body: s.object({ title: s.string({ maxLength: 200 }) }),
+    body: s.object({ title: s.text(INPUT_CONTRACT.attachmentTitleMaxLength) }),
     sql: {
       fn: 'app_public.employee_attachment_create',
       args: [
@@ -341,7 +344,7 @@ const attachmentRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_attachment',
     pathParams: attachmentParams,
-    body: s.object({ title: s.string({ maxLength: 200 }) }, ['title']),
+    body: s.object({ title: s.text(INPUT_CONTRACT.attachmentTitleMaxLength) }, ['title']),
     sql: {
       fn: 'app_public.employee_attachment_update',
       args: [

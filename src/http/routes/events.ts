@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const READ_RULE =
   'Chaque compte lit les événements qu’il a créés ou auxquels il participe ; les détenteurs de ' +
@@ -19,8 +20,8 @@ const WRITE_RULE =
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 const eventBody = {
-  title: s.string({ maxLength: 200 }),
-  description: s.nullable(s.string({ maxLength: 5000 })),
+  title: s.text(INPUT_CONTRACT.eventTitleMaxLength),
+  description: s.nullable(s.text(INPUT_CONTRACT.eventDescriptionMaxLength)),
   establishment: s.nullable(s.id('Établissement de l’événement ; un appelant restreint choisit un établissement de son périmètre.')),
   start_at: s.dateTime(),
   end_at: s.dateTime({ description: 'Après start_at.' }),
@@ -98,7 +99,17 @@ export const eventModule: RouteModule = {
       auth: 'account',
       permission: 'events.change_event',
       body: s.object(eventBody, ['title', 'start_at', 'end_at']),
-      sql: { fn: 'app_public.event_create', args: [bodyArg] },
+      sql: {
+        fn: 'app_public.event_create',
+        args: [
+          { name: 'p_title', from: 'body-field', key: 'title', cast: 'text' },
+          { name: 'p_start_at', from: 'body-field', key: 'start_at', cast: 'timestamptz' },
+          { name: 'p_end_at', from: 'body-field', key: 'end_at', cast: 'timestamptz' },
+          { name: 'p_description', from: 'body-field', key: 'description', cast: 'text' },
+          { name: 'p_establishment', from: 'body-field', key: 'establishment', cast: 'int' },
+          { name: 'p_participants', from: 'body-field', key: 'participants', cast: 'int[]' },
+        ],
+      },
       status: 201,
       response: s.ref('Event'),
       errors: [400, 403, 404],

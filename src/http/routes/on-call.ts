@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const RULES =
   'Permissions : `on_call.view_on_call_period` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2, Service Paie) et ' +
@@ -19,7 +20,7 @@ const periodBody = {
   start_at: s.dateTime({ description: 'Début (inclus), avec fuseau.' }),
   end_at: s.dateTime({ description: 'Fin (exclue), après le début.' }),
   establishments: s.array(s.id(), { minItems: 1, description: 'Établissements couverts (au moins un).' }),
-  comment: s.nullable(s.string({ maxLength: 500 })),
+  comment: s.nullable(s.text(INPUT_CONTRACT.onCallCommentMaxLength)),
 };
 const required = ['account', 'start_at', 'end_at', 'establishments'];
 

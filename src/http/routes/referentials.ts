@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec, RouteSpec } from '../route.js';
 import { s, type JsonSchema } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const READ_RULE = 'Lisible par tout compte authentifié.';
 const WRITE_RULE = 'Écriture réservée aux comptes du personnel d’administration (statut staff) ; les autres comptes reçoivent 403.';
@@ -168,7 +169,7 @@ export const referentialModule: RouteModule = {
       listQuery: s.object(scopeQuery),
       listArgs: [{ name: 'p_scope', from: 'query', key: 'scope', cast: 'text' }],
       listDescription: `${SCOPE_RULE} Avec scope=perimeter : les divisions qui comptent un établissement du périmètre.`,
-      body: { name: s.string({ maxLength: 150 }) },
+      body: { name: s.text(INPUT_CONTRACT.nameMaxLength) },
       required: ['name'],
       deleteDescription: 'Les établissements de la division restent, sans division.',
     }),
@@ -185,7 +186,7 @@ export const referentialModule: RouteModule = {
       ],
       listDescription: SCOPE_RULE,
       body: {
-        name: s.string({ maxLength: 150 }),
+        name: s.text(INPUT_CONTRACT.nameMaxLength),
         count_base: s.enum(['ouvrables', 'ouvres'], { description: 'ouvrables par défaut.' }),
         division: s.nullable(s.id()),
       },
@@ -203,7 +204,7 @@ export const referentialModule: RouteModule = {
       listDescription: 'Par ordre de création (CDI, CDD, Intérim, Apprentissage, Stage, puis les types ajoutés).',
       body: {
         code: s.string({ maxLength: 30 }),
-        name: s.string({ maxLength: 150 }),
+        name: s.text(INPUT_CONTRACT.nameMaxLength),
         is_temporary_work: s.bool(),
       },
       required: ['code', 'name'],

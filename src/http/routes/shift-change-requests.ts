@@ -1,5 +1,6 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const nullableTime = (description: string) => s.nullable(s.time({ description }));
 
@@ -108,14 +109,24 @@ export const shiftChangeRoutes: RouteModule = {
         {
           date: s.date({ description: 'Jour concerné ; au plus tôt aujourd’hui moins 14 jours.' }),
           reason: s.string({ maxLength: 50, description: 'demande_personnelle, urgence ou remplacement.' }),
-          comment: s.nullable(s.text(2000, { description: 'Commentaire libre du demandeur.' })),
+          comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire libre du demandeur.' })),
           is_remote: s.nullable(s.bool({ description: 'Option télétravail de la journée.' })),
           is_offsite: s.nullable(s.bool({ description: 'Option hors de l’établissement.' })),
           slots: s.nullable(s.array(slotInput, { maxItems: 9, description: 'Créneaux demandés ; absent ou vide = horaires inchangés.' })),
         },
         ['date', 'reason'],
       ),
-      sql: { fn: 'app_public.shift_change_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+      sql: {
+        fn: 'app_public.shift_change_create',
+        args: [
+          { name: 'p_date', from: 'body-field', key: 'date', cast: 'date' },
+          { name: 'p_reason', from: 'body-field', key: 'reason', cast: 'text' },
+          { name: 'p_comment', from: 'body-field', key: 'comment', cast: 'text' },
+          { name: 'p_is_remote', from: 'body-field', key: 'is_remote', cast: 'boolean' },
+          { name: 'p_is_offsite', from: 'body-field', key: 'is_offsite', cast: 'boolean' },
+          { name: 'p_slots', from: 'body-field', key: 'slots', cast: 'jsonb' },
+        ],
+      },
       status: 201,
       response: {
         allOf: [
@@ -234,7 +245,7 @@ export const shiftChangeRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif ; obligatoire après correction ou avec adjusted_slots.' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif ; obligatoire après correction ou avec adjusted_slots.' })),
           adjusted_slots: s.nullable(s.array(slotInput, { maxItems: 9, description: 'Journée accordée à la place de la journée demandée.' })),
         },
         ['version'],
@@ -268,7 +279,7 @@ export const shiftChangeRoutes: RouteModule = {
       body: s.object(
         {
           version: s.int({ minimum: 1, description: 'Version lue.' }),
-          reason: s.nullable(s.text(2000, { description: 'Motif du refus (obligatoire, non vide).' })),
+          reason: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Motif du refus (obligatoire, non vide).' })),
         },
         ['version'],
       ),

@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const WRITE_RULE =
   'Écriture avec `employee.change_team` (Admin, RH n1, RH n2, DA, Manager n1, Manager n2), ' +
@@ -10,7 +11,7 @@ const WRITE_RULE =
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 const teamBody = {
-  name: s.string({ maxLength: 150 }),
+  name: s.text(INPUT_CONTRACT.nameMaxLength),
   establishments: s.array(s.id(), {
     minItems: 1,
     description: 'Établissements de l’équipe (au moins un). Un appelant restreint n’ajoute ni ne retire d’établissement hors de son périmètre (400).',

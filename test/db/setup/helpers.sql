@@ -60,3 +60,28 @@ begin
 end;
 $$;
 grant execute on function tests.uploaded_file(text, text, int) to public;
+
+-- POST /api/absences/ as the route calls it: each key of the JSON body to its typed argument
+-- of app_public.absence_create (an absent key is null, as the manifest's body-field arguments;
+-- other keys, such as a forged status, are not passed). The files keep their metadata list.
+create function tests.absence_create(p_body jsonb, p_public_url text default null)
+returns jsonb language sql volatile as $$
+  select app_public.absence_create(
+    p_employee => (p_body ->> 'employee')::int, p_type => (p_body ->> 'type')::int,
+    p_date_start => (p_body ->> 'date_start')::date, p_date_end => (p_body ->> 'date_end')::date,
+    p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
+    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
+    p_comment => p_body ->> 'comment', p_add_documents => p_body -> 'add_documents', p_public_url => p_public_url);
+$$;
+grant execute on function tests.absence_create(jsonb, text) to public;
+
+-- POST /api/absences/preview/ as the route calls it (the same mapping as tests.absence_create).
+create function tests.absence_preview(p_body jsonb)
+returns jsonb language sql stable as $$
+  select app_public.absence_preview(
+    p_employee => (p_body ->> 'employee')::int, p_type => (p_body ->> 'type')::int,
+    p_date_start => (p_body ->> 'date_start')::date, p_date_end => (p_body ->> 'date_end')::date,
+    p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
+    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time);
+$$;
+grant execute on function tests.absence_preview(jsonb) to public;
