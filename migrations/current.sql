@@ -2,4 +2,5 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include planning/planning.sql
+--!include graphql.sql
 --!include finalize.sql

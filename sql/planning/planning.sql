@@ -416,9 +416,9 @@ $$;
 -- establishment and team narrow the readable employees (the team planning of a month): those
 -- attached to the establishment (main, secondary, or team of the day), those assigned to the
 -- team, on the day of the window nearest today.
--- planning_read_text is what the route calls: the JSON text as written, which the service
--- passes through (a month of 200 employees is 2.5 MB). planning_read is the same answer typed
--- json, for SQL callers and GraphQL.
+-- planning_read_text is the JSON text as written, which the service passes through (a month
+-- of 200 employees is 2.5 MB); the route calls planning_read_chunks, the same bytes in parts.
+-- planning_read is the same answer typed json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
 create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
                                                          p_establishment int default null, p_team int default null)
@@ -494,3 +494,17 @@ comment on function app_public.planning_read(date, date, integer, integer, integ
 by default, at most 62 days), with absences and pending requests; a directory reader reads its
 absences.view_absence_queue perimeter, any other account its own cells; narrowed by employee,
 establishment or team.';
+
+-- The same answer in bytes of at most 64 KiB, in order, for the route to send as they come: one
+-- 2.5 MB value was received whole by the service's driver, in a buffer doubled up to 4 MiB
+-- per request (docs/architecture.md, Performance notes).
+create or replace function app_public.planning_read_chunks(p_from date default null, p_to date default null, p_employee int default null,
+                                                           p_establishment int default null, p_team int default null)
+returns setof bytea
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_answer bytea := convert_to(app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team), 'UTF8');
+begin
+  return query select substring(v_answer from i for 65536) from generate_series(1, length(v_answer), 65536) i;
+end;
+$$;
