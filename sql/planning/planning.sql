@@ -296,7 +296,9 @@ begin
     -- k2: start minute), aggregated from sorted input.
     absence_blocks as (
       select b.employee_id, b.date, bool_or(b.whole) as whole,
-             array_agg(b.block) as blocks, array_agg(b.k1) as k1s, array_agg(b.k2) as k2s
+             array_agg(b.block) as blocks, array_agg(b.k1) as k1s, array_agg(b.k2) as k2s,
+             string_agg(b.block, ',') filter (where b.k1 = 0) as before_blocks,
+             string_agg(b.block, ',') filter (where b.k1 = 2) as after_blocks, bool_or(b.k1 = 1) as hourly
       from (
         select g.employee_id, g.date, g.whole,
                case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
@@ -325,7 +327,8 @@ begin
       group by b.employee_id, b.date
     ),
     cell_extra as (
-      select t.employee_id, t.date, t.tail, m.heads, m.starts, ab.whole, ab.blocks, ab.k1s, ab.k2s
+      select t.employee_id, t.date, t.tail, m.heads, m.starts, ab.whole, ab.blocks, ab.k1s, ab.k2s,
+             ab.before_blocks, ab.after_blocks, ab.hourly
       from cell_tail t
       left join modification m on m.employee_id = t.employee_id and m.date = t.date
       left join absence_blocks ab on ab.employee_id = t.employee_id and ab.date = t.date
@@ -337,8 +340,13 @@ begin
              case when x.employee_id is null then coalesce(td.blocks, v_rest_block)
                   when x.blocks is null then array_to_string(coalesce(x.heads, td.heads, array[v_rest_head]), x.tail || ',') || x.tail
                   when x.whole then array_to_string(x.blocks, ',')
-                  -- absences and worked (or rest) blocks, sorted together; at the same start
-                  -- time, the worked slot before the hourly absence
+                  -- a half day: the morning's absence, the worked (or rest) blocks, the afternoon's
+                  when not x.hourly
+                    then concat_ws(',', x.before_blocks,
+                                   array_to_string(coalesce(x.heads, td.heads, array[v_rest_head]), x.tail || ',') || x.tail,
+                                   x.after_blocks)
+                  -- hourly absences among the worked (or rest) blocks, sorted together; at the same
+                  -- start time, the worked slot before the hourly absence
                   else (select string_agg(b.block, ',' order by b.k1, b.k2, b.k3)
                         from (select a.block, a.k1, a.k2, 1 as k3
                               from unnest(x.blocks, x.k1s, x.k2s) as a(block, k1, k2)
