@@ -155,9 +155,15 @@ begin
       from tpl t
       group by t.employee_id
     ),
+    -- The slots of those templates.
+    template_slot as materialized (
+      select ts.template_id, ts.weekday, ts.post_id, ts.position
+      from app_public.planning_template_slots ts
+      where ts.template_id in (select tpl.id from tpl)
+    ),
     -- The head of a worked block of each post the templates plan (a template's slot is its
-    -- post's, never remote, in a day without modification).
-    post_head as (
+    -- post's, never remote, in a day without modification): written once per post, not per slot.
+    post_head as materialized (
       select p.id, extract(epoch from p.start_time)::int / 60 as start_minute,
              '{"kind":"work","post":' || p.id
              || ',"post_code":' || app_hidden.json_text(p.code) || ',"post_label":' || app_hidden.json_text(p.label)
@@ -171,6 +177,7 @@ begin
              || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null,"absence":null,"pending_request":'
                as head
       from app_public.posts p
+      where p.id in (select ts.post_id from template_slot ts)
     ),
     -- The heads of a template's weekday, by start time, with their start minutes (aggregated
     -- from sorted input: an aggregate's own order by would sort each group apart), and its
@@ -181,9 +188,8 @@ begin
       from (
         select x.template_id, x.weekday, array_agg(x.head) as heads, array_agg(x.start_minute) as starts
         from (select ts.template_id, ts.weekday, ph.head, ph.start_minute
-              from app_public.planning_template_slots ts
+              from template_slot ts
               join post_head ph on ph.id = ts.post_id
-              where ts.template_id in (select tpl.id from tpl)
               order by ts.template_id, ts.weekday, ph.start_minute, ts.position) x
         group by x.template_id, x.weekday
       ) y
