@@ -102,8 +102,8 @@ $$;
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 -- force_generic_plan: docs/architecture.md, Performance notes.
--- Text, not json: the service sends it as is (app_public.planning_read_text), and a cast to json
--- would parse the whole answer once more only to check it.
+-- Text, not json: the service sends it as is (app_public.planning_read_text, in parts:
+-- planning_read_chunks), and a cast to json would parse the whole answer once more only to check it.
 -- How it stays cheap for a month of 200 employees (6 000 cells, 2.5 MB):
 --   * a worked or rest block is written in two parts: its head, up to "pending_request":, which
 --     depends on the planned day only (written once per post of the templates, once per day
@@ -113,8 +113,8 @@ $$;
 --     and such a cell is its employee's week at its weekday, without any join;
 --   * the other cells (a day modification, granted absences, a pending request, an on-call
 --     period, or an employee with several templates in the window) are computed one by one,
---     the absences' blocks already in order; only a cell with both absences and worked blocks
---     sorts them;
+--     the absences' blocks already in order; only a cell with an hourly absence sorts its
+--     blocks;
 --   * each employee's cells are aggregated in the order of the days, so the answer sorts
 --     employees, not cells; the answer is one aggregate of its parts (head, employees' cells,
 --     holidays), not concatenations that would each copy its 2.5 MB.
