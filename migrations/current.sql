@@ -12,6 +12,7 @@
 --!include org/policies.sql
 --!include absences/policies.sql
 --!include notifications/functions.sql
+--!include planning/planning.sql
 --!include shift_change/functions.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
@@ -24,6 +25,7 @@
 --!include teams/api.sql
 --!include events/api.sql
 --!include on_call/api.sql
+--!include graphql.sql
 --!include backoffice/reference.sql
 --!include backoffice/counters.sql
 --!include finalize.sql

@@ -14,9 +14,13 @@ comment on function app_public.impersonation_start(int) is
 SPEC Authentication rule 5 (user impersonation, off by default): a superuser starts speaking for another
 active account that is not a superuser; returns that account and the impersonator, which the REST route
 signs into a token; audited. Refused unless the server turned impersonation on for the request.';
--- The planning as text is the REST route's (passed through as written); GraphQL offers
--- planningRead, typed JSON.
+-- The planning as text, and in parts, is the REST route's (passed through as written);
+-- GraphQL offers planningRead, typed JSON.
 comment on function app_public.planning_read_text(date, date, int, int, int) is
 '@behavior -*
-SPEC Planning cell and Permissions rule 3, GET /api/planning/: planning_read''s answer as JSON text, which the
-REST route sends as written (no parse and serialise in the service).';
+SPEC Planning cell and Permissions rule 3, GET /api/planning/: planning_read''s answer as JSON text, as written
+(no parse and serialise), which the REST route sends in parts (planning_read_chunks).';
+comment on function app_public.planning_read_chunks(date, date, int, int, int) is
+'@behavior -*
+SPEC Planning cell and Permissions rule 3, GET /api/planning/: planning_read''s answer as UTF-8 bytes in parts of
+at most 64 KiB, in order, which the REST route sends as they come.';

@@ -102,16 +102,39 @@ $$;
 --     of the day, else the pending day-change request of the day;
 --   * on_call: the on-call periods of the employee's teams that meet the day.
 -- force_generic_plan: docs/architecture.md, Performance notes.
--- Text, not json: the service sends it as is (app_public.planning_read_text), and a cast to json
--- would parse the whole answer once more only to check it.
+-- Text, not json: the service sends it as is (app_public.planning_read_text, in parts:
+-- planning_read_chunks), and a cast to json would parse the whole answer once more only to check it.
+-- How it stays cheap for a month of 200 employees (6 000 cells, 2.5 MB):
+--   * a worked or rest block is written in two parts: its head, up to "pending_request":, which
+--     depends on the planned day only (written once per post of the templates, once per day
+--     modification), and its tail, the pending request and the on-call periods of the cell;
+--   * most cells are a day of their employee's one template with the usual tail (no pending
+--     request, no on-call period): each template's week is written once (seven blocks texts),
+--     and such a cell is its employee's week at its weekday, without any join;
+--   * the other cells (a day modification, granted absences, a pending request, an on-call
+--     period, or an employee with several templates in the window) are computed one by one,
+--     the absences' blocks already in order; only a cell with an hourly absence sorts its
+--     blocks;
+--   * each employee's cells are aggregated in the order of the days, so the answer sorts
+--     employees, not cells; the answer is one aggregate of its parts (head, employees' cells,
+--     holidays), not concatenations that would each copy its 2.5 MB.
 drop function if exists app_hidden.planning_cells(int[], date, date);
 create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
+declare
+  -- The head of a rest block in a day without modification.
+  v_rest_head constant text := '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
+    || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
+    || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
+    || ',"modified":false,"comment":null,"absence":null,"pending_request":';
+  -- The same rest block with the usual tail: no pending request, no on-call period.
+  v_rest_block constant text := v_rest_head || 'null,"on_call":[]}';
 begin
   return (
     with days as (
-      select d::date as date from generate_series(p_from, p_to, interval '1 day') d
+      select d::date as date, app_hidden.json_date(d::date) as date_json, extract(isodow from d)::int as weekday
+      from generate_series(p_from, p_to, interval '1 day') d
     ),
     emp as (
       select e.id, e.first_name, e.last_name, e.main_establishment_id,
@@ -119,37 +142,115 @@ begin
       from app_public.employees e
       where e.id = any (p_employee_ids)
     ),
-    cells as (
-      select emp.id as employee_id, emp.ord, days.date from emp cross join days
+    -- The templates valid at some day of the window.
+    tpl as (
+      select t.id, t.employee_id, t.valid_from, t.valid_to
+      from app_public.planning_templates t
+      where t.employee_id = any (p_employee_ids) and t.valid_from <= p_to and (t.valid_to is null or t.valid_to >= p_from)
     ),
-    cell_template as (
-      select distinct on (c.employee_id, c.date) c.employee_id, c.date, t.id as template_id
-      from cells c
-      join app_public.planning_templates t
-        on t.employee_id = c.employee_id and t.valid_from <= c.date and (t.valid_to is null or t.valid_to >= c.date)
-      order by c.employee_id, c.date, t.valid_from desc
+    -- Per employee, how many templates the window meets, and the first one (meaningful when one).
+    emp_template as (
+      select t.employee_id, count(*) as templates, min(t.id) as template_id, min(t.valid_from) as valid_from,
+             min(coalesce(t.valid_to, 'infinity')) as valid_to
+      from tpl t
+      group by t.employee_id
     ),
-    template_day as (
-      select ts.template_id, ts.weekday, array_agg(app_hidden.post_slot(p) order by ts.position) as slots
+    -- The slots of those templates.
+    template_slot as materialized (
+      select ts.template_id, ts.weekday, ts.post_id, ts.position
       from app_public.planning_template_slots ts
-      join app_public.posts p on p.id = ts.post_id
-      where ts.template_id in (select ct.template_id from cell_template ct)
-      group by ts.template_id, ts.weekday
+      where ts.template_id in (select tpl.id from tpl)
     ),
+    -- The head of a worked block of each post the templates plan (a template's slot is its
+    -- post's, never remote, in a day without modification): written once per post, not per slot.
+    post_head as materialized (
+      select p.id, extract(epoch from p.start_time)::int / 60 as start_minute,
+             '{"kind":"work","post":' || p.id
+             || ',"post_code":' || app_hidden.json_text(p.code) || ',"post_label":' || app_hidden.json_text(p.label)
+             || ',"establishment":' || app_hidden.json_int(p.establishment_id)
+             || ',"start_time":' || app_hidden.json_hm(p.start_time)
+             || ',"end_time":' || app_hidden.json_hm(p.end_time)
+             || ',"break_start_time":' || app_hidden.json_hm(p.break_start_time)
+             || ',"break_end_time":' || app_hidden.json_hm(p.break_end_time)
+             || ',"break_paid":' || app_hidden.json_bool(coalesce(p.break_paid, false))
+             || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(app_hidden.post_slot(p)))
+             || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null,"absence":null,"pending_request":'
+               as head
+      from app_public.posts p
+      where p.id in (select ts.post_id from template_slot ts)
+    ),
+    -- The heads of a template's weekday, by start time, with their start minutes (aggregated
+    -- from sorted input: an aggregate's own order by would sort each group apart), and its
+    -- blocks with the usual tail.
+    template_day as (
+      select y.template_id, y.weekday, y.heads, y.starts,
+             array_to_string(y.heads, 'null,"on_call":[]},') || 'null,"on_call":[]}' as blocks
+      from (
+        select x.template_id, x.weekday, array_agg(x.head) as heads, array_agg(x.start_minute) as starts
+        from (select ts.template_id, ts.weekday, ph.head, ph.start_minute
+              from template_slot ts
+              join post_head ph on ph.id = ts.post_id
+              order by ts.template_id, ts.weekday, ph.start_minute, ts.position) x
+        group by x.template_id, x.weekday
+      ) y
+    ),
+    -- Each template's week: the blocks of its seven weekdays (a rest when none), usual tail.
+    template_week as (
+      select x.template_id, array_agg(x.blocks) as week
+      from (select t.id as template_id, coalesce(td.blocks, v_rest_block) as blocks
+            from tpl t
+            cross join generate_series(1, 7) wd
+            left join template_day td on td.template_id = t.id and td.weekday = wd
+            order by t.id, wd) x
+      group by x.template_id
+    ),
+    -- The heads of each day modification, by start time (a rest when it has no slot).
     modification as (
-      select m.* from app_public.day_modifications m
-      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+      select x.employee_id, x.date, array_agg(x.head) as heads, array_agg(x.start_minute) as starts
+      from (
+        select m.employee_id, m.date, coalesce(extract(epoch from sl.start_time)::int / 60, 0) as start_minute,
+               case when sl.n is null
+                    then '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
+                         || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
+                         || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
+                         || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
+                         || ',"absence":null,"pending_request":'
+                    else '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
+                         || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
+                         || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
+                         || ',"start_time":' || app_hidden.json_hm(sl.start_time)
+                         || ',"end_time":' || app_hidden.json_hm(sl.end_time)
+                         || ',"break_start_time":' || app_hidden.json_hm(sl.break_start_time)
+                         || ',"break_end_time":' || app_hidden.json_hm(sl.break_end_time)
+                         || ',"break_paid":' || app_hidden.json_bool(coalesce(sl.break_paid, false))
+                         || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(
+                                               row(sl.start_time, sl.end_time, sl.break_start_time, sl.break_end_time,
+                                                   sl.break_paid, sl.post_id, sl.establishment_id, sl.is_remote)::app_public.slot))
+                         || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or coalesce(m.is_remote, false))
+                         || ',"is_offsite":' || app_hidden.json_bool(coalesce(m.is_offsite, false))
+                         || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
+                         || ',"absence":null,"pending_request":'
+               end as head
+        from app_public.day_modifications m
+        left join lateral unnest(m.slots) with ordinality
+          as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+        left join app_public.posts po on po.id = sl.post_id
+        where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+        order by m.employee_id, m.date, 3, sl.n
+      ) x
+      group by x.employee_id, x.date
     ),
     absence_day as (
-      select c.employee_id, c.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
+      select a.employee_id, d.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
              a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
              case when a.start_time is not null then 'hours'
-                  when c.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
-                  when c.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+                  when d.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when d.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
                   else 'day' end as part
       from app_public.absences a
       join app_public.absence_types t on t.id = a.type_id
-      join cells c on c.employee_id = a.employee_id and c.date between a.date_start and a.date_end
+      cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
+      cross join lateral (select g.day::date as date) d
       where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
         and a.status in ('pending', 'validated', 'cancellation_requested')
     ),
@@ -177,119 +278,145 @@ begin
     on_call as (
       select * from app_hidden.team_on_call_by_day(p_employee_ids, p_from, p_to)
     ),
-    -- Everything a cell's blocks carry, in one row per cell: the planned day (the day
-    -- modification, else the template), whether granted absences cover the whole day, the
-    -- pending request of the day and the on-call periods (joined once here, not per kind of
-    -- block).
-    cell as (
-      select c.employee_id, c.ord, c.date,
-             coalesce(m.slots, td.slots, '{}'::app_public.slot[]) as slots,
-             m.id is not null as modified,
-             coalesce(m.is_remote, false) as day_remote,
-             coalesce(m.is_offsite, false) as day_offsite,
-             m.comment,
-             coalesce(cv.whole, false) as whole,
-             coalesce(oc.on_call::text, '[]') as on_call,
-             case when pa.id is not null then '{"kind":"absence","id":' || pa.id || ',"is_cancellation":false}'
-                  when ps.id is not null then '{"kind":"shift_change","id":' || ps.id || ',"is_cancellation":false}'
-                  else 'null'
-             end as pending
-      from cells c
-      left join cell_template ct on ct.employee_id = c.employee_id and ct.date = c.date
-      left join template_day td on td.template_id = ct.template_id and td.weekday = extract(isodow from c.date)::int
-      left join modification m on m.employee_id = c.employee_id and m.date = c.date
-      left join (select distinct g.employee_id, g.date, g.whole from granted g) cv
-        on cv.employee_id = c.employee_id and cv.date = c.date
-      left join pending_absence pa on pa.employee_id = c.employee_id and pa.date = c.date
-      left join pending_shift_change ps on ps.employee_id = c.employee_id and ps.date = c.date
-      left join on_call oc on oc.employee_id = c.employee_id and oc.date = c.date
+    -- The tail of the worked or rest blocks of the cells that have a day modification, granted
+    -- absences, a pending request or an on-call period: the pending request, the on-call periods.
+    cell_tail as (
+      select k.employee_id, k.date, pend.pending, coalesce(oc.on_call::text, '[]') as on_call,
+             pend.pending || ',"on_call":' || coalesce(oc.on_call::text, '[]') || '}' as tail
+      from (select x.employee_id, x.date from modification x
+            union select x.employee_id, x.date from granted x
+            union select x.employee_id, x.date from pending_absence x
+            union select x.employee_id, x.date from pending_shift_change x
+            union select x.employee_id, x.date from on_call x) k
+      left join pending_absence pa on pa.employee_id = k.employee_id and pa.date = k.date
+      left join pending_shift_change ps on ps.employee_id = k.employee_id and ps.date = k.date
+      left join on_call oc on oc.employee_id = k.employee_id and oc.date = k.date
+      cross join lateral (
+        select case when pa.id is not null then '{"kind":"absence","id":' || pa.id || ',"is_cancellation":false}'
+                    when ps.id is not null then '{"kind":"shift_change","id":' || ps.id || ',"is_cancellation":false}'
+                    else 'null'
+               end as pending
+      ) pend
     ),
-    blocks as (
-      -- granted absences
-      select g.employee_id, pr.ord, g.date,
-             case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
-             coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
-             -- at the same start time, the worked slot before the hourly absence
-             1 as k3,
-             '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
-             || ',"start_time":' || app_hidden.json_hm(g.start_time) || ',"end_time":' || app_hidden.json_hm(g.end_time)
-             || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
-             || ',"minutes":' || app_hidden.json_int(case when g.start_time is not null
-                                                         then app_hidden.span_minutes(g.start_time, g.end_time) end)
-             || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
-             || ',"absence":{"id":' || g.id || ',"type":' || g.type_id || ',"type_code":' || app_hidden.json_text(g.type_code)
-             || ',"type_name":' || app_hidden.json_text(g.type_name) || ',"date_start":' || app_hidden.json_date(g.date_start)
-             || ',"date_end":' || app_hidden.json_date(g.date_end) || ',"start_half":' || app_hidden.json_text(g.start_half)
-             || ',"end_half":' || app_hidden.json_text(g.end_half) || ',"start_time":' || app_hidden.json_hm(g.start_time)
-             || ',"end_time":' || app_hidden.json_hm(g.end_time) || ',"comment":' || app_hidden.json_text(g.comment)
-             || ',"status":' || app_hidden.json_text(g.status) || ',"part":' || app_hidden.json_text(g.part) || '}'
-             || ',"pending_request":' || case when g.status = 'cancellation_requested'
-                                              then '{"kind":"absence","id":' || g.id || ',"is_cancellation":true}'
-                                              when g.whole then pr.pending
-                                              else 'null' end
-             || ',"on_call":' || pr.on_call || '}' as block
-      from granted g
-      join cell pr on pr.employee_id = g.employee_id and pr.date = g.date
-      union all
-      -- worked slots of the planned day (unnested once: each field a column, not an element
-      -- extracted from the array at each use)
-      select p.employee_id, p.ord, p.date, 1, extract(epoch from sl.start_time)::int / 60, 0,
-             '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
-             || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
-             || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
-             || ',"start_time":' || app_hidden.json_hm(sl.start_time)
-             || ',"end_time":' || app_hidden.json_hm(sl.end_time)
-             || ',"break_start_time":' || app_hidden.json_hm(sl.break_start_time)
-             || ',"break_end_time":' || app_hidden.json_hm(sl.break_end_time)
-             || ',"break_paid":' || app_hidden.json_bool(coalesce(sl.break_paid, false))
-             || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(
-                                   row(sl.start_time, sl.end_time, sl.break_start_time, sl.break_end_time, sl.break_paid,
-                                       sl.post_id, sl.establishment_id, sl.is_remote)::app_public.slot))
-             || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or p.day_remote)
-             || ',"is_offsite":' || app_hidden.json_bool(p.day_offsite)
-             || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
-             || ',"absence":null,"pending_request":' || p.pending || ',"on_call":' || p.on_call || '}'
-      from cell p
-      cross join lateral unnest(p.slots) as sl(start_time, end_time, break_start_time, break_end_time, break_paid,
-                                               post_id, establishment_id, is_remote)
-      left join app_public.posts po on po.id = sl.post_id
-      where not p.whole
-      union all
-      -- a rest day
-      select p.employee_id, p.ord, p.date, 1, 0, 0,
-             '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
-             || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
-             || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
-             || ',"modified":' || app_hidden.json_bool(p.modified) || ',"comment":' || app_hidden.json_text(p.comment)
-             || ',"absence":null,"pending_request":' || p.pending || ',"on_call":' || p.on_call || '}'
-      from cell p
-      where cardinality(p.slots) = 0 and not p.whole
+    -- The absence blocks of each cell, in their order (k1: morning or whole day, hourly, afternoon;
+    -- k2: start minute), aggregated from sorted input.
+    absence_blocks as (
+      select b.employee_id, b.date, bool_or(b.whole) as whole,
+             array_agg(b.block) as blocks, array_agg(b.k1) as k1s, array_agg(b.k2) as k2s,
+             string_agg(b.block, ',') filter (where b.k1 = 0) as before_blocks,
+             string_agg(b.block, ',') filter (where b.k1 = 2) as after_blocks, bool_or(b.k1 = 1) as hourly
+      from (
+        select g.employee_id, g.date, g.whole,
+               case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
+               coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
+               '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
+               || ',"start_time":' || app_hidden.json_hm(g.start_time) || ',"end_time":' || app_hidden.json_hm(g.end_time)
+               || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
+               || ',"minutes":' || app_hidden.json_int(case when g.start_time is not null
+                                                           then app_hidden.span_minutes(g.start_time, g.end_time) end)
+               || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
+               || ',"absence":{"id":' || g.id || ',"type":' || g.type_id || ',"type_code":' || app_hidden.json_text(g.type_code)
+               || ',"type_name":' || app_hidden.json_text(g.type_name) || ',"date_start":' || app_hidden.json_date(g.date_start)
+               || ',"date_end":' || app_hidden.json_date(g.date_end) || ',"start_half":' || app_hidden.json_text(g.start_half)
+               || ',"end_half":' || app_hidden.json_text(g.end_half) || ',"start_time":' || app_hidden.json_hm(g.start_time)
+               || ',"end_time":' || app_hidden.json_hm(g.end_time) || ',"comment":' || app_hidden.json_text(g.comment)
+               || ',"status":' || app_hidden.json_text(g.status) || ',"part":' || app_hidden.json_text(g.part) || '}'
+               || ',"pending_request":' || case when g.status = 'cancellation_requested'
+                                                then '{"kind":"absence","id":' || g.id || ',"is_cancellation":true}'
+                                                when g.whole then t.pending
+                                                else 'null' end
+               || ',"on_call":' || t.on_call || '}' as block
+        from granted g
+        join cell_tail t on t.employee_id = g.employee_id and t.date = g.date
+        order by g.employee_id, g.date, 4, 5
+      ) b
+      group by b.employee_id, b.date
     ),
-    -- The blocks are sorted once and each cell's aggregate keeps that order: with
-    -- string_agg(... order by), each of the 6 000 cells started a sort of its own (PostgreSQL
-    -- 15), the larger part of the statement's time. employee_id follows ord in the sort key so
-    -- that the grouping reads the sorted input as it comes (a hashed grouping also keeps the
-    -- input order within a group).
-    cell_json as (
-      select b.ord, b.date,
-             '{"employee":' || b.employee_id || ',"date":' || app_hidden.json_date(b.date)
-             || ',"blocks":[' || string_agg(b.block, ',') || ']}' as cell
-      from (select * from blocks x order by x.ord, x.date, x.employee_id, x.k1, x.k2, x.k3) b
-      group by b.ord, b.date, b.employee_id
+    cell_extra as (
+      select t.employee_id, t.date, t.tail, m.heads, m.starts, ab.whole, ab.blocks, ab.k1s, ab.k2s,
+             ab.before_blocks, ab.after_blocks, ab.hourly
+      from cell_tail t
+      left join modification m on m.employee_id = t.employee_id and m.date = t.date
+      left join absence_blocks ab on ab.employee_id = t.employee_id and ab.date = t.date
+    ),
+    -- The cells computed one by one: those with something of their own, and every cell of an
+    -- employee with several templates in the window (the latest valid_from first).
+    special_cell as (
+      select c.employee_id, c.date,
+             case when x.employee_id is null then coalesce(td.blocks, v_rest_block)
+                  when x.blocks is null then array_to_string(coalesce(x.heads, td.heads, array[v_rest_head]), x.tail || ',') || x.tail
+                  when x.whole then array_to_string(x.blocks, ',')
+                  -- a half day: the morning's absence, the worked (or rest) blocks, the afternoon's
+                  when not x.hourly
+                    then concat_ws(',', x.before_blocks,
+                                   array_to_string(coalesce(x.heads, td.heads, array[v_rest_head]), x.tail || ',') || x.tail,
+                                   x.after_blocks)
+                  -- hourly absences among the worked (or rest) blocks, sorted together; at the same
+                  -- start time, the worked slot before the hourly absence
+                  else (select string_agg(b.block, ',' order by b.k1, b.k2, b.k3)
+                        from (select a.block, a.k1, a.k2, 1 as k3
+                              from unnest(x.blocks, x.k1s, x.k2s) as a(block, k1, k2)
+                              union all
+                              select h.head || x.tail, 1, h.start_minute, 0
+                              from unnest(coalesce(x.heads, td.heads, array[v_rest_head]), coalesce(x.starts, td.starts, '{0}'::int[]))
+                                as h(head, start_minute)) b)
+             end as blocks
+      from (
+        select distinct on (s.employee_id, s.date) s.employee_id, s.date, t.id as template_id
+        from (select x.employee_id, x.date from cell_extra x
+              union
+              select et.employee_id, d.date from emp_template et cross join days d where et.templates > 1) s
+        left join tpl t on t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
+        order by s.employee_id, s.date, t.valid_from desc
+      ) c
+      left join template_day td on td.template_id = c.template_id and td.weekday = extract(isodow from c.date)::int
+      left join cell_extra x on x.employee_id = c.employee_id and x.date = c.date
+    ),
+    special_of_employee as (
+      select s.employee_id, array_agg(s.date) as dates, array_agg(s.blocks) as blocks
+      from special_cell s
+      group by s.employee_id
+    ),
+    -- Each employee's cells, in the order of the days: a special cell, else the day of its one
+    -- template's week while the template is valid, else a rest.
+    employee_cells as (
+      select e.ord, cells.text
+      from emp e
+      left join emp_template et on et.employee_id = e.id and et.templates = 1
+      left join template_week tw on tw.template_id = et.template_id
+      left join special_of_employee se on se.employee_id = e.id
+      cross join lateral (
+        select string_agg(case when e.ord = 1 and d.date = p_from then '{"employee":' else ',{"employee":' end
+                          || e.id || ',"date":' || d.date_json || ',"blocks":['
+                          || coalesce(se.blocks[array_position(se.dates, d.date)],
+                                      case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
+                                      v_rest_block)
+                          || ']}', '') as text
+        from days d
+      ) cells
     )
-    select ('{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
-            || ',"employees":[' || coalesce((select string_agg(
-                 '{"id":' || e.id || ',"name":' || app_hidden.json_text(e.first_name || ' ' || e.last_name)
-                 || ',"first_name":' || app_hidden.json_text(e.first_name) || ',"last_name":' || app_hidden.json_text(e.last_name)
-                 || ',"main_establishment":' || app_hidden.json_int(e.main_establishment_id) || '}', ',' order by e.ord)
-                 from emp e), '')
-            || '],"cells":[' || coalesce((select string_agg(c.cell, ',' order by c.ord, c.date) from cell_json c), '')
-            || '],"holidays":[' || coalesce((select string_agg(
-                 '{"date":' || app_hidden.json_date(h.day) || ',"name":' || app_hidden.json_text(h.name) || '}', ',' order by h.day)
-                 from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
-                      lateral app_public.public_holidays(y) h
-                 where h.day between p_from and p_to), '')
-            || ']}')
+    -- The answer as one aggregate of its parts in order (concatenations would copy 2.5 MB each).
+    select string_agg(part.text, '' order by part.k)
+    from (
+      select 0::bigint as k,
+             '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
+             || ',"employees":[' || coalesce((select string_agg(
+                  '{"id":' || e.id || ',"name":' || app_hidden.json_text(e.first_name || ' ' || e.last_name)
+                  || ',"first_name":' || app_hidden.json_text(e.first_name) || ',"last_name":' || app_hidden.json_text(e.last_name)
+                  || ',"main_establishment":' || app_hidden.json_int(e.main_establishment_id) || '}', ',' order by e.ord)
+                  from emp e), '')
+             || '],"cells":[' as text
+      union all
+      select c.ord, c.text from employee_cells c
+      union all
+      select 9223372036854775807,
+             '],"holidays":[' || coalesce((select string_agg(
+                  '{"date":' || app_hidden.json_date(h.day) || ',"name":' || app_hidden.json_text(h.name) || '}', ',' order by h.day)
+                  from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
+                       lateral app_public.public_holidays(y) h
+                  where h.day between p_from and p_to), '')
+             || ']}'
+    ) part
   );
 end;
 $$;
@@ -303,9 +430,9 @@ $$;
 -- establishment and team narrow the readable employees (the team planning of a month): those
 -- attached to the establishment (main, secondary, or team of the day), those assigned to the
 -- team, on the day of the window nearest today.
--- planning_read_text is what the route calls: the JSON text as written, which the service
--- passes through (a month of 200 employees is 2.5 MB). planning_read is the same answer typed
--- json, for SQL callers and GraphQL.
+-- planning_read_text is the JSON text as written, which the service passes through (a month
+-- of 200 employees is 2.5 MB); the route calls planning_read_chunks, the same bytes in parts.
+-- planning_read is the same answer typed json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
 create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
                                                          p_establishment int default null, p_team int default null)
@@ -381,3 +508,17 @@ comment on function app_public.planning_read(date, date, integer, integer, integ
 by default, at most 62 days), with absences and pending requests; a directory reader reads its
 absences.view_absence_queue perimeter, any other account its own cells; narrowed by employee,
 establishment or team.';
+
+-- The same answer in bytes of at most 64 KiB, in order, for the route to send as they come: one
+-- 2.5 MB value was received whole by the service's driver, in a buffer doubled up to 4 MiB
+-- per request (docs/architecture.md, Performance notes).
+create or replace function app_public.planning_read_chunks(p_from date default null, p_to date default null, p_employee int default null,
+                                                           p_establishment int default null, p_team int default null)
+returns setof bytea
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_answer bytea := convert_to(app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team), 'UTF8');
+begin
+  return query select substring(v_answer from i for 65536) from generate_series(1, length(v_answer), 65536) i;
+end;
+$$;

@@ -1,5 +1,34 @@
+import type pg from 'pg';
 import type { RouteModule } from '../openapi.js';
+import type { HandlerContext, HandlerResult, RouteSpec } from '../route.js';
+import { sqlValues } from '../router.js';
 import { s } from '../schema.js';
+
+/** bytea parts as their bytes (binary result format): no decoding, no copy per row. */
+const RAW_BYTES = { getTypeParser: () => (value: unknown) => value } as unknown as pg.CustomTypesConfig;
+
+/**
+ * GET /api/planning/: the answer as app_public.planning_read_chunks writes it, parts of at most
+ * 64 KiB sent in order as they are. As one 2.5 MB value (a month of 200 employees), it was
+ * received whole by the driver in a buffer doubled up to 4 MiB, per request in flight
+ * (BENCHMARKS.md, "The three slow paths"). Errors (window, perimeter) come before any byte and
+ * are answered as the router answers them.
+ */
+async function sendPlanning(ctx: HandlerContext, route: RouteSpec): Promise<HandlerResult> {
+  const values = sqlValues(route, {
+    params: ctx.params, query: ctx.query, body: ctx.body, page: 1, pageSize: 1, config: ctx.config,
+  });
+  const args = route.sql!.args.map((arg, i) => `${arg.name} => $${i + 1}::${arg.cast}`).join(', ');
+  const { rows } = await ctx.inRequestTransaction((client) => client.query<{ part: Buffer }>({
+    text: `select part from ${route.sql!.fn}(${args}) as part`, values, binary: true, types: RAW_BYTES,
+  } as pg.QueryConfig));
+  const { res } = ctx;
+  res.status(200).type('application/json');
+  res.setHeader('Content-Length', String(rows.reduce((length, row) => length + row.part.length, 0)));
+  for (const row of rows) res.write(row.part);
+  res.end();
+  return { handled: true };
+}
 
 const absence = s.object(
   {
@@ -20,6 +49,46 @@ const absence = s.object(
   ['id', 'type', 'type_code', 'type_name', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time',
     'comment', 'status', 'part'],
 );
+
+const planningRead: RouteSpec = {
+  method: 'get',
+  path: '/api/planning/',
+  operationId: 'planning_read',
+  summary: 'Planning : les journées (blocs) des salariés sur une période',
+  description:
+    'Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle ' +
+    '(ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le ' +
+    'périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, ' +
+    'avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la ' +
+    'modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne ' +
+    'deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une ' +
+    'annulation demandée (is_cancellation). establishment et team restreignent les salariés lus ; holidays donne ' +
+    'les jours fériés de la période.',
+  tags: ['Planning'],
+  auth: 'account',
+  permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
+  query: s.object({
+    from: s.date({ description: 'Premier jour (inclus).' }),
+    to: s.date({ description: 'Dernier jour (inclus) ; 62 jours au plus depuis from.' }),
+    employee: s.id('Un seul salarié.'),
+    establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période).'),
+    team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),
+  }),
+  sql: {
+    fn: 'app_public.planning_read_chunks',
+    args: [
+      { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
+      { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
+      { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
+      { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+      { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
+    ],
+  },
+  handler: (ctx) => sendPlanning(ctx, planningRead),
+  status: 200,
+  response: s.ref('Planning'),
+  errors: [400, 404],
+};
 
 export const planningRoutes: RouteModule = {
   schemas: {
@@ -87,44 +156,5 @@ export const planningRoutes: RouteModule = {
       ['from', 'to', 'employees', 'cells', 'holidays'],
     ),
   },
-  routes: [
-    {
-      method: 'get',
-      path: '/api/planning/',
-      operationId: 'planning_read',
-      summary: 'Planning : les journées (blocs) des salariés sur une période',
-      description:
-        'Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle ' +
-        '(ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le ' +
-        'périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, ' +
-        'avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la ' +
-        'modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne ' +
-        'deux blocs) ; pending_request signale une demande d’absence ou de modification en attente, ou une ' +
-        'annulation demandée (is_cancellation). establishment et team restreignent les salariés lus ; holidays donne ' +
-        'les jours fériés de la période.',
-      tags: ['Planning'],
-      auth: 'account',
-      permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
-      query: s.object({
-        from: s.date({ description: 'Premier jour (inclus).' }),
-        to: s.date({ description: 'Dernier jour (inclus) ; 62 jours au plus depuis from.' }),
-        employee: s.id('Un seul salarié.'),
-        establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période).'),
-        team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),
-      }),
-      sql: {
-        fn: 'app_public.planning_read_text',
-        args: [
-          { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
-          { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
-          { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
-          { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
-          { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
-        ],
-      },
-      status: 200,
-      response: s.ref('Planning'),
-      errors: [400, 404],
-    },
-  ],
+  routes: [planningRead],
 };
