@@ -6,9 +6,8 @@
  */
 import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
-import { withAuthenticatorTransaction } from '../db/transaction.js';
 import { apiErrorFromPg, type FieldErrors } from '../http/errors.js';
-import { purgeStorageGarbageIn } from '../storage/garbage.js';
+import { purgeAfterCommit } from '../storage/garbage.js';
 import { sqlText, sqlValues } from '../http/router.js';
 import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
@@ -222,19 +221,6 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
   };
 }
 
-/**
- * After a committed action that deleted document rows: removes their files now, as the API's
- * routes do (src/http/routes/documents.ts). A failure only delays the removal to the worker.
- */
-async function purgeAfterCommit(req: Request, deps: BackofficeDeps): Promise<void> {
-  try {
-    await withAuthenticatorTransaction(deps.pool, (client) => purgeStorageGarbageIn(client, deps.storage),
-      { frozenNow: deps.config.frozenNow?.() });
-  } catch (error) {
-    req.log?.warn({ err: error }, 'storage purge left to the worker');
-  }
-}
-
 interface FormState {
   values: Record<string, unknown>;
   errors: FieldErrors;
@@ -278,7 +264,7 @@ async function submitForm(req: Request, session: BackofficeSession, compiled: Co
   if (!compiled.validate(body)) return { ok: false, status: 400, state: { values: body, errors: emptyIsMissing(body, toFieldErrors(compiled.validate.errors)) } };
   try {
     const { rows } = await asUser(req, session, (client) => client.query<{ result?: unknown }>(compiled.statement(id, body, deps)));
-    if (compiled.spec.purgesFiles) await purgeAfterCommit(req, deps);
+    if (compiled.spec.purgesFiles) await purgeAfterCommit(deps.pool, deps.storage, { frozenNow: deps.config.frozenNow?.(), log: req.log });
     return { ok: true, result: rows[0]?.result ?? null };
   } catch (error) {
     const known = apiErrorFromPg(error);
