@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
 import {
-  runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
+  withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
 } from '../db/transaction.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
@@ -353,13 +353,13 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         return;
       }
 
-      // The one path of a SQL call: prelude, call and commit in one round trip (runRequestCall).
       const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
       const rendered = Boolean(spec.render);
       const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated || rendered
         ? { text: route.sql!, values }
         : { text: route.sql!, values, binary: true, types: RAW_BYTES };
-      const { rows } = await runRequestCall<Record<string, unknown>>(deps.pool, identity, statement, transaction);
+      const { rows } = await withRequestTransaction(deps.pool, identity,
+        (client) => client.query<Record<string, unknown>>(statement), transaction);
       // Committed: the rows may name the uploaded files, which stay whatever follows.
       storedKeys = [];
       if (spec.purgeStorageAfterCommit) {
