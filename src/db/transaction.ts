@@ -106,7 +106,7 @@ export async function withRequestTransaction<T>(
     } catch {
       broken = true;
     }
-    if ((error as { code?: string }).code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
+    if ((error as { code?: string } | null)?.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
     throw error;
   } finally {
     client.release(broken);
