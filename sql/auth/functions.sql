@@ -44,11 +44,11 @@ $$;
 
 -- The prelude of every authenticated API request (src/db/transaction.ts): the reload of
 -- begin_request, where an inactive or unknown account is an error (WA001, answered 401) that
--- aborts the transaction before the role switch sent behind it. A route the manifest reserves
--- to staff (auth 'staff') passes p_staff_only: an account that is neither staff nor superuser
--- is refused here (WF002, 403), before the route's function and before its input is read (the
--- router asks this prelude alone when the input is refused, so that such a caller gets 403,
--- not 400).
+-- aborts the transaction, so that the statements sent behind it do nothing and the commit
+-- rolls back. A route the manifest reserves to staff (auth 'staff') passes p_staff_only: an
+-- account that is neither staff nor superuser is refused here (WF002, 403), before the route's
+-- function and before its input is read (the router asks this prelude alone when the input is
+-- refused, so that such a caller gets 403, not 400).
 drop function if exists app_private.begin_request_or_fail(int, int);
 create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null,
                                                              p_staff_only boolean default false) returns jsonb

@@ -54,7 +54,11 @@ export function createPool(connectionString: string, config: Config, max = confi
     connectionString,
     max,
     application_name: 'wfm-service',
-  });
+    // Queries are written as soon as they are issued (src/db/transaction.ts runRequestCall
+    // sends the prelude, the call and the commit of a request in one round trip); code that
+    // awaits each query behaves as without it.
+    pipeline: true,
+  } as pg.PoolConfig);
   const settings = sessionSettings(config);
   const calls = Object.entries(settings).map(([name, value]) => `set_config(${literal(name)}, ${literal(value)}, true)`);
   poolSettings.set(pool, { settings, statement: `select ${calls.join(', ')}; ` });

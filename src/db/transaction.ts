@@ -55,8 +55,13 @@ function clockStatement(options: TransactionOptions): string {
   return `select set_config('app.frozen_now', '${options.frozenNow}', true); `;
 }
 
-/** SQLSTATE of app_private.begin_request_or_fail for an inactive or unknown account (answered 401). */
+/** SQLSTATE of app_private.begin_request_or_fail for an inactive or unknown account. */
 const INACTIVE_ACCOUNT_SQLSTATE = 'WA001';
+
+function isSqlError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5;
+}
 
 /**
  * The prelude of a request transaction, one simple-protocol message: begin, the session
@@ -77,11 +82,10 @@ function requestPrelude(pool: pg.Pool, identity: RequestIdentity | null, options
 }
 
 /**
- * One transaction per request: the prelude (requestPrelude), then `work` with the acting
- * account, then commit, each awaited in turn (the one path of every request: a route's call,
- * an export's cursor, the back-office's forms, GraphQL). Any error rolls back. Sending the
- * prelude, the call and the commit in one pipelined write did not pay (BENCHMARKS.md, "One
- * transaction path").
+ * One transaction per request, in round trips: the prelude (requestPrelude), then `work`
+ * with the acting account, then commit. Any error rolls back. Only for work of several
+ * statements that depend on each other (an export's cursor, the back-office's forms, GraphQL,
+ * the account check before an input error); a route's call goes through runRequestCall.
  */
 export async function withRequestTransaction<T>(
   pool: pg.Pool,
@@ -108,6 +112,58 @@ export async function withRequestTransaction<T>(
     }
     if ((error as { code?: string } | null)?.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
     throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * The one call of a SQL route in ONE round trip: the prelude, the call and the commit are
+ * written together on a pipelined connection (src/db/pool.ts) and their answers read together,
+ * where withRequestTransaction waits for each. Same transaction, same statements: a refused
+ * prelude (inactive account, non-staff caller of a staff route) aborts the transaction, so the
+ * call runs in an aborted transaction and does nothing, and the commit of an aborted
+ * transaction is a rollback; a failed call is rolled back the same way. Without a pipelined
+ * pool it falls back to withRequestTransaction.
+ */
+export async function runRequestCall<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  identity: RequestIdentity | null,
+  query: pg.QueryConfig,
+  options: TransactionOptions = {},
+): Promise<pg.QueryResult<R>> {
+  const prelude = requestPrelude(pool, identity, options);
+  const client = await pool.connect();
+  if (!(client as unknown as { pipeline?: boolean }).pipeline) {
+    client.release();
+    return withRequestTransaction(pool, identity, (c) => c.query<R>(query), options);
+  }
+  let broken = false;
+  try {
+    // Corked: the messages of the three statements leave in one write (node-postgres corks the
+    // messages of one statement; a pipelined client writes each statement when issued).
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } })
+      .connection?.stream;
+    stream?.cork?.();
+    let sent: Array<Promise<unknown>>;
+    let call: Promise<pg.QueryResult<R>>;
+    try {
+      sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
+      call = client.query<R>(query);
+      sent.push(call, client.query('commit'));
+    } finally {
+      stream?.uncork?.();
+    }
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      // A lost connection (no SQLSTATE) or a transaction left open is not given back to the pool.
+      broken = settled.some((s) => s.status === 'rejected' && !isSqlError(s.reason)) || client.getTransactionStatus() !== 'I';
+      const reason = failed.reason as { code?: string };
+      if (settled[0]!.status === 'rejected' && reason.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
+      throw failed.reason;
+    }
+    return await call;
   } finally {
     client.release(broken);
   }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
 import {
-  withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
+  runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
 } from '../db/transaction.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
@@ -358,8 +358,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated || rendered
         ? { text: route.sql!, values }
         : { text: route.sql!, values, binary: true, types: RAW_BYTES };
-      const { rows } = await withRequestTransaction(deps.pool, identity,
-        (client) => client.query<Record<string, unknown>>(statement), transaction);
+      // The one path of a route's call: prelude, call and commit in one round trip (runRequestCall).
+      const { rows } = await runRequestCall<Record<string, unknown>>(deps.pool, identity, statement, transaction);
       // Committed: the rows may name the uploaded files, which stay whatever follows.
       storedKeys = [];
       if (spec.purgeStorageAfterCommit) {

@@ -62,7 +62,7 @@ describe('every request reloads the account', () => {
     expect((await env.get('/api/auth/me/', token)).status).toBe(200);
   });
 
-  it('a write by a closed account answers 401 and writes nothing (the account check opens the transaction of the call)', async () => {
+  it('a write by a closed account answers 401 and writes nothing (the account check and the call share one round trip)', async () => {
     const token = await env.login('chloe');
     const { rows: types } = await env.db.query<{ id: number }>("select id from app_public.absence_types where code = 'CP'");
     const request = { employee: env.ids.employees!.chloe, type: types[0]!.id, date_start: '2026-12-14' };
