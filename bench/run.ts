@@ -11,7 +11,10 @@
  *            --only <key,key> (scenarios), --label <name> (results file; default or scale),
  *            --no-md (leave BENCHMARKS.md alone), --keep (keep the run database),
  *            --node-options=<flags> (NODE_OPTIONS of the service; default below),
- *            --node-defaults (run the service with Node's and glibc's defaults: no runtime settings).
+ *            --node-defaults (run the service with Node's and glibc's defaults: no runtime settings),
+ *            --transaction-paths (instead of the scenarios: absence creation and validation, or the
+ *            --only ones, on the pipelined transaction path and on the round-trip one, two services
+ *            on the same run database, back to back, three alternations; bench/results/transaction-paths.json).
  *   env: BENCH_DATABASE_URL (superuser URL of the cluster, default postgres://postgres@127.0.0.1:5432/postgres),
  *        BENCH_AUTH_DATABASE_URL (the wfm_authenticator login when trust auth is not available).
  *
@@ -21,7 +24,7 @@
  * functions, then bench/results/<label>.json and .md and the section of BENCHMARKS.md.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,6 +56,7 @@ const { values: args } = parseArgs({
     'node-options': { type: 'string' },
     'node-defaults': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    'transaction-paths': { type: 'boolean', default: false },
   },
 });
 
@@ -105,7 +109,9 @@ async function main(): Promise<void> {
 
   // 1. The dataset (template database).
   await dropOrphanRuns();
-  const template = await templateName(size, params);
+  // The comparison of transaction paths keeps a template of its own name: another run's clean-up
+  // of stale templates of its size never drops it under this one.
+  const template = await templateName(args['transaction-paths'] ? `paths_${size}` : size, params);
   let build: DatasetBuild | null = null;
   const reused = args.reuse && (await databaseExists(template));
   if (reused) {
@@ -115,7 +121,7 @@ async function main(): Promise<void> {
     await dropDatabase(template);
     build = await buildDataset(template, params, log);
     log(`dataset: ${build.seconds.toFixed(1)} s`);
-    const dropped = await dropStaleTemplates(size, template);
+    const dropped = await dropStaleTemplates(args['transaction-paths'] ? `paths_${size}` : size, template);
     if (dropped.length) log(`dataset: dropped stale ${dropped.join(', ')}`);
   }
   const datasetSize = await databaseSize(template);
@@ -160,6 +166,13 @@ async function main(): Promise<void> {
     children.push(bare);
     const rssStart = rssMb(service.pid);
     log(`service: ${service.url} (pid ${service.pid}, ${rssStart} MB); bare: ${bare.url}`);
+
+    if (args['transaction-paths']) {
+      const roundTrips = await startChild('service-round-trips', 'bench/server.ts', { ...serviceEnv, BENCH_TRANSACTION_PATH: 'round-trips' });
+      children.push(roundTrips);
+      await compareTransactionPaths(ctx, { pipelined: service, 'round-trips': roundTrips });
+      return;
+    }
 
     // 3. Scenarios, in order.
     const results: ScenarioResult[] = [];
@@ -210,6 +223,42 @@ async function main(): Promise<void> {
     await rm(storageDir, { recursive: true, force: true });
     if (!args.keep) await dropDatabase(runDb);
   }
+}
+
+/**
+ * The pipelined transaction path (prelude, call and commit in one write, src/db/transaction.ts
+ * runRequestCall) against the round-trip path (a service whose connections are not pipelined:
+ * runRequestCall falls back to withRequestTransaction, three round trips), on the same run
+ * database and with the same clients: per scenario, three rounds, the first path alternating.
+ */
+async function compareTransactionPaths(ctx: BenchContext, services: Record<'pipelined' | 'round-trips', Child>): Promise<void> {
+  const keys = only ? [...only] : ['absence_create', 'absence_validate'];
+  const rows: Array<{ scenario: string; path: string; round: number; rps: number; p50: number | null; p99: number | null;
+    errors: number; statusCodes: Record<string, number>; load: string }> = [];
+  const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+  for (const key of keys) {
+    const scenario = SCENARIOS.find((s) => s.key === key && s.target === 'api');
+    if (!scenario) throw new Error(`--transaction-paths: ${key} is not an API scenario`);
+    for (let round = 1; round <= 3; round++) {
+      const order = round % 2 === 1 ? (['pipelined', 'round-trips'] as const) : (['round-trips', 'pipelined'] as const);
+      for (const name of order) {
+        const result = await httpPhase(scenario, ctx, services[name], services[name].pid);
+        const row = { scenario: key, path: name, round, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors,
+          statusCodes: result.statusCodes, load: await load() };
+        rows.push(row);
+        log(`  ${key.padEnd(18)} round ${round} ${name.padEnd(11)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50).padStart(6)} ms  ` +
+          `p99 ${String(row.p99).padStart(6)} ms  errors ${row.errors}  ${Object.entries(row.statusCodes).map(([c, n]) => `${c}:${n}`).join(' ')}  load ${row.load}`);
+      }
+    }
+    const mean = (name: string) => {
+      const mine = rows.filter((r) => r.scenario === key && r.path === name);
+      return mine.reduce((sum, r) => sum + r.rps, 0) / mine.length;
+    };
+    log(`  ${key}: pipelined / round trips = ${(mean('pipelined') / mean('round-trips')).toFixed(3)} (mean req/s of three rounds)`);
+  }
+  const file = path.join(ROOT_DIR, 'bench/results/transaction-paths.json');
+  await writeFile(file, `${JSON.stringify({ date: new Date().toISOString(), params, duration, warmup, connections, rows }, null, 2)}\n`);
+  log(`written: ${path.relative(ROOT_DIR, file)}`);
 }
 
 async function loadContext(db: pg.Pool): Promise<BenchContext> {

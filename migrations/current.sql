@@ -11,6 +11,7 @@
 --!include events/tables.sql
 --!include org/policies.sql
 --!include absences/policies.sql
+--!include auth/functions.sql
 --!include notifications/functions.sql
 --!include planning/planning.sql
 --!include shift_change/functions.sql

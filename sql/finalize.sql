@@ -8,7 +8,7 @@ grant usage on schema app_private to wfm_api;
 grant execute on all functions in schema app_public to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_hidden to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_private to wfm_api;
-grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int),
+grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int, boolean),
   app_private.login_lookup(text),
   app_private.record_login(int), app_private.password_reset_request(text),
   app_private.password_token_check(text), app_private.password_reset_confirm(text, text),

@@ -42,16 +42,25 @@ begin
 end;
 $$;
 
--- The same, for a prelude sent in one round trip with the call and the commit behind it
--- (src/db/transaction.ts runRequestCall): an inactive or unknown account is an error, which
--- aborts the transaction, so that the call behind it does nothing and the commit rolls back.
-create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null) returns jsonb
+-- The prelude of every authenticated API request (src/db/transaction.ts): the reload of
+-- begin_request, where an inactive or unknown account is an error (WA001, answered 401) that
+-- aborts the transaction, so that the statements sent behind it do nothing and the commit
+-- rolls back. A route the manifest reserves to staff (auth 'staff') passes p_staff_only: an
+-- account that is neither staff nor superuser is refused here (WF002, 403), before the route's
+-- function and before its input is read (the router asks this prelude alone when the input is
+-- refused, so that such a caller gets 403, not 400).
+drop function if exists app_private.begin_request_or_fail(int, int);
+create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null,
+                                                             p_staff_only boolean default false) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account jsonb := app_private.begin_request(p_account_id, p_impersonator_id);
 begin
   if v_account is null then
     raise exception using errcode = 'WA001', message = 'Compte inactif ou inconnu.';
+  end if;
+  if p_staff_only and not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('Réservé aux comptes du personnel d’administration.', 'WF002');
   end if;
   return v_account;
 end;

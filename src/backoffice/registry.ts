@@ -71,10 +71,7 @@ export interface SqlCall {
   body: JsonSchema;
   sql: string;
   keys: string[] | 'body';
-  /**
-   * After the body: the public URL (an API function whose route has a handler rather than a SQL
-   * call, e.g. to purge files after the commit, takes it for its links).
-   */
+  /** After the body: the public URL (a function that writes links, e.g. absence_backoffice_save). */
   publicUrl?: boolean;
 }
 
@@ -90,7 +87,10 @@ export interface FormSpec {
   fields: FormField[];
   /** The success message after the redirect. */
   done: string;
-  /** The call may delete documents: their files are removed right after the commit, as the API does. */
+  /**
+   * The call may delete documents: their files are removed right after the commit, as the API does
+   * (a manifest route's `purgeStorageAfterCommit` counts as well).
+   */
   purgesFiles?: boolean;
 }
 

@@ -6,9 +6,8 @@
  */
 import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
-import { withAuthenticatorTransaction } from '../db/transaction.js';
 import { apiErrorFromPg, type FieldErrors } from '../http/errors.js';
-import { purgeStorageGarbageIn } from '../storage/garbage.js';
+import { purgeAfterCommit } from '../storage/garbage.js';
 import { sqlText, sqlValues } from '../http/router.js';
 import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
@@ -187,6 +186,8 @@ interface CompiledForm<Spec extends FormSpec = FormSpec> {
   validate: ValidateFunction;
   /** The SQL call of the form for a row (null: a creation) and a validated body. */
   statement: (id: number | null, body: Record<string, unknown>, deps: BackofficeDeps) => { text: string; values: unknown[] };
+  /** The call may delete rows naming files: the form's `purgesFiles`, or its manifest route's `purgeStorageAfterCommit`. */
+  purgesFiles: boolean;
 }
 
 type CompiledAction = CompiledForm<Action<Record<string, unknown>>>;
@@ -207,6 +208,7 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
       statement: (id, body, deps) => ({
         text, values: sqlValues(route, { params: id === null ? {} : { id }, query: {}, body, page: 1, pageSize: 1, config: deps.config }),
       }),
+      purgesFiles: Boolean(spec.purgesFiles || route.purgeStorageAfterCommit),
     };
   }
   const call = spec.call;
@@ -219,20 +221,8 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
         ...(call.keys === 'body' ? [JSON.stringify(body)] : call.keys.map((key) => sqlParameter(body[key]))),
         ...(call.publicUrl ? [deps.config.publicUrl] : [])],
     }),
+    purgesFiles: Boolean(spec.purgesFiles),
   };
-}
-
-/**
- * After a committed action that deleted document rows: removes their files now, as the API's
- * routes do (src/http/routes/documents.ts). A failure only delays the removal to the worker.
- */
-async function purgeAfterCommit(req: Request, deps: BackofficeDeps): Promise<void> {
-  try {
-    await withAuthenticatorTransaction(deps.pool, (client) => purgeStorageGarbageIn(client, deps.storage),
-      { frozenNow: deps.config.frozenNow?.() });
-  } catch (error) {
-    req.log?.warn({ err: error }, 'storage purge left to the worker');
-  }
 }
 
 interface FormState {
@@ -278,7 +268,7 @@ async function submitForm(req: Request, session: BackofficeSession, compiled: Co
   if (!compiled.validate(body)) return { ok: false, status: 400, state: { values: body, errors: emptyIsMissing(body, toFieldErrors(compiled.validate.errors)) } };
   try {
     const { rows } = await asUser(req, session, (client) => client.query<{ result?: unknown }>(compiled.statement(id, body, deps)));
-    if (compiled.spec.purgesFiles) await purgeAfterCommit(req, deps);
+    if (compiled.purgesFiles) await purgeAfterCommit(deps.pool, deps.storage, { frozenNow: deps.config.frozenNow?.(), log: req.log });
     return { ok: true, result: rows[0]?.result ?? null };
   } catch (error) {
     const known = apiErrorFromPg(error);

@@ -27,6 +27,11 @@ export interface TransactionOptions {
   uploadedFiles?: readonly object[];
   /** Transaction-local settings the call reads, by name (a route's `settings`, e.g. app.allow_impersonation). */
   settings?: Readonly<Record<string, string>>;
+  /**
+   * The route is reserved to staff (manifest `auth: 'staff'`): the prelude refuses any other
+   * account (app_private.begin_request_or_fail, WF002, answered 403) before anything else runs.
+   */
+  staffOnly?: boolean;
 }
 
 /** The statements setting `options`' transaction-local values (uploaded files, route settings), parameterised. */
@@ -50,60 +55,6 @@ function clockStatement(options: TransactionOptions): string {
   return `select set_config('app.frozen_now', '${options.frozenNow}', true); `;
 }
 
-/**
- * One transaction per request: begin, reload the acting account (refusing an inactive or
- * unknown one), switch to the visitor role, run `work`, commit. Any error rolls back.
- *
- * The prelude is sent as one simple-protocol message to save round trips; the ids in it are
- * integers we verified (Number.isSafeInteger) from a token we signed, never raw input.
- */
-export async function withRequestTransaction<T>(
-  pool: pg.Pool,
-  identity: RequestIdentity | null,
-  work: (client: pg.PoolClient, account: ActingAccount | null) => Promise<T>,
-  options: TransactionOptions = {},
-): Promise<T> {
-  const settings = transactionSettingsStatement(pool) + clockStatement(options);
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    let account: ActingAccount | null = null;
-    if (identity) {
-      const { accountId, impersonatorId } = identity;
-      if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
-        throw new InactiveAccountError();
-      }
-      const results = (await client.query(
-        `begin; ${settings}select app_private.begin_request(${accountId}, ${impersonatorId ?? 'null'}) as account; ` +
-          `set local role ${ROLES.visitor};`,
-      )) as unknown as pg.QueryResult[];
-      // The answer of begin_request: the one before the role switch's.
-      account = (results[results.length - 2]?.rows[0]?.account as ActingAccount | null) ?? null;
-      if (!account) {
-        await client.query('rollback');
-        throw new InactiveAccountError();
-      }
-    } else {
-      await client.query(`begin; ${settings}set local role ${ROLES.visitor};`);
-    }
-    for (const statement of settingStatements(options)) await client.query(statement);
-    const result = await work(client, account);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    if (!(error instanceof InactiveAccountError)) {
-      try {
-        await client.query('rollback');
-      } catch {
-        broken = true;
-      }
-    }
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
 /** SQLSTATE of app_private.begin_request_or_fail for an inactive or unknown account. */
 const INACTIVE_ACCOUNT_SQLSTATE = 'WA001';
 
@@ -113,13 +64,67 @@ function isSqlError(error: unknown): boolean {
 }
 
 /**
- * The one call of a SQL route in ONE round trip: the prelude (begin, reload the account,
- * visitor role), the call and the commit are written together on a pipelined connection
- * (src/db/pool.ts) and their answers read together, where withRequestTransaction waits for
- * each. Same transaction, same statements: an inactive or unknown account makes the prelude
- * fail (app_private.begin_request_or_fail), so the call runs in an aborted transaction and
- * does nothing, and the commit of an aborted transaction is a rollback; a failed call is
- * rolled back the same way. Without a pipelined pool it falls back to withRequestTransaction.
+ * The prelude of a request transaction, one simple-protocol message: begin, the session
+ * settings, reload the acting account (app_private.begin_request_or_fail: an inactive or
+ * unknown account is an error, WA001, and so is a non-staff account when `staffOnly`, WF002),
+ * switch to the visitor role. The ids in it are integers we verified (Number.isSafeInteger)
+ * from a token we signed, never raw input.
+ */
+function requestPrelude(pool: pg.Pool, identity: RequestIdentity | null, options: TransactionOptions): string {
+  const settings = transactionSettingsStatement(pool) + clockStatement(options);
+  if (!identity) return `begin; ${settings}set local role ${ROLES.visitor};`;
+  const { accountId, impersonatorId } = identity;
+  if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
+    throw new InactiveAccountError();
+  }
+  return `begin; ${settings}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}, ` +
+    `${options.staffOnly ? 'true' : 'false'}) as account; set local role ${ROLES.visitor};`;
+}
+
+/**
+ * One transaction per request, in round trips: the prelude (requestPrelude), then `work`
+ * with the acting account, then commit. Any error rolls back. Only for work of several
+ * statements that depend on each other (an export's cursor, the back-office's forms, GraphQL,
+ * the account check before an input error); a route's call goes through runRequestCall.
+ */
+export async function withRequestTransaction<T>(
+  pool: pg.Pool,
+  identity: RequestIdentity | null,
+  work: (client: pg.PoolClient, account: ActingAccount | null) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const prelude = requestPrelude(pool, identity, options);
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    const results = (await client.query(prelude)) as unknown as pg.QueryResult[];
+    // The answer of begin_request_or_fail: the one before the role switch's.
+    const account = identity ? ((results[results.length - 2]?.rows[0]?.account as ActingAccount | null) ?? null) : null;
+    for (const statement of settingStatements(options)) await client.query(statement);
+    const result = await work(client, account);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('rollback');
+    } catch {
+      broken = true;
+    }
+    if ((error as { code?: string } | null)?.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * The one call of a SQL route in ONE round trip: the prelude, the call and the commit are
+ * written together on a pipelined connection (src/db/pool.ts) and their answers read together,
+ * where withRequestTransaction waits for each. Same transaction, same statements: a refused
+ * prelude (inactive account, non-staff caller of a staff route) aborts the transaction, so the
+ * call runs in an aborted transaction and does nothing, and the commit of an aborted
+ * transaction is a rollback; a failed call is rolled back the same way. Without a pipelined
+ * pool it falls back to withRequestTransaction.
  */
 export async function runRequestCall<R extends pg.QueryResultRow>(
   pool: pg.Pool,
@@ -127,16 +132,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   query: pg.QueryConfig,
   options: TransactionOptions = {},
 ): Promise<pg.QueryResult<R>> {
-  const settings = transactionSettingsStatement(pool) + clockStatement(options);
-  let prelude = `begin; ${settings}set local role ${ROLES.visitor};`;
-  if (identity) {
-    const { accountId, impersonatorId } = identity;
-    if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
-      throw new InactiveAccountError();
-    }
-    prelude = `begin; ${settings}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}); ` +
-      `set local role ${ROLES.visitor};`;
-  }
+  const prelude = requestPrelude(pool, identity, options);
   const client = await pool.connect();
   if (!(client as unknown as { pipeline?: boolean }).pipeline) {
     client.release();

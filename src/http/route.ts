@@ -1,13 +1,16 @@
 import type { Request, Response } from 'express';
-import type pg from 'pg';
-import type { ActingAccount } from '../db/transaction.js';
 import type { FileStorage } from '../storage/storage.js';
 import type { Config } from '../config.js';
 import type { JsonSchema } from './schema.js';
+import type { ExportDefinition } from './exports/stream.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** Who may call a route: anyone, any active account, or a staff account. */
+/**
+ * Who may call a route: anyone, any active account, or a staff account. For 'staff' the
+ * request prelude asks SQL (app_private.begin_request_or_fail, WF002 → 403), also when the
+ * input is refused, so that a non-staff caller gets 403 before any 400.
+ */
 export type RouteAuth = 'public' | 'account' | 'staff';
 
 /** Where a SQL argument comes from. Casts are fixed strings of the manifest, never input. */
@@ -39,23 +42,32 @@ export interface HandlerContext {
   req: Request;
   res: Response;
   config: Config;
-  pool: pg.Pool;
-  account: ActingAccount | null;
   identity: { accountId: number; impersonatorId?: number | null } | null;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   storage: FileStorage;
-  /** Runs `work` in the request transaction (account reloaded, visitor role, clock). */
-  inRequestTransaction<T>(work: (client: pg.PoolClient, account: ActingAccount | null) => Promise<T>): Promise<T>;
-  /** Runs `work` as the authenticator itself (login, password reset): no acting account. */
-  inAuthenticatorTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Calls one `app_private` function as the authenticator itself, in a transaction of its own
+   * (login, password reset: no acting account yet), with positional arguments; answers its rows
+   * (a scalar function's value under `result`).
+   */
+  callAsAuthenticator<R extends Record<string, unknown> = Record<string, unknown>>(fn: string, args: unknown[]): Promise<R[]>;
+  /** Whether the database answers (the health probe). */
+  databaseAnswers(): Promise<boolean>;
 }
 
 /** A custom handler returns the status, body and headers, or writes the response itself. */
 export type HandlerResult =
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { handled: true };
+
+/**
+ * Writes the answer of a `sql` route from the call's result (parsed JSON) when it is not that
+ * JSON itself: a stored file (src/http/downloads.ts), a calendar, a signed token. It runs after
+ * the commit.
+ */
+export type ResultRenderer = (ctx: HandlerContext, result: unknown) => Promise<HandlerResult> | HandlerResult;
 
 export interface RouteSpec {
   method: HttpMethod;
@@ -72,9 +84,30 @@ export interface RouteSpec {
   query?: JsonSchema;
   body?: JsonSchema;
   multipart?: MultipartSpec;
-  /** The SQL function that does the work; or `handler` for non-SQL work (login, files). */
+  /** The SQL function that does the work, called by the router in the request transaction. */
   sql?: SqlCall;
+  /** With `sql`: the answer written from the call's result instead of the result itself. */
+  render?: ResultRenderer;
+  /**
+   * With `sql` (a set-returning function of `bytea`): the answer is its rows joined, sent in order as
+   * they come with their total length (the planning month: megabytes that a single value would make
+   * the driver buffer whole, doubled).
+   */
+  resultParts?: boolean;
+  /** With `sql` (a set-returning function): the rows streamed as a CSV or XLSX file (src/http/exports/stream.ts). */
+  export?: ExportDefinition;
+  /** Without `sql`: work outside a request transaction (login, password reset, health probe). */
   handler?: (ctx: HandlerContext) => Promise<HandlerResult>;
+  /**
+   * The call may delete rows naming stored files (app_private.storage_garbage): once it has
+   * committed, the router removes their files at once instead of leaving them to the worker.
+   */
+  purgeStorageAfterCommit?: boolean;
+  /**
+   * A route the server's configuration may turn off (impersonation without ALLOW_IMPERSONATION):
+   * off, it answers 404 like an unknown address, once the account is reloaded.
+   */
+  enabled?: (config: Config) => boolean;
   /** Transaction-local settings of a SQL route's call, from the server's configuration (never from input). */
   settings?: (config: Config) => Record<string, string>;
   /** Calls with a SQL result get page/page_size and answer the list envelope. */

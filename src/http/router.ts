@@ -2,13 +2,17 @@ import express, { type Request, type Response, type NextFunction } from 'express
 import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
-import { runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity } from '../db/transaction.js';
+import {
+  runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
+} from '../db/transaction.js';
+import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
 import { loginPerUsernameLimit } from '../auth/middleware.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import { ApiError, isConnectionLoss } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth } from './request-context.js';
+import { streamExport } from './exports/stream.js';
 import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
 import { compileValidator, jsonBodyErrors, nulCharacterErrors, toFieldErrors } from './validation.js';
 
@@ -57,9 +61,20 @@ export function sqlText(route: RouteSpec): string {
  */
 export function sqlTextForResponse(route: RouteSpec): string {
   const call = sqlText(route).replace(/^select /, '').replace(/ as result$/, '');
+  if (route.resultParts) return `select part from ${call} as part`;
   return route.paginated
     ? `select (r ->> 'count')::int as count, (r -> 'results')::text as results from (select ${call} as r offset 0) x`
     : `select (${call})::text as result`;
+}
+
+/**
+ * The statement of a handler's call to an `app_private` function as the authenticator: the
+ * function's name is a constant of the route module, the values are parameters.
+ */
+export function authenticatorCallText(fn: string, argumentCount: number): string {
+  if (!/^app_private\.[a-z_][a-z0-9_]*$/.test(fn)) throw new Error(`bad authenticator function name ${fn}`);
+  const params = Array.from({ length: argumentCount }, (_, i) => `$${i + 1}`);
+  return `select * from ${fn}(${params.join(', ')}) as result`;
 }
 
 interface CompiledRoute {
@@ -186,14 +201,14 @@ function parseJsonBody(req: Request, res: Response): Promise<void> {
 /** Set on a request once its input is read and validated. */
 const INPUT_READ = Symbol('inputRead');
 
-/** Reloads the acting account (inactive → 401) and applies the staff restriction (403). */
+/**
+ * Reloads the acting account alone: inactive → 401, and a non-staff caller of a staff route →
+ * 403, both answered by the request prelude in SQL (app_private.begin_request_or_fail).
+ */
 async function checkAccount(spec: RouteSpec, identity: RequestIdentity, deps: RouterDeps): Promise<void> {
   try {
-    await withRequestTransaction(deps.pool, identity, async (_client, account) => {
-      if (spec.auth === 'staff' && !account?.is_staff && !account?.is_superuser) {
-        throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
-      }
-    }, { frozenNow: deps.config.frozenNow?.() });
+    await withRequestTransaction(deps.pool, identity, async () => undefined,
+      { frozenNow: deps.config.frozenNow?.(), staffOnly: spec.auth === 'staff' });
   } catch (error) {
     if (error instanceof InactiveAccountError) throw ApiError.unauthorized('Compte inactif ou inconnu.');
     throw error;
@@ -298,48 +313,81 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     if (spec.rateLimit === 'login_per_username') await loginPerUsernameLimit(deps.config, deps.limiter, String(body.username));
 
     (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
+    const identity = spec.auth === 'public' ? null : auth.identity;
+    const transaction: TransactionOptions = {
+      frozenNow: deps.config.frozenNow?.(),
+      uploadedFiles,
+      settings: spec.settings?.(deps.config),
+      staffOnly: spec.auth === 'staff',
+    };
+    const ctx: HandlerContext = {
+      req,
+      res,
+      config: deps.config,
+      identity: auth.identity,
+      params,
+      query,
+      body,
+      storage: deps.storage,
+      callAsAuthenticator: async <R extends Record<string, unknown>>(fn: string, args: unknown[]) =>
+        (await withAuthenticatorTransaction(deps.pool, (client) => client.query<R>(authenticatorCallText(fn, args.length), args),
+          { frozenNow: transaction.frozenNow })).rows,
+      databaseAnswers: async () => {
+        try {
+          await deps.pool.query('select 1');
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    };
     try {
+      if (spec.enabled && !spec.enabled(deps.config)) {
+        if (identity) await checkAccount(spec, identity, deps);
+        throw ApiError.notFound('Adresse inconnue.');
+      }
       if (spec.handler) {
-        const ctx: HandlerContext = {
-          req,
-          res,
-          config: deps.config,
-          pool: deps.pool,
-          account: null,
-          identity: auth.identity,
-          params,
-          query,
-          body,
-          storage: deps.storage,
-          inRequestTransaction: (work) =>
-            withRequestTransaction(deps.pool, auth.identity, work, { frozenNow: deps.config.frozenNow?.(), uploadedFiles }),
-          inAuthenticatorTransaction: (work) =>
-            withAuthenticatorTransaction(deps.pool, work, { frozenNow: deps.config.frozenNow?.() }),
-        };
         const result = await spec.handler(ctx);
         if ('handled' in result) return;
         sendResult(res, result.status, result.body, { ...spec.headers, ...result.headers });
         return;
       }
+      if (spec.export) {
+        await streamExport(ctx, spec, spec.export, (work) => withRequestTransaction(deps.pool, identity, work, transaction));
+        return;
+      }
 
       const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
-      const options = { frozenNow: deps.config.frozenNow?.(), uploadedFiles, settings: spec.settings?.(deps.config) };
-      const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated
+      if (spec.resultParts) {
+        const { rows: parts } = await runRequestCall<{ part: Buffer }>(deps.pool, identity,
+          { text: route.sql!, values, binary: true, types: RAW_BYTES } as pg.QueryConfig, transaction);
+        for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
+        res.status(spec.status).type('application/json');
+        res.setHeader('Content-Length', String(parts.reduce((length, row) => length + row.part.length, 0)));
+        for (const row of parts) res.write(row.part);
+        res.end();
+        return;
+      }
+      const rendered = Boolean(spec.render);
+      const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated || rendered
         ? { text: route.sql!, values }
         : { text: route.sql!, values, binary: true, types: RAW_BYTES };
-      const identity = spec.auth === 'public' ? null : auth.identity;
-      // Staff routes check the account before the call (two round trips); the others send
-      // the whole transaction at once.
-      const { rows } = spec.auth === 'staff'
-        ? await withRequestTransaction(deps.pool, identity, async (client, account) => {
-          if (!account?.is_staff && !account?.is_superuser) {
-            throw ApiError.forbidden('Réservé aux comptes du personnel d’administration.');
-          }
-          return client.query<Record<string, unknown>>(statement);
-        }, options)
-        : await runRequestCall<Record<string, unknown>>(deps.pool, identity, statement, options);
+      // The one path of a route's call: prelude, call and commit in one round trip (runRequestCall).
+      const { rows } = await runRequestCall<Record<string, unknown>>(deps.pool, identity, statement, transaction);
+      // Committed: the rows may name the uploaded files, which stay whatever follows.
+      storedKeys = [];
+      if (spec.purgeStorageAfterCommit) {
+        await purgeAfterCommit(deps.pool, deps.storage, { frozenNow: transaction.frozenNow, log: req.log });
+      }
       const row = rows[0] ?? {};
 
+      if (spec.render) {
+        const text = row.result as string | null | undefined;
+        const answer = await spec.render(ctx, text == null ? null : JSON.parse(text));
+        if ('handled' in answer) return;
+        sendResult(res, answer.status, answer.body, { ...spec.headers, ...answer.headers });
+        return;
+      }
       if (spec.paginated) {
         const count = (row.count as number | null) ?? 0;
         const lastPage = Math.max(1, Math.ceil(count / pageSize));

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withAuthenticatorTransaction } from '../db/transaction.js';
 import type { FileStorage } from './storage.js';
 
 /**
@@ -15,6 +16,23 @@ export async function purgeStorageGarbageIn(client: pg.ClientBase, storage: File
   const keys = rows.map((row) => row.key).filter((key) => /^[0-9a-f]{32}$/.test(key));
   await storage.remove(keys);
   return keys.length;
+}
+
+/**
+ * After a committed write that deleted rows naming files (a route's `purgeStorageAfterCommit`,
+ * a back-office action's `purgesFiles`): removes their files now, as the authenticator, rather
+ * than waiting for the worker. A failure only delays the removal (the keys stay queued).
+ */
+export async function purgeAfterCommit(
+  pool: pg.Pool,
+  storage: FileStorage,
+  options: { frozenNow?: string | null; log?: { warn: (details: object, message: string) => void } },
+): Promise<void> {
+  try {
+    await withAuthenticatorTransaction(pool, (client) => purgeStorageGarbageIn(client, storage), { frozenNow: options.frozenNow });
+  } catch (error) {
+    options.log?.warn({ err: error }, 'storage purge left to the worker');
+  }
 }
 
 /** Purges in a transaction of its own on a pool (the worker task). */

@@ -321,12 +321,7 @@ export const absenceResource = defineResource<Absence>({
       {
         slug: 'validate',
         title: 'Valider la demande',
-        call: {
-          body: bodyOf('absence_validate'),
-          sql: 'select app_public.absence_validate(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-          keys: 'body',
-          publicUrl: true,
-        },
+        operationId: 'absence_validate',
         fields: [
           version,
           { key: 'date_end', label: 'Dernier jour accordé', hint: 'Le modifier corrige la demande : un motif est alors obligatoire.' },
@@ -353,13 +348,7 @@ export const absenceResource = defineResource<Absence>({
         slug: 'grant-cancellation',
         title: 'Accorder l’annulation',
         intro: 'L’absence est annulée : compteurs recrédités, justificatifs supprimés ; elle reste au dossier.',
-        call: {
-          body: bodyOf('absence_validate'),
-          sql: 'select app_public.absence_validate(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-          keys: 'body',
-          publicUrl: true,
-        },
-        purgesFiles: true,
+        operationId: 'absence_validate',
         fields: [version],
         initial: (a) => ({ version: a.version }),
         allowed: (a, can) => a.status === 'cancellation_requested' && Boolean(can.decide),
@@ -382,8 +371,7 @@ export const absenceResource = defineResource<Absence>({
         slug: 'cancel',
         title: 'Annuler l’absence',
         intro: 'L’absence accordée est annulée : compteurs recrédités, justificatifs supprimés, elle reste au dossier et le salarié est notifié (« Absence annulée »).',
-        call: { body: s.object({}), sql: 'select app_public.absence_delete(p_id => $1::int) as result', keys: [] },
-        purgesFiles: true,
+        operationId: 'absence_delete',
         fields: [],
         initial: () => ({}),
         allowed: (a, can) => a.status === 'validated' && Boolean(can.decide),

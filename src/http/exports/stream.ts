@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import type pg from 'pg';
 import { sqlValues } from '../router.js';
 import type { HandlerContext, HandlerResult, RouteSpec } from '../route.js';
-import { contentDisposition } from '../routes/documents.js';
+import { contentDisposition } from '../downloads.js';
 import type { ExportColumn, RawValue } from './columns.js';
 import { CSV_CONTENT_TYPE, csvHeader, csvRow } from './csv.js';
 import { XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
@@ -106,13 +106,18 @@ function xlsxSink(res: Response, definition: ExportDefinition): Sink {
 }
 
 /**
- * Streams an export route: in the request transaction (account reloaded, visitor role), a
+ * Streams an export route (a route's `export`, run by the router): in the request transaction (account reloaded, visitor role), a
  * server-side cursor over the route's SQL function, read FETCH_ROWS at a time; each batch is
  * written before the next is fetched, waiting for the client when the response is full
  * (backpressure). Errors of the first batch (filters, perimeter) answer as JSON errors, before
  * any byte; an error later destroys the response, so that a cut file never looks complete.
  */
-export async function streamExport(ctx: HandlerContext, route: RouteSpec, definition: ExportDefinition): Promise<HandlerResult> {
+export async function streamExport(
+  ctx: HandlerContext,
+  route: RouteSpec,
+  definition: ExportDefinition,
+  inRequestTransaction: (work: (client: pg.PoolClient) => Promise<void>) => Promise<void>,
+): Promise<HandlerResult> {
   const { res } = ctx;
   const format = ctx.query.format as ExportFormat;
   const values = sqlValues(route, {
@@ -120,7 +125,7 @@ export async function streamExport(ctx: HandlerContext, route: RouteSpec, defini
   });
   let started = false;
   try {
-    await ctx.inRequestTransaction(async (client) => {
+    await inRequestTransaction(async (client) => {
       await client.query({ text: declareText(route), values });
       const fetch = { text: `fetch ${FETCH_ROWS} from wfm_export`, types: AS_TEXT };
       let batch = (await client.query<Record<string, RawValue>>(fetch)).rows;

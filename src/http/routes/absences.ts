@@ -1,8 +1,8 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec, HandlerContext, RouteSpec } from '../route.js';
+import type { ArgSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
-import { MAX_DOCUMENT_BYTES, callApi, purgeAfterCommit } from './documents.js';
+import { MAX_DOCUMENT_BYTES } from './documents.js';
 
 const STATUSES = ['pending', 'validated', 'refused', 'cancellation_requested', 'cancelled'] as const;
 
@@ -149,16 +149,8 @@ const draftArgs: ArgSpec[] = [
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
-/** Routes whose SQL may delete documents purge their files right after the commit. */
-function thenPurge(sql: string, status: number, withBody: boolean): RouteSpec['handler'] {
-  return async (ctx: HandlerContext) => {
-    const values: unknown[] = [ctx.params.id];
-    if (withBody) values.push(JSON.stringify(ctx.body), ctx.config.publicUrl);
-    const result = await callApi(ctx, sql, values);
-    await purgeAfterCommit(ctx);
-    return status === 204 ? { status } : { status, body: result };
-  };
-}
+const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
+const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 
 export const absenceRoutes: RouteModule = {
   schemas: { Absence: absence, AbsenceDocument: document, AbsencePreview: preview, CounterEffect: counterEffect },
@@ -299,11 +291,9 @@ export const absenceRoutes: RouteModule = {
       status: 200,
       response: s.ref('Absence'),
       errors: [400, 403, 404, 409],
-      handler: thenPurge(
-        'select app_public.absence_update(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-        200,
-        true,
-      ),
+      sql: { fn: 'app_public.absence_update', args: [idArg, bodyArg, publicUrl] },
+      // Removed documents leave the storage at once.
+      purgeStorageAfterCommit: true,
     },
     {
       method: 'delete',
@@ -321,7 +311,8 @@ export const absenceRoutes: RouteModule = {
       pathParams: idParam,
       status: 204,
       errors: [400, 403, 404],
-      handler: thenPurge('select app_public.absence_delete(p_id => $1::int) as result', 204, false),
+      sql: { fn: 'app_public.absence_delete', args: [idArg] },
+      purgeStorageAfterCommit: true,
     },
     {
       method: 'post',
@@ -376,11 +367,9 @@ export const absenceRoutes: RouteModule = {
       status: 200,
       response: s.ref('Absence'),
       errors: [400, 403, 404, 409],
-      handler: thenPurge(
-        'select app_public.absence_validate(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-        200,
-        true,
-      ),
+      sql: { fn: 'app_public.absence_validate', args: [idArg, bodyArg, publicUrl] },
+      // A granted cancellation deletes the documents.
+      purgeStorageAfterCommit: true,
     },
     {
       method: 'post',

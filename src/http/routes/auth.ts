@@ -48,21 +48,16 @@ export const authRoutes: RouteModule = {
       response: s.object({ access: s.string({ description: 'JWT à présenter dans Authorization: Bearer <jeton>.' }) }, ['access']),
       errors: [400, 401],
       rateLimit: 'login_per_username',
-      handler: async ({ inAuthenticatorTransaction, config, body }) => {
+      handler: async ({ callAsAuthenticator, config, body }) => {
         const username = String(body.username);
         const password = String(body.password);
-        const row = await inAuthenticatorTransaction(async (client) => {
-          const { rows } = await client.query<{ account_id: number; password_hash: string | null; is_active: boolean }>(
-            'select * from app_private.login_lookup($1)',
-            [username],
-          );
-          return rows[0] ?? null;
-        });
+        const [row] = await callAsAuthenticator<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+          'app_private.login_lookup', [username]);
         // The hash is checked outside any transaction: argon2 takes tens of milliseconds of CPU,
         // during which no pooled connection waits.
         const valid = await verifyPassword(row?.password_hash, password);
         if (!row || !valid || !row.is_active) throw new ApiError(401, { detail: INVALID_CREDENTIALS });
-        await inAuthenticatorTransaction((client) => client.query('select app_private.record_login($1)', [row.account_id]));
+        await callAsAuthenticator('app_private.record_login', [row.account_id]);
         return { status: 200, body: { access: signAccessToken(config.jwtSecret, row.account_id) } };
       },
     },
@@ -104,10 +99,8 @@ export const authRoutes: RouteModule = {
       status: 200,
       response: s.ref('Detail'),
       errors: [400],
-      handler: async ({ inAuthenticatorTransaction, body }) => {
-        await inAuthenticatorTransaction((client) =>
-          client.query('select app_private.password_reset_request($1)', [String(body.login)]),
-        );
+      handler: async ({ callAsAuthenticator, body }) => {
+        await callAsAuthenticator('app_private.password_reset_request', [String(body.login)]);
         return { status: 200, body: { detail: RESET_ANSWER } };
       },
     },
@@ -125,18 +118,15 @@ export const authRoutes: RouteModule = {
       status: 200,
       response: s.ref('Detail'),
       errors: [400],
-      handler: async ({ inAuthenticatorTransaction, body }) => {
+      handler: async ({ callAsAuthenticator, body }) => {
         const token = String(body.token);
         const password = String(body.new_password);
-        await inAuthenticatorTransaction(async (client) => {
-          const { rows } = await client.query<{ username: string }>(
-            'select app_private.password_token_check($1) as username',
-            [token],
-          );
-          const problems = passwordProblems(password, rows[0]!.username);
-          if (problems.length) throw ApiError.badRequest({ new_password: problems });
-          await client.query('select app_private.password_reset_confirm($1, $2)', [token, await hashPassword(password)]);
-        });
+        // The token is checked first (its account's name enters the password rules); the
+        // confirmation checks it again as it consumes it.
+        const [checked] = await callAsAuthenticator<{ result: string }>('app_private.password_token_check', [token]);
+        const problems = passwordProblems(password, checked!.result);
+        if (problems.length) throw ApiError.badRequest({ new_password: problems });
+        await callAsAuthenticator('app_private.password_reset_confirm', [token, await hashPassword(password)]);
         return { status: 200, body: { detail: 'Votre mot de passe a été enregistré. Vous pouvez vous connecter.' } };
       },
     },

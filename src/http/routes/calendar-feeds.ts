@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { withRequestTransaction } from '../../db/transaction.js';
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec, HandlerContext, HandlerResult } from '../route.js';
 import { s } from '../schema.js';
@@ -32,16 +31,12 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /**
- * GET /api/feeds/{token}.ics: the SQL call in a transaction of its own without acting account
- * (a session sent along is ignored): calendar_feed_read makes the feed's owner the acting
- * account.
+ * GET /api/feeds/{token}.ics: the route is public (a session sent along is ignored), and
+ * calendar_feed_read makes the feed's owner the acting account; its events become RFC 5545
+ * text here, with an ETag.
  */
-async function readFeed(ctx: HandlerContext): Promise<HandlerResult> {
-  const feed = await withRequestTransaction(ctx.pool, null, async (client) => {
-    const { rows } = await client.query<{ result: CalendarFeed }>(
-      'select app_public.calendar_feed_read(p_token => $1::text) as result', [ctx.params.token]);
-    return rows[0]!.result;
-  }, { frozenNow: ctx.config.frozenNow?.() });
+function renderFeed(ctx: HandlerContext, result: unknown): HandlerResult {
+  const feed = result as CalendarFeed;
   const body = writeCalendar(feed);
   const etag = etagOf(body);
   const { req, res } = ctx;
@@ -162,7 +157,8 @@ export const calendarFeedRoutes: RouteModule = {
       headers: { 'Cache-Control': FEED_CACHE_CONTROL },
       otherResponses: { 304: 'Non modifié : l’ETag envoyé dans If-None-Match est toujours celui du flux.' },
       errors: [403, 404],
-      handler: readFeed,
+      sql: { fn: 'app_public.calendar_feed_read', args: [{ name: 'p_token', from: 'path', key: 'token', cast: 'text' }] },
+      render: renderFeed,
     },
   ],
 };

@@ -1,74 +1,10 @@
-import { pipeline } from 'node:stream/promises';
-import { stat } from 'node:fs/promises';
-import { ApiError } from '../errors.js';
+import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
-import type { HandlerContext, HandlerResult } from '../route.js';
 import { s } from '../schema.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
-import { purgeStorageGarbageIn } from '../../storage/garbage.js';
 
 /** 10 MB = 10 × 1024 × 1024 bytes (CONTRACT section 7), per document. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
-
-/** Calls ONE API function in the request transaction and returns its jsonb result. */
-export async function callApi<T = unknown>(ctx: HandlerContext, sql: string, values: unknown[]): Promise<T> {
-  return ctx.inRequestTransaction(async (client) => {
-    const { rows } = await client.query<{ result: T }>(sql, values);
-    return rows[0]!.result;
-  });
-}
-
-/**
- * After a committed write that deleted document rows: removes their files now rather than
- * waiting for the worker. A failure here only delays the removal (the keys stay queued).
- */
-export async function purgeAfterCommit(ctx: HandlerContext): Promise<void> {
-  try {
-    await ctx.inAuthenticatorTransaction((client) => purgeStorageGarbageIn(client, ctx.storage));
-  } catch (error) {
-    ctx.req.log?.warn({ err: error }, 'storage purge left to the worker');
-  }
-}
-
-interface StoredFileMeta {
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  storage_key: string;
-}
-
-/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 name. */
-export function contentDisposition(filename: string): string {
-  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
-}
-
-/** Streams a stored file with the headers of the SPEC (type, nosniff, private no-store). */
-async function sendStoredFile(ctx: HandlerContext, meta: StoredFileMeta): Promise<HandlerResult> {
-  let size: number;
-  try {
-    const info = await stat(ctx.storage.pathOf(meta.storage_key));
-    if (!info.isFile()) throw new Error('not a file');
-    size = info.size;
-  } catch {
-    throw ApiError.notFound('Fichier introuvable.');
-  }
-  const { res } = ctx;
-  res.status(200);
-  res.setHeader('Content-Type', meta.content_type);
-  res.setHeader('Content-Length', String(size));
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cache-Control', 'private, no-store');
-  res.setHeader('Content-Disposition', contentDisposition(meta.filename));
-  try {
-    await pipeline(ctx.storage.open(meta.storage_key), res);
-  } catch (error) {
-    ctx.req.log?.error({ err: error }, 'file download interrupted');
-    res.destroy();
-  }
-  return { handled: true };
-}
 
 const FILE_HEADERS = { 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' };
 
@@ -112,12 +48,8 @@ export const documentRoutes: RouteModule = {
       responseContentTypes: DOCUMENT_CONTENT_TYPES,
       headers: FILE_HEADERS,
       errors: [403, 404],
-      handler: async (ctx) => {
-        const meta = await callApi<StoredFileMeta>(ctx, 'select app_public.absence_document_file(p_id => $1::int) as result', [
-          ctx.params.id,
-        ]);
-        return sendStoredFile(ctx, meta);
-      },
+      sql: { fn: 'app_public.absence_document_file', args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }] },
+      render: sendStoredFile,
     },
     {
       method: 'get',
@@ -158,15 +90,16 @@ export const documentRoutes: RouteModule = {
       status: 200,
       response: s.ref('HonorabilityCertificate'),
       errors: [400, 403, 404],
-      handler: async (ctx) => {
-        const result = await callApi(
-          ctx,
-          'select app_public.honorability_certificate_put(p_employee => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-          [ctx.params.id, JSON.stringify(ctx.body), ctx.config.publicUrl],
-        );
-        await purgeAfterCommit(ctx);
-        return { status: 200, body: result };
+      sql: {
+        fn: 'app_public.honorability_certificate_put',
+        args: [
+          { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+          { name: 'p_body', from: 'body', cast: 'jsonb' },
+          { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
+        ],
       },
+      // The replaced certificate's file goes at once.
+      purgeStorageAfterCommit: true,
     },
     {
       method: 'delete',
@@ -179,11 +112,8 @@ export const documentRoutes: RouteModule = {
       pathParams: { id: s.id() },
       status: 204,
       errors: [403, 404],
-      handler: async (ctx) => {
-        await callApi(ctx, 'select app_public.honorability_certificate_delete(p_employee => $1::int) as result', [ctx.params.id]);
-        await purgeAfterCommit(ctx);
-        return { status: 204 };
-      },
+      sql: { fn: 'app_public.honorability_certificate_delete', args: [{ name: 'p_employee', from: 'path', key: 'id', cast: 'int' }] },
+      purgeStorageAfterCommit: true,
     },
     {
       method: 'get',
@@ -201,14 +131,8 @@ export const documentRoutes: RouteModule = {
       responseContentTypes: DOCUMENT_CONTENT_TYPES,
       headers: FILE_HEADERS,
       errors: [403, 404],
-      handler: async (ctx) => {
-        const meta = await callApi<StoredFileMeta>(
-          ctx,
-          'select app_public.honorability_certificate_file(p_employee => $1::int) as result',
-          [ctx.params.id],
-        );
-        return sendStoredFile(ctx, meta);
-      },
+      sql: { fn: 'app_public.honorability_certificate_file', args: [{ name: 'p_employee', from: 'path', key: 'id', cast: 'int' }] },
+      render: sendStoredFile,
     },
   ],
 };

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
@@ -394,31 +394,14 @@ const attachmentRoutes: RouteSpec[] = [
     responseContentTypes: DOCUMENT_CONTENT_TYPES,
     headers: { 'Cache-Control': 'private, no-store' },
     errors: [403, 404],
-    handler: async ({ inRequestTransaction, params, storage, res }) => {
-      const file = await inRequestTransaction(async (client) => {
-        const { rows } = await client.query<{ result: { filename: string; content_type: string; size_bytes: number; storage_key: string } }>(
-          'select app_public.employee_attachment_file(p_employee => $1::int, p_id => $2::int) as result',
-          [params.id, params.attachment_id],
-        );
-        return rows[0]!.result;
-      });
-      if (!(await storage.exists(file.storage_key))) throw ApiError.notFound('Fichier introuvable.');
-      res.status(200);
-      res.setHeader('Content-Type', file.content_type);
-      res.setHeader('Content-Length', String(file.size_bytes));
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.setHeader('Cache-Control', 'private, no-store');
-      const ascii = file.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-      res.setHeader('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
-      await new Promise<void>((resolve, reject) => {
-        const stream = storage.open(file.storage_key);
-        stream.on('error', reject);
-        res.on('finish', () => resolve());
-        res.on('close', () => resolve());
-        stream.pipe(res);
-      });
-      return { handled: true };
+    sql: {
+      fn: 'app_public.employee_attachment_file',
+      args: [
+        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
+        { name: 'p_id', from: 'path', key: 'attachment_id', cast: 'int' },
+      ],
     },
+    render: sendStoredFile,
   },
 ];
 

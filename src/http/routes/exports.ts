@@ -6,7 +6,7 @@
  */
 import type { ExportColumn } from '../exports/columns.js';
 import { CSV_MEDIA_TYPE } from '../exports/csv.js';
-import { streamExport, type ExportDefinition } from '../exports/stream.js';
+import type { ExportDefinition } from '../exports/stream.js';
 import { XLSX_CONTENT_TYPE } from '../exports/xlsx.js';
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec, RouteSpec, SqlCall } from '../route.js';
@@ -58,7 +58,7 @@ function exportRoute(spec: {
   errors: number[];
   definition: ExportDefinition;
 }): RouteSpec {
-  const route: RouteSpec = {
+  return {
     method: 'get',
     path: spec.path,
     operationId: spec.operationId,
@@ -73,9 +73,8 @@ function exportRoute(spec: {
     responseContentTypes: [CSV_MEDIA_TYPE, XLSX_CONTENT_TYPE],
     headers: { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' },
     errors: spec.errors,
-    handler: (ctx) => streamExport(ctx, route, spec.definition),
+    export: spec.definition,
   };
-  return route;
 }
 
 const col = (key: string, label: string, kind: ExportColumn['kind'] = 'text'): ExportColumn => ({ key, label, kind });

@@ -1,5 +1,4 @@
 import { signAccessToken } from '../../auth/jwt.js';
-import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
 
@@ -31,25 +30,17 @@ export const impersonationModule: RouteModule = {
         ['access', 'account', 'impersonator'],
       ),
       errors: [400, 403, 404],
-      handler: async ({ config, identity, inRequestTransaction, body }) => {
-        if (!config.allowImpersonation) {
-          // Off, the route does not exist; the account is still reloaded first, so that a closed
-          // account gets 401 here as everywhere (SPEC Authentication rule 1).
-          await inRequestTransaction(async () => undefined);
-          throw ApiError.notFound('Adresse inconnue.');
-        }
-        const result = await inRequestTransaction(async (client) => {
-          // The function refuses unless told, in this transaction, that impersonation is on.
-          await client.query("select set_config('app.allow_impersonation', 'on', true)");
-          const { rows } = await client.query<{ result: { account: { id: number; username: string; employee_id: number | null }; impersonator: { id: number; username: string } } }>(
-            'select app_public.impersonation_start(p_account => $1::int) as result',
-            [body.account],
-          );
-          return rows[0]!.result;
-        });
+      // Off, the route does not exist (404 once the account is reloaded: a closed account gets 401
+      // here as everywhere, SPEC Authentication rule 1).
+      enabled: (config) => config.allowImpersonation,
+      sql: { fn: 'app_public.impersonation_start', args: [{ name: 'p_account', from: 'body-field', key: 'account', cast: 'int' }] },
+      // The function refuses unless told, in its transaction, that impersonation is on.
+      settings: (): Record<string, string> => ({ 'app.allow_impersonation': 'on' }),
+      render: ({ config, identity }, result) => {
+        const started = result as { account: { id: number } };
         return {
           status: 200,
-          body: { access: signAccessToken(config.jwtSecret, result.account.id, identity!.accountId), ...result },
+          body: { access: signAccessToken(config.jwtSecret, started.account.id, identity!.accountId), ...started },
         };
       },
     },

@@ -1,34 +1,6 @@
-import type pg from 'pg';
 import type { RouteModule } from '../openapi.js';
-import type { HandlerContext, HandlerResult, RouteSpec } from '../route.js';
-import { sqlValues } from '../router.js';
+import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
-
-/** bytea parts as their bytes (binary result format): no decoding, no copy per row. */
-const RAW_BYTES = { getTypeParser: () => (value: unknown) => value } as unknown as pg.CustomTypesConfig;
-
-/**
- * GET /api/planning/: the answer as app_public.planning_read_chunks writes it, parts of at most
- * 64 KiB sent in order as they are. As one 2.5 MB value (a month of 200 employees), it was
- * received whole by the driver in a buffer doubled up to 4 MiB, per request in flight
- * (BENCHMARKS.md, "The three slow paths"). Errors (window, perimeter) come before any byte and
- * are answered as the router answers them.
- */
-async function sendPlanning(ctx: HandlerContext, route: RouteSpec): Promise<HandlerResult> {
-  const values = sqlValues(route, {
-    params: ctx.params, query: ctx.query, body: ctx.body, page: 1, pageSize: 1, config: ctx.config,
-  });
-  const args = route.sql!.args.map((arg, i) => `${arg.name} => $${i + 1}::${arg.cast}`).join(', ');
-  const { rows } = await ctx.inRequestTransaction((client) => client.query<{ part: Buffer }>({
-    text: `select part from ${route.sql!.fn}(${args}) as part`, values, binary: true, types: RAW_BYTES,
-  } as pg.QueryConfig));
-  const { res } = ctx;
-  res.status(200).type('application/json');
-  res.setHeader('Content-Length', String(rows.reduce((length, row) => length + row.part.length, 0)));
-  for (const row of rows) res.write(row.part);
-  res.end();
-  return { handled: true };
-}
 
 const absence = s.object(
   {
@@ -84,7 +56,9 @@ const planningRead: RouteSpec = {
       { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
     ],
   },
-  handler: (ctx) => sendPlanning(ctx, planningRead),
+  // The answer as app_public.planning_read_chunks writes it, parts of at most 64 KiB sent in order
+  // (BENCHMARKS.md, "The three slow paths"); errors (window, perimeter) come before any byte.
+  resultParts: true,
   status: 200,
   response: s.ref('Planning'),
   errors: [400, 404],

@@ -19,17 +19,13 @@ export const systemRoutes: RouteModule = {
           ['detail', 'status', 'database'],
         ),
       },
-      handler: async ({ pool }) => {
-        try {
-          await pool.query('select 1');
-          return { status: 200, body: { status: 'ok', database: 'ok' } };
-        } catch {
-          return {
-            status: 503,
-            body: { detail: 'La base de données est injoignable.', status: 'error', database: 'unavailable' },
-            headers: { 'Retry-After': '5' },
-          };
-        }
+      handler: async ({ databaseAnswers }) => {
+        if (await databaseAnswers()) return { status: 200, body: { status: 'ok', database: 'ok' } };
+        return {
+          status: 503,
+          body: { detail: 'La base de données est injoignable.', status: 'error', database: 'unavailable' },
+          headers: { 'Retry-After': '5' },
+        };
       },
     },
   ],
