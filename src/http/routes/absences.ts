@@ -149,7 +149,6 @@ const draftArgs: ArgSpec[] = [
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
-const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 
 export const absenceRoutes: RouteModule = {
