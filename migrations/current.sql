@@ -1,1 +1,14 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include core/limits.sql
+--!include absences/tables.sql
+--!include planning/planning.sql
+--!include shift_change/functions.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
+--!include documents/functions.sql
+--!include absences/api.sql
+--!include employees/tables.sql
+--!include counters/establishment.sql
+--!include finalize.sql
