@@ -366,8 +366,7 @@ end;
 $$;
 
 create or replace function app_private.absence_rule_identity(p_draft app_hidden.absence_draft,
-                                                             p_employee app_public.employees,
-                                                             p_type app_public.absence_types)
+                                                             p_employee_found boolean, p_type_found boolean)
 returns jsonb
 language plpgsql stable as $$
 declare
@@ -375,51 +374,54 @@ declare
 begin
   if p_draft.employee_id is null then
     v_errors := app_hidden.add_error(v_errors, 'employee', 'Ce champ est obligatoire.');
-  elsif p_employee.id is null then
+  elsif p_employee_found is not true then
     v_errors := app_hidden.add_error(v_errors, 'employee', 'Salarié introuvable.');
   end if;
   if p_draft.type_id is null then
     v_errors := app_hidden.add_error(v_errors, 'type', 'Ce champ est obligatoire.');
-  elsif p_type.id is null then
+  elsif p_type_found is not true then
     v_errors := app_hidden.add_error(v_errors, 'type', 'Motif d''absence inconnu ou inactif.');
   end if;
   return app_hidden.rule_outcome(v_errors);
 end;
 $$;
-comment on function app_private.absence_rule_identity(app_hidden.absence_draft, app_public.employees, app_public.absence_types) is
-'SPEC Absences, fields employee and type: both are required; p_employee and p_type are the rows found
-for them (an unknown employee, or a type unknown or inactive, is refused under its field).';
+comment on function app_private.absence_rule_identity(app_hidden.absence_draft, boolean, boolean) is
+'SPEC Absences, fields employee and type: both are required; p_employee_found and p_type_found say
+whether the employee, and an active type, were found (otherwise refused under its field).';
 
 create or replace function app_private.absence_rule_period(p_draft app_hidden.absence_draft) returns jsonb
 language plpgsql stable as $$
 declare
-  d app_hidden.absence_draft := p_draft;
+  v_start date := p_draft.date_start;
+  -- A draft without date_end lies on one date.
+  v_end date := coalesce(p_draft.date_end, p_draft.date_start);
   v_errors jsonb := '{}'::jsonb;
-  v_range_message text := format('Date hors de la plage acceptée (années %s à %s).',
-                                 app_hidden.first_accepted_year(), app_hidden.last_accepted_year());
+  v_range_message text;
 begin
-  if d.date_start is null then
+  if v_start is null then
     v_errors := app_hidden.add_error(v_errors, 'date_start', 'Ce champ est obligatoire.');
   end if;
-  if d.date_end is null then
-    d.date_end := d.date_start;
+  if extract(year from v_start) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year()
+     or extract(year from v_end) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+    v_range_message := format('Date hors de la plage acceptée (années %s à %s).',
+                              app_hidden.first_accepted_year(), app_hidden.last_accepted_year());
+    if extract(year from v_start) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+      v_errors := app_hidden.add_error(v_errors, 'date_start', v_range_message);
+    end if;
+    if extract(year from v_end) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+      v_errors := app_hidden.add_error(v_errors, 'date_end', v_range_message);
+    end if;
   end if;
-  if extract(year from d.date_start) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-    v_errors := app_hidden.add_error(v_errors, 'date_start', v_range_message);
-  end if;
-  if extract(year from d.date_end) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-    v_errors := app_hidden.add_error(v_errors, 'date_end', v_range_message);
-  end if;
-  if d.date_start is not null and d.date_end < d.date_start then
+  if v_start is not null and v_end < v_start then
     v_errors := app_hidden.add_error(v_errors, 'date_end', 'La date de fin ne peut pas précéder la date de début.');
-  elsif d.date_end - d.date_start > app_hidden.absence_max_days() then
+  elsif v_end - v_start > app_hidden.absence_max_days() then
     v_errors := app_hidden.add_error(v_errors, 'date_end',
       'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.');
   end if;
-  if d.start_half is not null and d.start_half not in ('morning', 'afternoon') then
+  if p_draft.start_half is not null and p_draft.start_half not in ('morning', 'afternoon') then
     v_errors := app_hidden.add_error(v_errors, 'start_half', 'Valeurs possibles : morning, afternoon ou null.');
   end if;
-  if d.end_half is not null and d.end_half not in ('morning', 'afternoon') then
+  if p_draft.end_half is not null and p_draft.end_half not in ('morning', 'afternoon') then
     v_errors := app_hidden.add_error(v_errors, 'end_half', 'Valeurs possibles : morning, afternoon ou null.');
   end if;
   return app_hidden.rule_outcome(v_errors);
@@ -600,7 +602,6 @@ create or replace function app_private.absence_rule_annual_cap(p_draft app_hidde
 returns jsonb
 language plpgsql stable as $$
 declare
-  d app_hidden.absence_draft := p_draft;
   v_errors jsonb := '{}'::jsonb;
   v_warnings jsonb := '[]'::jsonb;
   v_total numeric;
@@ -611,14 +612,14 @@ begin
     return app_hidden.rule_outcome();
   end if;
   for s in
-    select x.year, x.quantity from app_hidden.absence_shares(d.employee_id, p_type.unit, d.date_start, d.date_end,
-                                                            d.start_half, d.end_half, d.start_time, d.end_time) x
+    select x.year, x.quantity from app_hidden.absence_shares(p_draft.employee_id, p_type.unit, p_draft.date_start, p_draft.date_end,
+                                                            p_draft.start_half, p_draft.end_half, p_draft.start_time, p_draft.end_time) x
   loop
     select s.quantity + coalesce(sum(o.quantity), 0) into v_total
     from app_public.absences a
     cross join lateral app_hidden.absence_shares(a.employee_id, p_type.unit, a.date_start, a.date_end, a.start_half,
                                                  a.end_half, a.start_time, a.end_time) o
-    where a.employee_id = d.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
+    where a.employee_id = p_draft.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
       and a.id is distinct from p_exclude_id
       and a.date_start <= make_date(s.year, 12, 31) and a.date_end >= make_date(s.year, 1, 1)
       and o.year = s.year;
@@ -714,12 +715,11 @@ else an error under counters; "plan" lists the movements the absence would make.
 
 create or replace function app_private.absence_rule_agreement_warnings(p_draft app_hidden.absence_draft,
                                                                        p_type app_public.absence_types,
-                                                                       p_employee app_public.employees,
+                                                                       p_is_polyvalent boolean,
                                                                        p_quantity numeric, p_exclude_id int)
 returns jsonb
 language plpgsql stable as $$
 declare
-  d app_hidden.absence_draft := p_draft;
   v_warnings jsonb := '[]'::jsonb;
   v_count int;
   v_total numeric;
@@ -735,54 +735,54 @@ begin
   end if;
   if p_type.warn_max_per_quarter is not null then
     select count(*) into v_count from app_public.absences a
-    where a.employee_id = d.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
+    where a.employee_id = p_draft.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
       and a.id is distinct from p_exclude_id
-      and date_trunc('quarter', a.date_start) = date_trunc('quarter', d.date_start);
+      and date_trunc('quarter', a.date_start) = date_trunc('quarter', p_draft.date_start);
     if v_count + 1 > p_type.warn_max_per_quarter then
       v_warnings := v_warnings || to_jsonb(format(
         'Motif « %s » : l''accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
-        p_type.name, p_type.warn_max_per_quarter, v_count, extract(quarter from d.date_start),
-        extract(year from d.date_start)));
+        p_type.name, p_type.warn_max_per_quarter, v_count, extract(quarter from p_draft.date_start),
+        extract(year from p_draft.date_start)));
     end if;
   end if;
   if p_type.warn_max_hours_per_year is not null then
     select p_quantity + coalesce(sum(a.counted_quantity), 0) into v_total from app_public.absences a
-    where a.employee_id = d.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
+    where a.employee_id = p_draft.employee_id and a.type_id = p_type.id and app_hidden.absence_is_active(a.status)
       and a.id is distinct from p_exclude_id
-      and extract(year from a.date_start) = extract(year from d.date_start);
+      and extract(year from a.date_start) = extract(year from p_draft.date_start);
     if v_total > p_type.warn_max_hours_per_year then
       v_warnings := v_warnings || to_jsonb(format(
         'Motif « %s » : %s sur l''année %s avec cette demande, au-delà des %s par an prévues par l''accord.',
-        p_type.name, app_hidden.quantity_fr(v_total, p_type.unit), extract(year from d.date_start),
+        p_type.name, app_hidden.quantity_fr(v_total, p_type.unit), extract(year from p_draft.date_start),
         app_hidden.quantity_fr(p_type.warn_max_hours_per_year, p_type.unit)));
     end if;
   end if;
   if p_type.warn_min_duration is not null and p_type.warn_max_duration is not null then
-    if d.date_end + 1 < d.date_start + p_type.warn_min_duration or d.date_end + 1 > d.date_start + p_type.warn_max_duration then
+    if p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration or p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
       v_warnings := v_warnings || to_jsonb(format(
         'Motif « %s » : l''accord prévoit une durée de %s à %s.', p_type.name,
         app_hidden.interval_fr(p_type.warn_min_duration), app_hidden.interval_fr(p_type.warn_max_duration)));
     end if;
-  elsif p_type.warn_max_duration is not null and d.date_end + 1 > d.date_start + p_type.warn_max_duration then
+  elsif p_type.warn_max_duration is not null and p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
     v_warnings := v_warnings || to_jsonb(format(
       'Motif « %s » : durée supérieure aux %s prévus par l''accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_max_duration)));
-  elsif p_type.warn_min_duration is not null and d.date_end + 1 < d.date_start + p_type.warn_min_duration then
+  elsif p_type.warn_min_duration is not null and p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration then
     v_warnings := v_warnings || to_jsonb(format(
       'Motif « %s » : durée inférieure aux %s prévus par l''accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_min_duration)));
   end if;
   if p_type.warn_min_seniority is not null
-     and coalesce((select min(c.start_date) from app_public.contracts c where c.employee_id = d.employee_id), d.date_start)
-         + p_type.warn_min_seniority > d.date_start then
+     and coalesce((select min(c.start_date) from app_public.contracts c where c.employee_id = p_draft.employee_id), p_draft.date_start)
+         + p_type.warn_min_seniority > p_draft.date_start then
     v_warnings := v_warnings || to_jsonb(format(
       'Motif « %s » : moins de %s d''ancienneté au %s (condition de l''accord).', p_type.name,
-      app_hidden.interval_fr(p_type.warn_min_seniority), app_hidden.fr_date(d.date_start)));
+      app_hidden.interval_fr(p_type.warn_min_seniority), app_hidden.fr_date(p_draft.date_start)));
   end if;
-  if p_employee.is_polyvalent then
+  if p_is_polyvalent then
     select c.trial_end_date into v_trial_end from app_public.contracts c
-    where c.employee_id = d.employee_id and c.trial_end_date is not null
-      and c.start_date <= d.date_end and c.trial_end_date >= d.date_start
+    where c.employee_id = p_draft.employee_id and c.trial_end_date is not null
+      and c.start_date <= p_draft.date_end and c.trial_end_date >= p_draft.date_start
     order by c.start_date desc limit 1;
     if found then
       v_warnings := v_warnings || to_jsonb(format(
@@ -793,10 +793,10 @@ begin
   return app_hidden.rule_outcome(p_warnings => v_warnings);
 end;
 $$;
-comment on function app_private.absence_rule_agreement_warnings(app_hidden.absence_draft, app_public.absence_types, app_public.employees, numeric, integer) is
+comment on function app_private.absence_rule_agreement_warnings(app_hidden.absence_draft, app_public.absence_types, boolean, numeric, integer) is
 'SPEC Absences, declaration rule 16: the agreement rules of the type only warn, never refuse (hours per
 absence, absences per civil quarter, hours per year, duration bounds, seniority, trial period of a
-polyvalent agent). p_quantity is the count of the draft.';
+polyvalent agent: p_is_polyvalent). p_quantity is the count of the draft.';
 
 create or replace function app_private.absence_rule_notice_periods(p_draft app_hidden.absence_draft,
                                                                    p_type app_public.absence_types, p_base text,
@@ -804,7 +804,6 @@ create or replace function app_private.absence_rule_notice_periods(p_draft app_h
 returns jsonb
 language plpgsql stable as $$
 declare
-  d app_hidden.absence_draft := p_draft;
   v_warnings jsonb := '[]'::jsonb;
   v_filed_on date := app_hidden.business_date(p_notice_from);
   v_limit date;
@@ -816,30 +815,30 @@ begin
   end if;
   if p_type.notice_working_days is not null then
     v_limit := app_hidden.add_working_days(v_filed_on, p_type.notice_working_days, p_base);
-    if d.date_start < v_limit then
+    if p_draft.date_start < v_limit then
       v_warnings := v_warnings || to_jsonb(format(
         'Délai de prévenance de %s jours %s non respecté pour le motif « %s » : demande du %s pour le %s.',
         p_type.notice_working_days, case when p_base = 'ouvres' then 'ouvrés' else 'ouvrables' end, p_type.name,
-        app_hidden.fr_date(v_filed_on), app_hidden.fr_date(d.date_start)));
+        app_hidden.fr_date(v_filed_on), app_hidden.fr_date(p_draft.date_start)));
     end if;
   end if;
   v_notice := p_type.notice_period;
   if p_type.notice_period_long is not null
      and not exists (select 1 from app_public.absences a
                      join app_public.absence_types t on t.id = a.type_id
-                     where a.employee_id = d.employee_id and t.code in ('MAT', 'ADO')
+                     where a.employee_id = p_draft.employee_id and t.code in ('MAT', 'ADO')
                        and app_hidden.absence_is_active(a.status)
-                       and a.date_end between d.date_start - app_hidden.notice_follow_days() and d.date_start - 1) then
+                       and a.date_end between p_draft.date_start - app_hidden.notice_follow_days() and p_draft.date_start - 1) then
     -- Parental leave that does not directly follow a maternity or adoption leave.
     v_notice := p_type.notice_period_long;
   end if;
   if v_notice is not null then
-    v_start_at := (d.date_start + coalesce(d.start_time, case when d.start_half = 'afternoon' then time '12:00' else time '00:00' end))
+    v_start_at := (p_draft.date_start + coalesce(p_draft.start_time, case when p_draft.start_half = 'afternoon' then time '12:00' else time '00:00' end))
                   at time zone app_hidden.business_timezone();
     if p_notice_from + v_notice > v_start_at then
       v_warnings := v_warnings || to_jsonb(format(
         'Délai de prévenance de %s non respecté pour le motif « %s » : demande du %s pour le %s.',
-        app_hidden.interval_fr(v_notice), p_type.name, app_hidden.fr_date(v_filed_on), app_hidden.fr_date(d.date_start)));
+        app_hidden.interval_fr(v_notice), p_type.name, app_hidden.fr_date(v_filed_on), app_hidden.fr_date(p_draft.date_start)));
     end if;
   end if;
   return app_hidden.rule_outcome(p_warnings => v_warnings);
@@ -856,6 +855,9 @@ language plpgsql stable as $$
 declare
   v_events jsonb := app_private.absence_event_conflicts(p_draft.employee_id, p_period);
 begin
+  if v_events = '[]'::jsonb then
+    return app_hidden.rule_outcome() || jsonb_build_object('events', v_events);
+  end if;
   return app_hidden.rule_outcome(p_warnings => (
            select coalesce(jsonb_agg(format('Conflit avec l''événement « %s » %s.', x.e ->> 'title',
                                             app_hidden.event_period_fr((x.e ->> 'start_at')::timestamptz,
@@ -891,7 +893,8 @@ declare
   v_errors jsonb;
   v_warnings jsonb := '[]'::jsonb;
   v_type app_public.absence_types;
-  v_employee app_public.employees;
+  v_employee_found boolean := false;
+  v_is_polyvalent boolean;
   v_base text;
   v_quantity numeric;
   v_period tsrange;
@@ -900,7 +903,7 @@ declare
   v_events jsonb;
 begin
   if d.employee_id is not null then
-    select * into v_employee from app_public.employees e where e.id = d.employee_id;
+    select true, e.is_polyvalent into v_employee_found, v_is_polyvalent from app_public.employees e where e.id = d.employee_id;
   end if;
   if d.type_id is not null then
     select * into v_type from app_public.absence_types t where t.id = d.type_id and t.is_active;
@@ -908,23 +911,26 @@ begin
   if d.date_end is null then
     d.date_end := d.date_start;
   end if;
-  v_errors := app_private.absence_rule_identity(d, v_employee, v_type) -> 'errors';
+  v_errors := app_private.absence_rule_identity(d, v_employee_found, v_type.id is not null) -> 'errors';
   v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_period(d) -> 'errors');
   v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_hourly(d, v_type) -> 'errors');
   v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_half_days(d, v_type) -> 'errors');
 
   -- Without a readable period and type, no other rule can run.
-  if v_employee.id is null or v_type.id is null or d.date_start is null
+  if v_employee_found is not true or v_type.id is null or d.date_start is null
      or v_errors ?| array['date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time'] then
     return jsonb_build_object('quantity', null, 'unit', v_type.unit, 'errors', v_errors, 'warnings', v_warnings,
                               'plan', '[]'::jsonb, 'events', '[]'::jsonb);
   end if;
 
-  -- Count (rules 1 and 5).
+  -- Count (rules 1 and 5): app_hidden.absence_shares on the base read once.
   v_base := app_hidden.employee_count_base(d.employee_id);
-  select coalesce(sum(x.quantity), 0) into v_quantity
-  from app_hidden.absence_shares(d.employee_id, v_type.unit, d.date_start, d.date_end, d.start_half, d.end_half,
-                                 d.start_time, d.end_time) x;
+  if v_type.unit = 'hour' then
+    v_quantity := app_hidden.hours_between(d.start_time, d.end_time);
+  else
+    select coalesce(sum(c.quantity), 0) into v_quantity
+    from app_hidden.counted_days(v_base, d.date_start, d.date_end, d.start_half, d.end_half) c;
+  end if;
   v_period := app_hidden.absence_period(d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time);
   v_warnings := app_private.absence_rule_count(v_quantity, v_base) -> 'warnings';
 
@@ -939,7 +945,7 @@ begin
   v_counters := app_private.absence_rule_counters(d, v_type, p_exclude_id);
   v_errors := app_hidden.errors_merge(v_errors, v_counters -> 'errors');
   v_warnings := v_warnings
-                || (app_private.absence_rule_agreement_warnings(d, v_type, v_employee, v_quantity, p_exclude_id) -> 'warnings')
+                || (app_private.absence_rule_agreement_warnings(d, v_type, v_is_polyvalent, v_quantity, p_exclude_id) -> 'warnings')
                 || (app_private.absence_rule_notice_periods(d, v_type, v_base, p_notice_from) -> 'warnings');
   v_events := app_private.absence_rule_event_conflicts(d, v_period);
   v_warnings := v_warnings || (v_events -> 'warnings');
