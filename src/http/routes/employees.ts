@@ -3,8 +3,7 @@ import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
-
-const MAX_FILE_BYTES = 10 * 1024 * 1024;
+import { MAX_DOCUMENT_BYTES } from './documents.js';
 
 const SSN_DESCRIPTION =
   'Numéro de sécurité sociale (13 chiffres, ou 15 avec la clé ; 2A/2B pour la Corse). La clé est absente ' +
@@ -317,7 +316,7 @@ const attachmentRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_attachment',
     pathParams: idParam,
-    multipart: { files: ['file'], maxFileBytes: MAX_FILE_BYTES },
+    multipart: { files: ['file'], maxFileBytes: MAX_DOCUMENT_BYTES },
     body: s.object({ title: s.string({ maxLength: 200 }) }),
     sql: {
       fn: 'app_public.employee_attachment_create',
