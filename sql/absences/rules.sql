@@ -200,13 +200,30 @@ $$;
 -- Counters an absence would move: one line per consumable counter associated with the
 -- type and per civil year of the period (an absence spanning two years moves each year's
 -- counter for its share). counter_id is null when the counter of that year is not open.
+-- p_shares: the draft's quantity per civil year, [{"year", "quantity"}], when the caller has
+-- already counted it (app_private.absence_evaluate); null: counted here.
 -- force_generic_plan: docs/architecture.md, Performance notes.
-create or replace function app_private.absence_counter_plan(p_draft app_hidden.absence_draft)
+drop function if exists app_private.absence_counter_plan(app_hidden.absence_draft);
+create or replace function app_private.absence_counter_plan(p_draft app_hidden.absence_draft, p_shares jsonb default null)
 returns table (code text, counter_unit text, type_unit text, year int, quantity numeric, counter_id int)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
 begin
+  if p_shares is not null then
+    return query
+      select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
+      from app_public.absence_types t
+      join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
+      join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
+      cross join lateral (select (x ->> 'year')::int as year, (x ->> 'quantity')::numeric as quantity
+                          from jsonb_array_elements(p_shares) x) s
+      left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
+                                      and c.year = s.year and c.is_active
+      where t.id = p_draft.type_id and s.quantity > 0
+      order by ca.counter_code, s.year;
+    return;
+  end if;
   return query
     select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
     from app_public.absence_types t
@@ -337,95 +354,87 @@ $$;
 -- what the caller needs next: "plan", "events"); app_private.absence_evaluate composes them in
 -- the order of the messages. They take the rows the evaluation already read (type, employee)
 -- instead of reading them again, answer an empty outcome when what they need is missing, and
--- run as their caller (absence_evaluate, security definer). plpgsql: their plans are kept by
--- the connection (docs/architecture.md, Performance notes).
+-- run as their caller (absence_evaluate, security definer). The rules that read no table are
+-- one SQL expression (inlined into the caller's), those that query are plpgsql (plans kept by
+-- the connection): docs/architecture.md, Performance notes.
 
 -- An outcome with nothing to say.
+-- stable like jsonb_build_object: a function declared less volatile than its body is never
+-- inlined, and a SQL function that is not inlined is planned again in every transaction.
 create or replace function app_hidden.rule_outcome(p_errors jsonb default '{}'::jsonb, p_warnings jsonb default '[]'::jsonb)
 returns jsonb
-language sql immutable parallel safe as $$
+language sql stable parallel safe as $$
   select jsonb_build_object('errors', coalesce(p_errors, '{}'::jsonb), 'warnings', coalesce(p_warnings, '[]'::jsonb));
 $$;
 
--- Adds the errors of an outcome to an accumulator, each field's messages after those already there.
-create or replace function app_hidden.errors_merge(p_errors jsonb, p_more jsonb) returns jsonb
-language plpgsql immutable parallel safe as $$
+-- The messages of one field, in order, without the rules that said nothing (null when none).
+create or replace function app_hidden.messages(variadic p_messages text[]) returns jsonb
+language sql stable parallel safe as $$
+  select nullif(to_jsonb(array_remove(p_messages, null)), '[]'::jsonb);
+$$;
+
+-- One outcome from several, in their order: each field's messages and the warnings follow
+-- those of the outcomes before (a null outcome is a rule that was not called).
+create or replace function app_hidden.outcomes_merge(p_outcomes jsonb[]) returns jsonb
+language plpgsql stable parallel safe as $$
 declare
+  v_errors jsonb := '{}'::jsonb;
+  v_warnings jsonb := '[]'::jsonb;
+  v_outcome jsonb;
   v_field text;
   v_messages jsonb;
 begin
-  if p_more is null or p_more = '{}'::jsonb then
-    return p_errors;
-  end if;
-  for v_field, v_messages in select e.key, e.value from jsonb_each(p_more) e loop
-    p_errors := coalesce(p_errors, '{}'::jsonb)
-                || jsonb_build_object(v_field, coalesce(p_errors -> v_field, '[]'::jsonb) || v_messages);
+  foreach v_outcome in array p_outcomes loop
+    continue when v_outcome is null;
+    if v_outcome -> 'errors' <> '{}'::jsonb then
+      for v_field, v_messages in select e.key, e.value from jsonb_each(v_outcome -> 'errors') e loop
+        v_errors := v_errors || jsonb_build_object(v_field, coalesce(v_errors -> v_field, '[]'::jsonb) || v_messages);
+      end loop;
+    end if;
+    v_warnings := v_warnings || coalesce(v_outcome -> 'warnings', '[]'::jsonb);
   end loop;
-  return p_errors;
+  return app_hidden.rule_outcome(v_errors, v_warnings);
 end;
 $$;
 
 create or replace function app_private.absence_rule_identity(p_draft app_hidden.absence_draft,
                                                              p_employee_found boolean, p_type_found boolean)
 returns jsonb
-language plpgsql stable as $$
-declare
-  v_errors jsonb := '{}'::jsonb;
-begin
-  if p_draft.employee_id is null then
-    v_errors := app_hidden.add_error(v_errors, 'employee', 'Ce champ est obligatoire.');
-  elsif p_employee_found is not true then
-    v_errors := app_hidden.add_error(v_errors, 'employee', 'Salarié introuvable.');
-  end if;
-  if p_draft.type_id is null then
-    v_errors := app_hidden.add_error(v_errors, 'type', 'Ce champ est obligatoire.');
-  elsif p_type_found is not true then
-    v_errors := app_hidden.add_error(v_errors, 'type', 'Motif d''absence inconnu ou inactif.');
-  end if;
-  return app_hidden.rule_outcome(v_errors);
-end;
+language sql stable as $$
+  select app_hidden.rule_outcome(jsonb_strip_nulls(jsonb_build_object(
+    'employee', app_hidden.messages(case when (p_draft).employee_id is null then 'Ce champ est obligatoire.'
+                                         when p_employee_found is not true then 'Salarié introuvable.' end),
+    'type', app_hidden.messages(case when (p_draft).type_id is null then 'Ce champ est obligatoire.'
+                                     when p_type_found is not true then 'Motif d''absence inconnu ou inactif.' end))));
 $$;
 comment on function app_private.absence_rule_identity(app_hidden.absence_draft, boolean, boolean) is
 'SPEC Absences, fields employee and type: both are required; p_employee_found and p_type_found say
 whether the employee, and an active type, were found (otherwise refused under its field).';
 
 create or replace function app_private.absence_rule_period(p_draft app_hidden.absence_draft) returns jsonb
-language plpgsql stable as $$
-declare
-  v_start date := p_draft.date_start;
+language sql stable as $$
   -- A draft without date_end lies on one date.
-  v_end date := coalesce(p_draft.date_end, p_draft.date_start);
-  v_errors jsonb := '{}'::jsonb;
-  v_range_message text;
-begin
-  if v_start is null then
-    v_errors := app_hidden.add_error(v_errors, 'date_start', 'Ce champ est obligatoire.');
-  end if;
-  if extract(year from v_start) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year()
-     or extract(year from v_end) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-    v_range_message := format('Date hors de la plage acceptée (années %s à %s).',
-                              app_hidden.first_accepted_year(), app_hidden.last_accepted_year());
-    if extract(year from v_start) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-      v_errors := app_hidden.add_error(v_errors, 'date_start', v_range_message);
-    end if;
-    if extract(year from v_end) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-      v_errors := app_hidden.add_error(v_errors, 'date_end', v_range_message);
-    end if;
-  end if;
-  if v_start is not null and v_end < v_start then
-    v_errors := app_hidden.add_error(v_errors, 'date_end', 'La date de fin ne peut pas précéder la date de début.');
-  elsif v_end - v_start > app_hidden.absence_max_days() then
-    v_errors := app_hidden.add_error(v_errors, 'date_end',
-      'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.');
-  end if;
-  if p_draft.start_half is not null and p_draft.start_half not in ('morning', 'afternoon') then
-    v_errors := app_hidden.add_error(v_errors, 'start_half', 'Valeurs possibles : morning, afternoon ou null.');
-  end if;
-  if p_draft.end_half is not null and p_draft.end_half not in ('morning', 'afternoon') then
-    v_errors := app_hidden.add_error(v_errors, 'end_half', 'Valeurs possibles : morning, afternoon ou null.');
-  end if;
-  return app_hidden.rule_outcome(v_errors);
-end;
+  select app_hidden.rule_outcome(jsonb_strip_nulls(jsonb_build_object(
+    'date_start', app_hidden.messages(
+      case when (p_draft).date_start is null then 'Ce champ est obligatoire.' end,
+      case when extract(year from (p_draft).date_start)
+                not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year()
+           then format('Date hors de la plage acceptée (années %s à %s).',
+                       app_hidden.first_accepted_year(), app_hidden.last_accepted_year()) end),
+    'date_end', app_hidden.messages(
+      case when extract(year from coalesce((p_draft).date_end, (p_draft).date_start))
+                not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year()
+           then format('Date hors de la plage acceptée (années %s à %s).',
+                       app_hidden.first_accepted_year(), app_hidden.last_accepted_year()) end,
+      case when (p_draft).date_start is not null
+                and coalesce((p_draft).date_end, (p_draft).date_start) < (p_draft).date_start
+           then 'La date de fin ne peut pas précéder la date de début.'
+           when coalesce((p_draft).date_end, (p_draft).date_start) - (p_draft).date_start > app_hidden.absence_max_days()
+           then 'Une absence ne peut pas dépasser trois ans : déposez des périodes successives.' end),
+    'start_half', app_hidden.messages(
+      case when (p_draft).start_half not in ('morning', 'afternoon') then 'Valeurs possibles : morning, afternoon ou null.' end),
+    'end_half', app_hidden.messages(
+      case when (p_draft).end_half not in ('morning', 'afternoon') then 'Valeurs possibles : morning, afternoon ou null.' end))));
 $$;
 comment on function app_private.absence_rule_period(app_hidden.absence_draft) is
 'SPEC Absences, fields date_start and date_end: the start is required, both dates lie in the accepted
@@ -434,34 +443,27 @@ the half-day bounds are morning, afternoon or null.';
 
 create or replace function app_private.absence_rule_hourly(p_draft app_hidden.absence_draft, p_type app_public.absence_types)
 returns jsonb
-language plpgsql stable as $$
-declare
-  v_errors jsonb := '{}'::jsonb;
-begin
-  if p_type.id is null or p_draft.date_start is null then
-    return app_hidden.rule_outcome();
-  end if;
-  if p_type.unit = 'hour' then
-    if p_draft.start_half is not null or p_draft.end_half is not null then
-      v_errors := app_hidden.add_error(v_errors, 'start_half',
-        format('Le motif « %s » se pose en heures : pas de demi-journée.', p_type.name));
-    end if;
-    if p_draft.start_time is null or p_draft.end_time is null then
-      v_errors := app_hidden.add_error(v_errors, 'start_time',
-        'Un motif en heures demande une heure de début et une heure de fin.');
-    elsif p_draft.end_time <= p_draft.start_time then
-      v_errors := app_hidden.add_error(v_errors, 'end_time', 'L''heure de fin doit suivre l''heure de début.');
-    end if;
-    if coalesce(p_draft.date_end, p_draft.date_start) <> p_draft.date_start then
-      v_errors := app_hidden.add_error(v_errors, 'date_end',
-        'Une absence en heures porte sur une seule date : la date de fin doit être celle du début.');
-    end if;
-  elsif p_draft.start_time is not null or p_draft.end_time is not null then
-    v_errors := app_hidden.add_error(v_errors, 'start_time',
-      format('Le motif « %s » se pose en jours : retirez les heures de début et de fin.', p_type.name));
-  end if;
-  return app_hidden.rule_outcome(v_errors);
-end;
+language sql stable as $$
+  -- Nothing to say without a type and a start (the identity and period rules say it).
+  select app_hidden.rule_outcome(jsonb_strip_nulls(jsonb_build_object(
+    'start_half', app_hidden.messages(
+      case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
+                and ((p_draft).start_half is not null or (p_draft).end_half is not null)
+           then format('Le motif « %s » se pose en heures : pas de demi-journée.', (p_type).name) end),
+    'start_time', app_hidden.messages(
+      case when (p_type).id is null or (p_draft).date_start is null then null
+           when (p_type).unit = 'hour' and ((p_draft).start_time is null or (p_draft).end_time is null)
+           then 'Un motif en heures demande une heure de début et une heure de fin.'
+           when (p_type).unit <> 'hour' and ((p_draft).start_time is not null or (p_draft).end_time is not null)
+           then format('Le motif « %s » se pose en jours : retirez les heures de début et de fin.', (p_type).name) end),
+    'end_time', app_hidden.messages(
+      case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
+                and (p_draft).end_time <= (p_draft).start_time
+           then 'L''heure de fin doit suivre l''heure de début.' end),
+    'date_end', app_hidden.messages(
+      case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
+                and coalesce((p_draft).date_end, (p_draft).date_start) <> (p_draft).date_start
+           then 'Une absence en heures porte sur une seule date : la date de fin doit être celle du début.' end))));
 $$;
 comment on function app_private.absence_rule_hourly(app_hidden.absence_draft, app_public.absence_types) is
 'SPEC Absences, declaration rule 5: an hourly type needs start and end hours, the end after the start,
@@ -469,39 +471,26 @@ on a single date and without half-day; a type counted in days takes no hours.';
 
 create or replace function app_private.absence_rule_half_days(p_draft app_hidden.absence_draft, p_type app_public.absence_types)
 returns jsonb
-language plpgsql stable as $$
-declare
-  v_errors jsonb := '{}'::jsonb;
-begin
-  if p_type.id is null or p_draft.date_start is null or p_type.unit = 'hour' then
-    return app_hidden.rule_outcome();
-  end if;
-  if p_draft.date_start = coalesce(p_draft.date_end, p_draft.date_start)
-     and p_draft.start_half = 'afternoon' and p_draft.end_half = 'morning' then
-    v_errors := app_hidden.add_error(v_errors, 'start_half',
-      'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.');
-  elsif not p_type.half_day_allowed and (p_draft.start_half = 'afternoon' or p_draft.end_half = 'morning') then
-    v_errors := app_hidden.add_error(v_errors, 'start_half',
-      format('Le motif « %s » se pose par journées entières : pas de demi-journée.', p_type.name));
-  end if;
-  return app_hidden.rule_outcome(v_errors);
-end;
+language sql stable as $$
+  select app_hidden.rule_outcome(jsonb_strip_nulls(jsonb_build_object(
+    'start_half', app_hidden.messages(
+      case when (p_type).id is null or (p_draft).date_start is null or (p_type).unit = 'hour' then null
+           when (p_draft).date_start = coalesce((p_draft).date_end, (p_draft).date_start)
+                and (p_draft).start_half = 'afternoon' and (p_draft).end_half = 'morning'
+           then 'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.'
+           when not (p_type).half_day_allowed and ((p_draft).start_half = 'afternoon' or (p_draft).end_half = 'morning')
+           then format('Le motif « %s » se pose par journées entières : pas de demi-journée.', (p_type).name) end))));
 $$;
 comment on function app_private.absence_rule_half_days(app_hidden.absence_draft, app_public.absence_types) is
 'SPEC Absences, declaration rules 2 and 4: one day cannot start in the afternoon and end in the morning,
 and a whole-day type (half-day possible false) refuses a half-day bound, under start_half.';
 
 create or replace function app_private.absence_rule_count(p_quantity numeric, p_base text) returns jsonb
-language plpgsql stable as $$
-begin
-  if p_quantity is distinct from 0 then
-    return app_hidden.rule_outcome();
-  end if;
-  return app_hidden.rule_outcome(p_warnings => jsonb_build_array(format(
+language sql stable as $$
+  select app_hidden.rule_outcome(p_warnings => case when p_quantity = 0 then jsonb_build_array(format(
     'Cette période ne compte aucun jour décompté (base %s : dimanches et jours fériés exclus%s).',
     case when p_base = 'ouvres' then 'jours ouvrés' else 'jours ouvrables' end,
-    case when p_base = 'ouvres' then ', samedis exclus' else '' end)));
-end;
+    case when p_base = 'ouvres' then ', samedis exclus' else '' end)) end);
 $$;
 comment on function app_private.absence_rule_count(numeric, text) is
 'SPEC Absences, declaration rule 1: a period that counts no day on the employee''s base (Sundays and
@@ -509,27 +498,14 @@ public holidays excluded, Saturdays too on the ouvrés base) is accepted with a 
 
 create or replace function app_private.absence_rule_retroactivity(p_draft app_hidden.absence_draft, p_retro text, p_today date)
 returns jsonb
-language plpgsql stable as $$
-declare
-  v_limit date;
-begin
-  if p_retro = 'employee' then
-    v_limit := app_hidden.employee_retroactivity_limit(p_today);
-    if p_draft.date_start < v_limit then
-      return app_hidden.rule_outcome(jsonb_build_object('date_start', jsonb_build_array(format(
-        'Une demande ne peut pas remonter au-delà de %s jours : la date de début doit être au plus tôt le %s.',
-        app_hidden.retroactivity_days(), app_hidden.fr_date(v_limit)))));
-    end if;
-  elsif p_retro = 'manager' then
-    v_limit := app_hidden.manager_retroactivity_limit(p_today);
-    if p_draft.date_start < v_limit then
-      return app_hidden.rule_outcome(jsonb_build_object('date_start', jsonb_build_array(format(
-        'Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le %s.',
-        app_hidden.fr_date(v_limit)))));
-    end if;
-  end if;
-  return app_hidden.rule_outcome();
-end;
+language sql stable as $$
+  select app_hidden.rule_outcome(jsonb_strip_nulls(jsonb_build_object('date_start', app_hidden.messages(
+    case when p_retro = 'employee' and (p_draft).date_start < app_hidden.employee_retroactivity_limit(p_today)
+         then format('Une demande ne peut pas remonter au-delà de %s jours : la date de début doit être au plus tôt le %s.',
+                     app_hidden.retroactivity_days(), app_hidden.fr_date(app_hidden.employee_retroactivity_limit(p_today)))
+         when p_retro = 'manager' and (p_draft).date_start < app_hidden.manager_retroactivity_limit(p_today)
+         then format('Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le %s.',
+                     app_hidden.fr_date(app_hidden.manager_retroactivity_limit(p_today))) end))));
 $$;
 comment on function app_private.absence_rule_retroactivity(app_hidden.absence_draft, text, date) is
 'SPEC Absences, declaration rule 13: an employee''s own request starts no earlier than
@@ -678,7 +654,8 @@ comment on function app_private.absence_rule_non_splittable(app_hidden.absence_d
 separated from this one by a counted day (on base p_base) gives a warning; contiguous periods do not.';
 
 create or replace function app_private.absence_rule_counters(p_draft app_hidden.absence_draft,
-                                                             p_type app_public.absence_types, p_exclude_id int)
+                                                             p_type app_public.absence_types, p_exclude_id int,
+                                                             p_shares jsonb default null)
 returns jsonb
 language plpgsql stable as $$
 declare
@@ -688,7 +665,7 @@ declare
   v_error text;
   r record;
 begin
-  for r in select * from app_private.absence_counter_plan(p_draft) loop
+  for r in select * from app_private.absence_counter_plan(p_draft, p_shares) loop
     v_held := 0;
     if p_exclude_id is not null and r.counter_id is not null then
       -- What the absence itself holds on the counter is released by its new position.
@@ -708,10 +685,11 @@ begin
   return app_hidden.rule_outcome(v_errors) || jsonb_build_object('plan', v_plan);
 end;
 $$;
-comment on function app_private.absence_rule_counters(app_hidden.absence_draft, app_public.absence_types, integer) is
+comment on function app_private.absence_rule_counters(app_hidden.absence_draft, app_public.absence_types, integer, jsonb) is
 'SPEC Absences, declaration rule 9: each counter the type consumes needs an open counter for each civil
 year of the period, in the unit of the type, with enough remaining (app_private.counter_request_error),
-else an error under counters; "plan" lists the movements the absence would make.';
+else an error under counters; "plan" lists the movements the absence would make. p_shares: the count
+per year when the caller has it (app_private.absence_counter_plan).';
 
 create or replace function app_private.absence_rule_agreement_warnings(p_draft app_hidden.absence_draft,
                                                                        p_type app_public.absence_types,
@@ -891,12 +869,12 @@ language plpgsql stable security definer set search_path = pg_catalog, public, p
 declare
   d app_hidden.absence_draft := p_draft;
   v_errors jsonb;
-  v_warnings jsonb := '[]'::jsonb;
   v_type app_public.absence_types;
   v_employee_found boolean := false;
   v_is_polyvalent boolean;
   v_base text;
   v_quantity numeric;
+  v_shares jsonb;
   v_period tsrange;
   v_outcome jsonb;
   v_counters jsonb;
@@ -911,51 +889,57 @@ begin
   if d.date_end is null then
     d.date_end := d.date_start;
   end if;
-  v_errors := app_private.absence_rule_identity(d, v_employee_found, v_type.id is not null) -> 'errors';
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_period(d) -> 'errors');
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_hourly(d, v_type) -> 'errors');
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_half_days(d, v_type) -> 'errors');
+  v_outcome := app_hidden.outcomes_merge(array[
+    app_private.absence_rule_identity(d, v_employee_found, v_type.id is not null),
+    app_private.absence_rule_period(d),
+    app_private.absence_rule_hourly(d, v_type),
+    app_private.absence_rule_half_days(d, v_type)]);
+  v_errors := v_outcome -> 'errors';
 
   -- Without a readable period and type, no other rule can run.
   if v_employee_found is not true or v_type.id is null or d.date_start is null
      or v_errors ?| array['date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time'] then
-    return jsonb_build_object('quantity', null, 'unit', v_type.unit, 'errors', v_errors, 'warnings', v_warnings,
+    return jsonb_build_object('quantity', null, 'unit', v_type.unit, 'errors', v_errors, 'warnings', '[]'::jsonb,
                               'plan', '[]'::jsonb, 'events', '[]'::jsonb);
   end if;
 
-  -- Count (rules 1 and 5): app_hidden.absence_shares on the base read once.
+  -- Count (rules 1 and 5): app_hidden.absence_shares on the base read once, per civil year
+  -- (the counters rule takes the shares instead of counting again).
   v_base := app_hidden.employee_count_base(d.employee_id);
   if v_type.unit = 'hour' then
     v_quantity := app_hidden.hours_between(d.start_time, d.end_time);
+    v_shares := jsonb_build_array(jsonb_build_object('year', extract(year from d.date_start)::int, 'quantity', v_quantity));
   else
-    select coalesce(sum(c.quantity), 0) into v_quantity
+    select coalesce(sum(c.quantity), 0), coalesce(jsonb_agg(jsonb_build_object('year', c.year, 'quantity', c.quantity)), '[]'::jsonb)
+      into v_quantity, v_shares
     from app_hidden.counted_days(v_base, d.date_start, d.date_end, d.start_half, d.end_half) c;
   end if;
   v_period := app_hidden.absence_period(d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time);
-  v_warnings := app_private.absence_rule_count(v_quantity, v_base) -> 'warnings';
 
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_retroactivity(d, p_retro, p_today) -> 'errors');
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_contract_types(d, v_type) -> 'errors');
-  v_errors := app_hidden.errors_merge(v_errors, app_private.absence_rule_overlap(d, v_period, p_exclude_id) -> 'errors');
-  v_outcome := app_private.absence_rule_annual_cap(d, v_type, p_exclude_id);
-  v_errors := app_hidden.errors_merge(v_errors, v_outcome -> 'errors');
-  v_warnings := v_warnings || (v_outcome -> 'warnings');
-  v_warnings := v_warnings
-                || (app_private.absence_rule_non_splittable(d, v_type, v_base, v_period, p_exclude_id) -> 'warnings');
-  v_counters := app_private.absence_rule_counters(d, v_type, p_exclude_id);
-  v_errors := app_hidden.errors_merge(v_errors, v_counters -> 'errors');
-  v_warnings := v_warnings
-                || (app_private.absence_rule_agreement_warnings(d, v_type, v_is_polyvalent, v_quantity, p_exclude_id) -> 'warnings')
-                || (app_private.absence_rule_notice_periods(d, v_type, v_base, p_notice_from) -> 'warnings');
+  -- The other rules, in the order of their messages. A rule that the type or the call rules out
+  -- (its outcome would be empty) is not called: docs/architecture.md, Performance notes.
+  v_counters := app_private.absence_rule_counters(d, v_type, p_exclude_id, v_shares);
   v_events := app_private.absence_rule_event_conflicts(d, v_period);
-  v_warnings := v_warnings || (v_events -> 'warnings');
+  v_outcome := app_hidden.outcomes_merge(array[
+    v_outcome,
+    case when v_quantity = 0 then app_private.absence_rule_count(v_quantity, v_base) end,
+    case when p_retro is not null then app_private.absence_rule_retroactivity(d, p_retro, p_today) end,
+    app_private.absence_rule_contract_types(d, v_type),
+    app_private.absence_rule_overlap(d, v_period, p_exclude_id),
+    case when v_type.annual_cap is not null then app_private.absence_rule_annual_cap(d, v_type, p_exclude_id) end,
+    case when not v_type.splittable then app_private.absence_rule_non_splittable(d, v_type, v_base, v_period, p_exclude_id) end,
+    v_counters,
+    app_private.absence_rule_agreement_warnings(d, v_type, v_is_polyvalent, v_quantity, p_exclude_id),
+    case when p_notice_from is not null then app_private.absence_rule_notice_periods(d, v_type, v_base, p_notice_from) end,
+    v_events]);
+  v_errors := v_outcome -> 'errors';
 
   return jsonb_build_object(
     'quantity', case when exists (select 1 from jsonb_object_keys(v_errors) k where k <> 'counters') then null
                      else v_quantity end,
     'unit', v_type.unit,
     'errors', v_errors,
-    'warnings', v_warnings,
+    'warnings', v_outcome -> 'warnings',
     'plan', v_counters -> 'plan',
     'events', v_events -> 'events');
 end;
