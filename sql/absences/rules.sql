@@ -210,28 +210,19 @@ language plpgsql stable security definer set search_path = pg_catalog, public, p
 set plan_cache_mode = force_generic_plan as $$
 #variable_conflict use_column
 begin
-  if p_shares is not null then
-    return query
-      select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
-      from app_public.absence_types t
-      join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
-      join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
-      cross join lateral (select (x ->> 'year')::int as year, (x ->> 'quantity')::numeric as quantity
-                          from jsonb_array_elements(p_shares) x) s
-      left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
-                                      and c.year = s.year and c.is_active
-      where t.id = p_draft.type_id and s.quantity > 0
-      order by ca.counter_code, s.year;
-    return;
-  end if;
   return query
     select ca.counter_code, k.unit, t.unit, s.year, s.quantity, c.id
     from app_public.absence_types t
     join app_public.counter_associations ca on ca.absence_type_id = t.id and ca.is_active
     join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
-    cross join lateral app_hidden.absence_shares(p_draft.employee_id, t.unit, p_draft.date_start, p_draft.date_end,
-                                                 p_draft.start_half, p_draft.end_half,
-                                                 p_draft.start_time, p_draft.end_time) s
+    cross join lateral (
+      select (x ->> 'year')::int as year, (x ->> 'quantity')::numeric as quantity
+      from jsonb_array_elements(p_shares) x
+      union all
+      select sh.year, sh.quantity
+      from app_hidden.absence_shares(p_draft.employee_id, t.unit, p_draft.date_start, p_draft.date_end,
+                                     p_draft.start_half, p_draft.end_half, p_draft.start_time, p_draft.end_time) sh
+      where p_shares is null) s
     left join app_public.counters c on c.employee_id = p_draft.employee_id and c.code = ca.counter_code
                                     and c.year = s.year and c.is_active
     where t.id = p_draft.type_id and s.quantity > 0
