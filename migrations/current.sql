@@ -2,6 +2,7 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/limits.sql
+--!include counters/tables.sql
 --!include absences/tables.sql
 --!include planning/planning.sql
 --!include shift_change/functions.sql
