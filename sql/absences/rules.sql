@@ -511,7 +511,7 @@ declare
   v_allowed text;
   v_contract record;
 begin
-  if p_type.id is null or p_draft.date_start is null then
+  if p_type.id is null or p_draft.date_start is null or p_draft.employee_id is null then
     return app_hidden.rule_outcome();
   end if;
   select string_agg(ct.code, ', ' order by ct.code) into v_allowed
@@ -656,6 +656,9 @@ declare
   v_error text;
   r record;
 begin
+  if p_type.id is null or p_draft.employee_id is null then
+    return app_hidden.rule_outcome() || jsonb_build_object('plan', v_plan);
+  end if;
   for r in select * from app_private.absence_counter_plan(p_draft, p_shares) loop
     v_held := 0;
     if p_exclude_id is not null and r.counter_id is not null then

@@ -2,7 +2,7 @@
 -- a refusal (or a warning) and an acceptance per rule, and what a rule answers when what it
 -- needs is missing. The composition (app_private.absence_evaluate) is covered by 40-49.
 begin;
-select plan(60);
+select plan(62);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- A draft of a fixture employee and a type code.
@@ -122,6 +122,11 @@ select is(app_private.absence_rule_contract_types(pg_temp.draft('alice', 'CT', '
 select is(app_private.absence_rule_contract_types(pg_temp.draft('emma', 'CP', '2026-12-07'), pg_temp.type_row('CP')),
   app_hidden.rule_outcome(), 'contract types: a type without a list concerns every contract');
 
+select is(app_private.absence_rule_contract_types(row(null, (select id from app_public.absence_types where code = 'CT'),
+                                                      '2026-12-07', '2026-12-07', null, null, null, null)::app_hidden.absence_draft,
+                                                  pg_temp.type_row('CT')),
+  app_hidden.rule_outcome(), 'contract types: a type with no employee says nothing (the identity rule does)');
+
 -- Arrange: alice's CP request 14-18 December, a DEC period 1-2 December, an event on 9 December.
 select tests.authenticate_as('alice');
 select ok(app_public.absence_create(jsonb_build_object('employee', tests.id('employees', 'alice'), 'type',
@@ -188,6 +193,10 @@ select is(app_private.absence_rule_counters(pg_temp.draft('alice', 'CT', '2026-1
   'counters: within the remaining, the plan names the movement');
 select is(app_private.absence_rule_counters(pg_temp.draft('alice', 'CP', '2026-12-14', '2026-12-18'), pg_temp.type_row('CP'), :cp_request) -> 'errors',
   '{}'::jsonb, 'counters: what the absence itself holds is available to it');
+select is(app_private.absence_rule_counters(row(null, (select id from app_public.absence_types where code = 'CP'),
+                                               '2026-12-07', '2026-12-07', null, null, null, null)::app_hidden.absence_draft,
+                                           pg_temp.type_row('CP'), null),
+  '{"errors": {}, "warnings": [], "plan": []}'::jsonb, 'counters: a type with no employee says nothing and plans nothing');
 select is(app_private.counter_request_error('RC', 2026, 1, 'hour', 'day', 'Formation', 1, 0),
   'Le compteur RC est tenu en heures alors que le motif « Formation » se pose en jours : demande refusée.',
   'counter check: units that differ');
