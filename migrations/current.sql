@@ -3,9 +3,11 @@
 
 --!include core/errors.sql
 --!include core/input_contract.sql
+--!include core/limits.sql
 --!include org/tables.sql
 --!include org/accounts.sql
 --!include reference/tables.sql
+--!include counters/tables.sql
 --!include planning/tables.sql
 --!include absences/tables.sql
 --!include events/tables.sql
@@ -15,6 +17,9 @@
 --!include notifications/functions.sql
 --!include planning/planning.sql
 --!include shift_change/functions.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
+--!include documents/functions.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
 --!include employees/rules.sql
@@ -26,6 +31,7 @@
 --!include teams/api.sql
 --!include events/api.sql
 --!include on_call/api.sql
+--!include counters/establishment.sql
 --!include graphql.sql
 --!include backoffice/reference.sql
 --!include backoffice/counters.sql

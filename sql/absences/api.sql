@@ -216,12 +216,12 @@ begin
 end;
 $$;
 
--- The retroactive window of a decider (1 December of the previous year), applied when a
+-- The retroactive window of a decider (app_hidden.manager_retroactivity_limit), applied when a
 -- decider grants a cancellation or cancels a granted absence.
 create or replace function app_hidden.absence_check_decider_window(p_absence app_public.absences) returns void
 language plpgsql stable as $$
 declare
-  v_limit date := make_date(extract(year from app_hidden.today())::int - 1, 12, 1);
+  v_limit date := app_hidden.manager_retroactivity_limit(app_hidden.today());
 begin
   if p_absence.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
@@ -809,8 +809,9 @@ stays on file) or a requested cancellation (the absence stays validated, counter
 requester is notified.';
 
 -- POST /api/absences/<id>/request-cancellation/ {comment?, version?}: the owner of a
--- granted absence starting at most 14 days ago asks for its cancellation. It stays drawn
--- and counted until a decider grants it; the deciders are notified.
+-- granted absence starting no earlier than app_hidden.employee_retroactivity_limit asks for
+-- its cancellation. It stays drawn and counted until a decider grants it; the deciders are
+-- notified.
 drop function if exists app_public.absence_request_cancellation(int, jsonb, text);
 create or replace function app_public.absence_request_cancellation(p_id int, p_version int default null,
                                                                    p_comment text default null,
@@ -819,7 +820,7 @@ returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
-  v_limit date := app_hidden.today() - 14;
+  v_limit date := app_hidden.employee_retroactivity_limit(app_hidden.today());
   v_comment text := nullif(btrim(p_comment), '');
 begin
   v := app_hidden.absence_lock(p_id);
@@ -835,8 +836,8 @@ begin
   end if;
   if v.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
-      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (14 jours au plus).',
-      app_hidden.fr_date(v_limit)), 'WV214');
+      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (%s jours au plus).',
+      app_hidden.fr_date(v_limit), app_hidden.retroactivity_days()), 'WV214');
   end if;
 
   perform app_hidden.absence_check_text_length('comment', v_comment);
@@ -858,5 +859,6 @@ end;
 $$;
 comment on function app_public.absence_request_cancellation(integer, integer, text, text) is
 'SPEC Absences, POST /api/absences/<id>/request-cancellation/ and declaration rule 15: the owner of a
-granted absence starting at most 14 days ago asks for its cancellation; it stays drawn in the planning
-and counted until a decider rules, and the deciders are notified.';
+granted absence starting no earlier than the employee retroactivity limit (SPEC Limits) asks for its
+cancellation; it stays drawn in the planning and counted until a decider rules, and the deciders are
+notified.';

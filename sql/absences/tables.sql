@@ -71,7 +71,7 @@ create table if not exists app_public.absence_documents (
   absence_id int not null references app_public.absences on delete cascade,
   filename text not null check (length(filename) between 1 and 255),
   content_type text not null check (content_type in ('application/pdf', 'image/jpeg', 'image/png')),
-  size_bytes int not null check (size_bytes > 0 and size_bytes <= 10485760),
+  size_bytes int not null check (size_bytes > 0 and size_bytes <= app_hidden.document_max_bytes()),
   -- Name of the file in the storage directory (random, never derived from user input).
   storage_key text not null unique check (storage_key ~ '^[0-9a-f]{32}$'),
   sha256 text not null check (sha256 ~ '^[0-9a-f]{64}$'),
@@ -86,13 +86,21 @@ create table if not exists app_public.honorability_certificates (
   employee_id int primary key references app_public.employees on delete cascade,
   filename text not null check (length(filename) between 1 and 255),
   content_type text not null check (content_type in ('application/pdf', 'image/jpeg', 'image/png')),
-  size_bytes int not null check (size_bytes > 0 and size_bytes <= 10485760),
+  size_bytes int not null check (size_bytes > 0 and size_bytes <= app_hidden.document_max_bytes()),
   storage_key text not null unique check (storage_key ~ '^[0-9a-f]{32}$'),
   sha256 text not null check (sha256 ~ '^[0-9a-f]{64}$'),
   uploaded_at timestamptz not null default app_hidden.now(),
   uploaded_by int references app_public.accounts on delete set null,
   uploaded_by_name text not null
 );
+
+-- The size limit of a file is app_hidden.document_max_bytes(); a database created when the
+-- CHECKs held the number itself gets them replaced.
+alter table app_public.absence_documents drop constraint if exists absence_documents_size_bytes_check,
+  add constraint absence_documents_size_bytes_check check (size_bytes > 0 and size_bytes <= app_hidden.document_max_bytes());
+alter table app_public.honorability_certificates drop constraint if exists honorability_certificates_size_bytes_check,
+  add constraint honorability_certificates_size_bytes_check
+    check (size_bytes > 0 and size_bytes <= app_hidden.document_max_bytes());
 
 -- Files whose rows were deleted: removed from the storage directory after commit by the
 -- worker (a rolled-back deletion never loses a file).

@@ -15,8 +15,9 @@ begin
      or not app_hidden.in_scope(p_establishment, app_hidden.perimeter_establishment_ids('absences.view_absence_queue')) then
     perform app_hidden.not_found('Établissement introuvable ou hors de votre périmètre.', 'WN302');
   end if;
-  if p_year is null or p_year not between 2000 and 2100 then
-    perform app_hidden.invalid('year', 'Année invalide : entre 2000 et 2100.', 'WV302');
+  if p_year is null or p_year not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+    perform app_hidden.invalid('year', format('Année invalide : entre %s et %s.', app_hidden.first_accepted_year(),
+                                              app_hidden.last_accepted_year()), 'WV302');
   end if;
   return true;
 end;

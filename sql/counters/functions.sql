@@ -23,6 +23,43 @@ begin
 end;
 $$;
 
+-- The one check of a request on a counter, with its one wording (SPEC Absences, declaration
+-- rule 9): the declaration rules (app_private.absence_rule_counters) and the journal
+-- (app_private.absence_sync_counters) both ask it. Null when the request passes.
+create or replace function app_private.counter_request_error(p_code text, p_year int, p_counter_id int,
+                                                             p_counter_unit text, p_type_unit text, p_type_name text,
+                                                             p_requested numeric, p_held numeric)
+returns text
+language plpgsql stable as $$
+declare
+  v_available numeric;
+begin
+  if p_counter_unit <> p_type_unit then
+    return format('Le compteur %s est tenu en %s alors que le motif « %s » se pose en %s : demande refusée.',
+                  p_code, case when p_counter_unit = 'hour' then 'heures' else 'jours' end, p_type_name,
+                  case when p_type_unit = 'hour' then 'heures' else 'jours' end);
+  end if;
+  if p_counter_id is null then
+    return format('Aucun compteur %s ouvert pour %s : le motif « %s » ne peut pas être posé sur cette année.',
+                  p_code, p_year, p_type_name);
+  end if;
+  if p_requested is null then
+    return null;
+  end if;
+  v_available := app_private.counter_remaining(p_counter_id) + coalesce(p_held, 0);
+  if p_requested > v_available then
+    return format('Solde insuffisant sur le compteur %s %s : demande de %s, solde disponible de %s.',
+                  p_code, p_year, app_hidden.quantity_fr(p_requested, p_counter_unit),
+                  app_hidden.quantity_fr(v_available, p_counter_unit));
+  end if;
+  return null;
+end;
+$$;
+comment on function app_private.counter_request_error(text, integer, integer, text, text, text, numeric, numeric) is
+'SPEC Absences, declaration rule 9: the message refusing p_requested on counter p_code of p_year for the
+type p_type_name (units that differ, no open counter, or more than its remaining plus p_held, what the
+absence already holds on it), or null; p_requested null checks the unit and the opening only.';
+
 -- What an absence must hold now: one line per (counter, bucket).
 create or replace function app_private.absence_counter_target(p_absence app_public.absences, p_today date)
 returns table (counter_id int, code text, year int, bucket text, quantity numeric, counter_unit text, type_unit text)
@@ -75,19 +112,16 @@ declare
   v_current jsonb;
   v_ids int[];
   v_effects jsonb := '[]'::jsonb;
-  v_remaining numeric;
+  v_error text;
   v_moved numeric;
   r record;
 begin
   select * into v_absence from app_public.absences a where a.id = p_absence_id;
   for r in select * from app_private.absence_counter_target(v_absence, v_today) loop
-    if r.counter_unit <> r.type_unit then
-      perform app_hidden.invalid('counters', format(
-        'Le compteur %s est tenu en %s alors que le motif se pose en %s : demande refusée.', r.code,
-        case when r.counter_unit = 'hour' then 'heures' else 'jours' end,
-        case when r.type_unit = 'hour' then 'heures' else 'jours' end), 'WV301');
-    elsif r.counter_id is null then
-      perform app_hidden.invalid('counters', format('Aucun compteur %s ouvert pour %s.', r.code, r.year), 'WV301');
+    if r.counter_unit <> r.type_unit or r.counter_id is null then
+      perform app_hidden.invalid('counters', app_private.counter_request_error(
+        r.code, r.year, r.counter_id, r.counter_unit, r.type_unit,
+        (select t.name from app_public.absence_types t where t.id = v_absence.type_id), null, null), 'WV301');
     end if;
     v_target := v_target || jsonb_build_object('counter_id', r.counter_id, 'code', r.code, 'year', r.year,
                                                'bucket', r.bucket, 'quantity', r.quantity);
@@ -125,11 +159,10 @@ begin
   loop
     -- Never overdraw: a counter debited more must keep a remaining >= 0.
     if r.tp + r.tt > r.cp + r.ct then
-      v_remaining := app_private.counter_remaining(r.counter_id);
-      if v_remaining < (r.tp + r.tt) - (r.cp + r.ct) then
-        perform app_hidden.invalid('counters', format(
-          'Solde insuffisant sur le compteur %s %s : demande de %s, solde disponible de %s.', r.code, r.year,
-          app_hidden.quantity_fr(r.tp + r.tt, r.unit), app_hidden.quantity_fr(v_remaining + r.cp + r.ct, r.unit)), 'WV301');
+      v_error := app_private.counter_request_error(r.code, r.year, r.counter_id, r.unit, r.unit, null,
+                                                   r.tp + r.tt, r.cp + r.ct);
+      if v_error is not null then
+        perform app_hidden.invalid('counters', v_error, 'WV301');
       end if;
     end if;
 
@@ -284,8 +317,9 @@ begin
                         where x.id = v_employee)) then
     perform app_hidden.not_found('Salarié introuvable.');
   end if;
-  if v_year not between 2000 and 2100 then
-    perform app_hidden.invalid('year', 'Année invalide : entre 2000 et 2100.', 'WV302');
+  if v_year not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+    perform app_hidden.invalid('year', format('Année invalide : entre %s et %s.', app_hidden.first_accepted_year(),
+                                              app_hidden.last_accepted_year()), 'WV302');
   end if;
   return coalesce((
     select jsonb_object_agg(b.code, jsonb_build_object(

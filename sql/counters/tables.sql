@@ -6,13 +6,17 @@ create table if not exists app_public.counters (
   id int generated always as identity primary key,
   employee_id int not null references app_public.employees on delete cascade,
   code text not null references app_public.counter_kinds on delete restrict,
-  year smallint not null check (year between 2000 and 2100),
+  year smallint not null check (year between app_hidden.first_accepted_year() and app_hidden.last_accepted_year()),
   is_active boolean not null default true,
   created_at timestamptz not null default app_hidden.now(),
   updated_at timestamptz not null default app_hidden.now(),
   unique (employee_id, code, year)
 );
 create index if not exists counters_code_idx on app_public.counters (code, year);
+-- The accepted years are named in sql/core/limits.sql; an older database's CHECK held the numbers.
+alter table app_public.counters drop constraint if exists counters_year_check,
+  add constraint counters_year_check
+    check (year between app_hidden.first_accepted_year() and app_hidden.last_accepted_year());
 
 create table if not exists app_private.counter_movements (
   id bigint generated always as identity primary key,

@@ -54,8 +54,9 @@ begin
     elsif f ->> 'content_type' not in ('application/pdf', 'image/jpeg', 'image/png') then
       v_errors := app_hidden.add_error(v_errors, p_field,
         'Format de fichier non accepté : seuls les fichiers PDF, JPG et PNG sont acceptés.');
-    elsif (f ->> 'size_bytes')::int > 10485760 or (f ->> 'size_bytes')::int < 1 then
-      v_errors := app_hidden.add_error(v_errors, p_field, 'Fichier trop volumineux : 10 Mo au plus par fichier.');
+    elsif (f ->> 'size_bytes')::int > app_hidden.document_max_bytes() or (f ->> 'size_bytes')::int < 1 then
+      v_errors := app_hidden.add_error(v_errors, p_field, format('Fichier trop volumineux : %s Mo au plus par fichier.',
+                                                                 app_hidden.document_max_bytes() / (1024 * 1024)));
     end if;
   end loop;
   return v_errors;

@@ -462,9 +462,9 @@ begin
   if v_to < v_from then
     perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
   end if;
-  if v_to - v_from + 1 > 62 then
-    perform app_hidden.invalid('to', format('Le planning se lit sur 62 jours au plus (ici %s jours) : réduisez la période.',
-                                            v_to - v_from + 1), 'WV108');
+  if v_to - v_from + 1 > app_hidden.planning_max_days() then
+    perform app_hidden.invalid('to', format('Le planning se lit sur %s jours au plus (ici %s jours) : réduisez la période.',
+                                            app_hidden.planning_max_days(), v_to - v_from + 1), 'WV108');
   end if;
 
   if app_hidden.current_account_has('employee.view_employee_directory') then

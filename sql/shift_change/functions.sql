@@ -194,10 +194,10 @@ begin
   end if;
   perform app_hidden.raise_errors(v_errors);
 
-  if v_date < v_today - 14 then
+  if v_date < app_hidden.employee_retroactivity_limit(v_today) then
     perform app_hidden.invalid('date',
-      format('Une demande de modification ne peut pas porter sur un jour antérieur de plus de 14 jours : au plus tôt le %s.',
-             app_hidden.fr_date(v_today - 14)), 'WV101');
+      format('Une demande de modification ne peut pas porter sur un jour antérieur de plus de %s jours : au plus tôt le %s.',
+             app_hidden.retroactivity_days(), app_hidden.fr_date(app_hidden.employee_retroactivity_limit(v_today))), 'WV101');
   end if;
   if exists (select 1 from app_public.shift_change_requests r
              where r.employee_id = v_employee and r.date = v_date and r.status = 'pending') then

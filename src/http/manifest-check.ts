@@ -2,7 +2,9 @@
  * The manifest names SQL functions and their arguments by name (`p_body => $1`); a renamed or
  * removed argument in sql/ would only show when the route is first called. At start-up every
  * route's call is compared with pg_proc: the function exists, each named argument is one of its
- * input arguments, and every argument without a default is given.
+ * input arguments, and every argument without a default is given. The limits a route restates
+ * for its own checks (the size of an uploaded file) are compared with their SQL home
+ * (sql/core/limits.sql), so that a number is changed in one place or start-up names both.
  */
 import type pg from 'pg';
 import type { RouteSpec } from './route.js';
@@ -32,7 +34,34 @@ async function overloads(pool: pg.Pool): Promise<Map<string, Overload[]>> {
   return result;
 }
 
-/** What is wrong with each route's SQL call, one line per route (empty when every call fits). */
+/** app_hidden.document_max_bytes(), read as a request reads it (the server's pool may be the authenticator's). */
+async function documentMaxBytes(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('set local role wfm_visitor');
+    const { rows } = await client.query<{ bytes: number }>('select app_hidden.document_max_bytes() as bytes');
+    return rows[0]!.bytes;
+  } finally {
+    await client.query('rollback').catch(() => {});
+    client.release();
+  }
+}
+
+/** Routes whose largest accepted file differs from app_hidden.document_max_bytes(), one line each. */
+export async function limitMismatches(pool: pg.Pool, routes: RouteSpec[]): Promise<string[]> {
+  const uploading = routes.filter((route) => route.multipart);
+  if (uploading.length === 0) return [];
+  const bytes = await documentMaxBytes(pool);
+  return uploading
+    .filter((route) => route.multipart!.maxFileBytes !== bytes)
+    .map((route) => `${route.operationId}: multipart.maxFileBytes is ${route.multipart!.maxFileBytes}, app_hidden.document_max_bytes() is ${bytes} (sql/core/limits.sql)`);
+}
+
+/**
+ * What is wrong with each route's SQL call, one line per route (empty when every call fits),
+ * then the routes whose file size limit differs from SQL's (limitMismatches).
+ */
 export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Promise<string[]> {
   const functions = await overloads(pool);
   const problems: string[] = [];
@@ -50,5 +79,5 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
       problems.push(`${route.operationId}: ${route.sql.fn} takes ${signatures}, the manifest gives (${given.join(', ')})`);
     }
   }
-  return problems;
+  return [...problems, ...(await limitMismatches(pool, routes))];
 }

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareInputContract, INPUT_CONTRACT, inputContractMismatches } from '../../src/http/input-contract.js';
-import { manifestMismatches } from '../../src/http/manifest-check.js';
+import { limitMismatches, manifestMismatches } from '../../src/http/manifest-check.js';
 import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
 import { s } from '../../src/http/schema.js';
@@ -96,6 +96,15 @@ describe('the manifest against pg_proc', () => {
     expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_type.*\), the manifest gives \(p_employee, p_kind/);
     expect(problems[1]).toMatch(/^missing: /);
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
+  });
+
+  it('a file size limit that differs from app_hidden.document_max_bytes() is named with both numbers', async () => {
+    const upload = routes.find((route) => route.operationId === 'absence_create')!;
+    const doctored: RouteSpec[] = [{ ...upload, operationId: 'bigger', multipart: { ...upload.multipart!, maxFileBytes: 20 * 1024 * 1024 } }];
+    expect(await limitMismatches(env.db, routes)).toEqual([]);
+    expect(await manifestMismatches(env.db, doctored)).toEqual([
+      'bigger: multipart.maxFileBytes is 20971520, app_hidden.document_max_bytes() is 10485760 (sql/core/limits.sql)',
+    ]);
   });
 });
 

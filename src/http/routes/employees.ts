@@ -4,8 +4,7 @@ import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
-
-const MAX_FILE_BYTES = 10 * 1024 * 1024;
+import { MAX_DOCUMENT_BYTES } from './documents.js';
 
 const SSN_DESCRIPTION =
   'Numéro de sécurité sociale (13 chiffres, ou 15 avec la clé ; 2A/2B pour la Corse). La clé est absente ' +
@@ -320,7 +319,7 @@ const attachmentRoutes: RouteSpec[] = [
     auth: 'account',
     permission: 'employee.change_employee_attachment',
     pathParams: idParam,
-    multipart: { files: ['file'], maxFileBytes: MAX_FILE_BYTES },
+    multipart: { files: ['file'], maxFileBytes: MAX_DOCUMENT_BYTES },
     body: s.object({ title: s.text(INPUT_CONTRACT.attachmentTitleMaxLength) }),
     sql: {
       fn: 'app_public.employee_attachment_create',
