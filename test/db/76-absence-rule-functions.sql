@@ -129,8 +129,8 @@ select is(app_private.absence_rule_contract_types(row(null, (select id from app_
 
 -- Arrange: alice's CP request 14-18 December, a DEC period 1-2 December, an event on 9 December.
 select tests.authenticate_as('alice');
-select ok(app_public.absence_create(jsonb_build_object('employee', tests.id('employees', 'alice'), 'type',
-  (select id from app_public.absence_types where code = 'CP'), 'date_start', '2026-12-14', 'date_end', '2026-12-18')) is not null,
+select ok(app_public.absence_create(p_employee => tests.id('employees', 'alice'),
+  p_type => (select id from app_public.absence_types where code = 'CP'), p_date_start => '2026-12-14', p_date_end => '2026-12-18') is not null,
   'arrange: alice files a CP request');
 select tests.as_owner();
 select id as cp_request from app_public.absences where employee_id = tests.id('employees', 'alice') and date_start = '2026-12-14' \gset
