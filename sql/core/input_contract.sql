@@ -93,7 +93,11 @@ language sql immutable parallel safe as $$
     'attachmentTitleMaxLength', app_hidden.attachment_title_max_length(),
     'emailMaxLength', app_hidden.email_max_length(),
     'usernameMaxLength', app_hidden.username_max_length(),
-    'usernamePattern', app_hidden.username_pattern())
+    'usernamePattern', app_hidden.username_pattern(),
+    -- Thresholds of sql/core/limits.sql that route descriptions and multipart limits quote.
+    'retroactivityDays', app_hidden.retroactivity_days(),
+    'planningMaxDays', app_hidden.planning_max_days(),
+    'documentMaxBytes', app_hidden.document_max_bytes())
 $$;
 
 -- A CHECK constraint of a table created before its limit came from here: replaced when its

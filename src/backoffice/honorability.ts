@@ -11,6 +11,7 @@ import express, { type Request, type Response } from 'express';
 import { withAuthenticatorTransaction } from '../db/transaction.js';
 import { ApiError, apiErrorFromPg, type FieldErrors } from '../http/errors.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
+import { megabytesFr } from '../http/input-contract.js';
 import { MAX_DOCUMENT_BYTES } from '../http/routes/documents.js';
 import { purgeStorageGarbageIn } from '../storage/garbage.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
@@ -41,7 +42,7 @@ ${allowed ? html`<section class="card action" aria-labelledby="depot">
     <input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
     <div class="field">
       <label for="attestation">Fichier de l’attestation</label>
-      <p class="hint" id="attestation-aide">PDF, JPG ou PNG, 10 Mo au plus. Une attestation déjà déposée est remplacée.</p>
+      <p class="hint" id="attestation-aide">PDF, JPG ou PNG, ${megabytesFr(MAX_DOCUMENT_BYTES)} au plus. Une attestation déjà déposée est remplacée.</p>
       <input type="file" id="attestation" name="file" accept="application/pdf,image/jpeg,image/png"
         aria-describedby="attestation-aide${fileErrors ? ' attestation-erreur' : ''}"${fileErrors ? html` aria-invalid="true"` : ''}>
       ${fileErrors ? html`<p class="field-error" id="attestation-erreur">${fileErrors.join(' ')}</p>` : ''}

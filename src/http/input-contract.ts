@@ -32,7 +32,18 @@ export const INPUT_CONTRACT = {
   /** A username; its characters are checked by SQL (app_hidden.username_pattern()), in French. */
   usernameMaxLength: 150,
   usernamePattern: '^[A-Za-z0-9._@+\\-]{2,150}$',
+  /** SPEC Limits: how many days back an employee's own request may reach (sql/core/limits.sql). */
+  retroactivityDays: 14,
+  /** CONTRACT section 7: the longest window of one planning read. */
+  planningMaxDays: 62,
+  /** CONTRACT section 7: 10 MB (10 × 1024 × 1024 bytes) per document, attachment or certificate. */
+  documentMaxBytes: 10 * 1024 * 1024,
 } as const;
+
+/** A size in bytes as the French texts say it ("10 Mo"). */
+export function megabytesFr(bytes: number): string {
+  return `${bytes / (1024 * 1024)} Mo`;
+}
 
 export type InputContract = { [K in keyof typeof INPUT_CONTRACT]: (typeof INPUT_CONTRACT)[K] extends number ? number : string };
 

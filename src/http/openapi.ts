@@ -1,5 +1,6 @@
 import type { RouteSpec } from './route.js';
 import { paginated, s, type JsonSchema } from './schema.js';
+import { INPUT_CONTRACT } from './input-contract.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './router.js';
 
 /** A group of routes and the component schemas their responses reference. */
@@ -28,7 +29,7 @@ const BASE_SCHEMAS: Record<string, JsonSchema> = {
     type: 'object',
     description: 'Messages d’erreur par champ à corriger ; non_field_errors pour une erreur liée à aucun champ.',
     additionalProperties: s.array(s.string()),
-    example: { date: ['La date ne peut pas être antérieure de plus de 14 jours.'] },
+    example: { date: ['La date ne peut pas être antérieure de plus de ' + INPUT_CONTRACT.retroactivityDays + ' jours.'] },
   },
   Detail: s.object({ detail: s.string() }, ['detail']),
 };

@@ -168,6 +168,21 @@ describe('the input contract against sql/', () => {
     }
   });
 
+  it('the thresholds the route descriptions quote (retroactivity, planning window, file size) are sql/core/limits.sql\'s', async () => {
+    await env.db.query('create or replace function app_hidden.retroactivity_days() returns int language sql immutable parallel safe as $$ select 21 $$');
+    try {
+      expect(await inputContractMismatches(env.db)).toEqual([
+        `input contract retroactivityDays: src/http/input-contract.ts says 14, ${SQL_HOME} says 21`,
+      ]);
+    } finally {
+      await env.db.query('create or replace function app_hidden.retroactivity_days() returns int language sql immutable parallel safe as $$ select 14 $$');
+    }
+    const text = JSON.stringify((await env.get('/api/schema/')).body);
+    expect(text).toContain(`rétroactivité de ${INPUT_CONTRACT.retroactivityDays} jours`);
+    expect(text).toContain(`${INPUT_CONTRACT.planningMaxDays} jours au plus depuis from`);
+    expect(text).toContain('10 Mo au plus chacun');
+  });
+
   async function sqlContract(): Promise<Record<string, unknown>> {
     const { rows } = await env.db.query<{ contract: Record<string, unknown> }>('select app_hidden.input_contract() as contract');
     return rows[0]!.contract;

@@ -1,7 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
-import { INPUT_CONTRACT } from '../input-contract.js';
+import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 import { MAX_DOCUMENT_BYTES } from './documents.js';
 
 const STATUSES = ['pending', 'validated', 'refused', 'cancellation_requested', 'cancelled'] as const;
@@ -204,7 +204,7 @@ export const absenceRoutes: RouteModule = {
         'notifiés ; `has_recipient` faux quand personne ne peut décider). La déclaration d’un manager pour un ' +
         'salarié de son périmètre naît validée, sans date de décision, et ne notifie personne (`has_recipient` ' +
         'null). Le statut envoyé est ignoré. Toutes les règles de déclaration s’appliquent (décompte, ' +
-        'demi-journées, chevauchement, plafonds, types de contrat, compteurs, rétroactivité de 14 jours pour ' +
+        'demi-journées, chevauchement, plafonds, types de contrat, compteurs, rétroactivité de ' + INPUT_CONTRACT.retroactivityDays + ' jours pour ' +
         'soi ou jusqu’au 1er décembre de l’année précédente pour autrui) ; les règles conventionnelles et ' +
         'délais de prévenance donnent des `warnings`. Justificatifs : corps multipart avec `add_documents` ' +
         'répété une fois par fichier.',
@@ -404,7 +404,7 @@ export const absenceRoutes: RouteModule = {
       summary: 'Demander l’annulation de son absence accordée',
       description:
         'Le salarié concerné seulement (403 sinon ; 404 hors périmètre), sur une absence validée commençant ' +
-        'au plus 14 jours en arrière (400 sous `status` ou `date_start`). L’absence reste dessinée et comptée ' +
+        'au plus ' + INPUT_CONTRACT.retroactivityDays + ' jours en arrière (400 sous `status` ou `date_start`). L’absence reste dessinée et comptée ' +
         'jusqu’à la décision ; les valideurs sont notifiés.',
       tags: TAGS,
       auth: 'account',
@@ -428,7 +428,7 @@ export const absenceRoutes: RouteModule = {
       summary: 'Déposer des justificatifs sur une absence (salarié concerné ou encadrement)',
       description:
         'Corps multipart/form-data, `add_documents` répété une fois par fichier (PDF, JPG ou PNG contrôlés par ' +
-        'leur contenu, 10 Mo au plus chacun). Ouvert au salarié concerné et à l’encadrement de son périmètre, ' +
+        'leur contenu, ' + megabytesFr(INPUT_CONTRACT.documentMaxBytes) + ' au plus chacun). Ouvert au salarié concerné et à l’encadrement de son périmètre, ' +
         'sur une absence ni refusée ni annulée.',
       tags: TAGS,
       auth: 'account',

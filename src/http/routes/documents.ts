@@ -2,9 +2,10 @@ import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
+import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 
-/** 10 MB = 10 × 1024 × 1024 bytes (CONTRACT section 7), per document. */
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+/** Per document (CONTRACT section 7); compared with app_hidden.document_max_bytes() at start-up. */
+export const MAX_DOCUMENT_BYTES = INPUT_CONTRACT.documentMaxBytes;
 
 const FILE_HEADERS = { 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' };
 
@@ -78,7 +79,7 @@ export const documentRoutes: RouteModule = {
       summary: 'Déposer (ou remplacer) l’attestation d’honorabilité d’un salarié',
       description:
         'Corps multipart/form-data avec un seul fichier sous `file` (PDF, JPG ou PNG contrôlé par son contenu, ' +
-        '10 Mo au plus). Dépôt ouvert au salarié, à l’encadrement de son périmètre (sans le droit de lire le ' +
+        '' + megabytesFr(INPUT_CONTRACT.documentMaxBytes) + ' au plus). Dépôt ouvert au salarié, à l’encadrement de son périmètre (sans le droit de lire le ' +
         'contenu) et aux RH ; un salarié hors de ce périmètre répond 404, un appelant sans aucun de ces droits 403. ' +
         'Le fichier remplacé est supprimé du stockage.',
       tags: ['Justificatifs'],

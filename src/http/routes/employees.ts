@@ -2,7 +2,7 @@ import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
-import { INPUT_CONTRACT } from '../input-contract.js';
+import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 import { MAX_DOCUMENT_BYTES } from './documents.js';
 
@@ -313,7 +313,7 @@ const attachmentRoutes: RouteSpec[] = [
     operationId: 'employees_attachments_create',
     summary: 'Déposer une pièce jointe (multipart : un fichier sous « file », titre facultatif)',
     description:
-      'Corps multipart/form-data : `file` (un seul fichier PDF, JPG ou PNG, reconnu par son contenu, 10 Mo au plus) et ' +
+      'Corps multipart/form-data : `file` (un seul fichier PDF, JPG ou PNG, reconnu par son contenu, ' + megabytesFr(INPUT_CONTRACT.documentMaxBytes) + ' au plus) et ' +
       '`title` (facultatif, le nom du fichier par défaut). ' + ATTACHMENT_RULES,
     tags: ['Salariés'],
     auth: 'account',

@@ -1,6 +1,7 @@
 import type { RouteModule } from '../openapi.js';
 import type { RouteSpec } from '../route.js';
 import { s } from '../schema.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const absence = s.object(
   {
@@ -29,7 +30,7 @@ const planningRead: RouteSpec = {
   summary: 'Planning : les journées (blocs) des salariés sur une période',
   description:
     'Sans from ni to : la semaine en cours (lundi à dimanche) ; avec une seule borne : 7 jours à partir d’elle ' +
-    '(ou jusqu’à elle). 62 jours au plus (400 sous to). Un compte employee.view_employee_directory lit le ' +
+    '(ou jusqu’à elle). ' + INPUT_CONTRACT.planningMaxDays + ' jours au plus (400 sous to). Un compte employee.view_employee_directory lit le ' +
     'périmètre absences.view_absence_queue (et sa propre fiche) ; tout autre compte lit ses seules journées, ' +
     'avec les astreintes de ses équipes. employee restreint à un salarié lisible (sinon 404). Une journée : la ' +
     'modification de journée, sinon le planning type ; une absence accordée prévaut (une demi-journée donne ' +
@@ -41,7 +42,7 @@ const planningRead: RouteSpec = {
   permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
   query: s.object({
     from: s.date({ description: 'Premier jour (inclus).' }),
-    to: s.date({ description: 'Dernier jour (inclus) ; 62 jours au plus depuis from.' }),
+    to: s.date({ description: 'Dernier jour (inclus) ; ' + INPUT_CONTRACT.planningMaxDays + ' jours au plus depuis from.' }),
     employee: s.id('Un seul salarié.'),
     establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période).'),
     team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),

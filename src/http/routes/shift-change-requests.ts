@@ -96,7 +96,7 @@ export const shiftChangeRoutes: RouteModule = {
       summary: 'Demander la modification d’un de ses jours',
       description:
         'La demande porte toujours sur la fiche du demandeur (une clé employee est ignorée). Règles (400) : ' +
-        'date antérieure de plus de 14 jours (date) ; demande déjà en attente pour cette date (date) ; ' +
+        'date antérieure de plus de ' + INPUT_CONTRACT.retroactivityDays + ' jours (date) ; demande déjà en attente pour cette date (date) ; ' +
         'demande qui ne change rien : sans créneau ni option, option seule un jour de repos, ou journée identique ' +
         'à la journée prévue (non_field_errors) ; créneaux incomplets, qui se chevauchent ou qui retirent tous les ' +
         'créneaux de la journée (slots) ; motif inconnu (reason). Les valideurs rattachés sont notifiés ' +
@@ -107,7 +107,7 @@ export const shiftChangeRoutes: RouteModule = {
       permission: 'le demandeur, pour son propre jour',
       body: s.object(
         {
-          date: s.date({ description: 'Jour concerné ; au plus tôt aujourd’hui moins 14 jours.' }),
+          date: s.date({ description: 'Jour concerné ; au plus tôt aujourd’hui moins ' + INPUT_CONTRACT.retroactivityDays + ' jours.' }),
           reason: s.string({ maxLength: 50, description: 'demande_personnelle, urgence ou remplacement.' }),
           comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength, { description: 'Commentaire libre du demandeur.' })),
           is_remote: s.nullable(s.bool({ description: 'Option télétravail de la journée.' })),
