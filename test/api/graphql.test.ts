@@ -211,8 +211,35 @@ describe('who reaches /graphql', () => {
     expect((await rh1.get('/api/auth/me/')).status).toBe(200);
     const res = await gql(rh1, '{ me }');
     expect(res.status).toBe(403);
-    expect(Object.keys(res.body)).toEqual(['detail']);
+    // The refusal of the request prelude in SQL (WF002), word for word the REST staff routes' one.
+    expect(res.body).toEqual({ detail: 'Réservé aux comptes du personnel d’administration.' });
     expect(res.text).not.toContain('"data"');
+  });
+
+  it('a superuser without staff status gets in (the prelude counts a superuser as staff)', async () => {
+    const root = await signIn('root');
+    await env.db.query('update app_public.accounts set is_staff = false where id = $1', [env.ids.accounts!.root]);
+    try {
+      const res = await gql(root, '{ me }');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.me.username).toBe('root');
+    } finally {
+      await env.db.query('update app_public.accounts set is_staff = true where id = $1', [env.ids.accounts!.root]);
+    }
+  });
+
+  it('the session of a closed account without staff status → 401 before the staff refusal', async () => {
+    const rh1 = await signIn('rh1');
+    await env.db.query('update app_public.accounts set is_active = false where id = $1', [env.ids.accounts!.rh1]);
+    try {
+      const res = await gql(rh1, '{ me }');
+      expect(res.status).toBe(401);
+      expect(Object.keys(res.body)).toEqual(['detail']);
+    } finally {
+      await env.db.query('update app_public.accounts set is_active = true where id = $1', [env.ids.accounts!.rh1]);
+      signedIn.delete('rh1');
+    }
   });
 
   it('a bearer token is refused, even a staff or superuser one (403: GraphQL goes through the back-office session)', async () => {
