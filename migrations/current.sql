@@ -3,6 +3,7 @@
 
 --!include core/input_contract.sql
 --!include planning/helpers.sql
+--!include absences/api.sql
 --!include org/import.sql
 --!include backoffice/reference.sql
 --!include finalize.sql

@@ -478,6 +478,23 @@ describe('typed arguments through GraphQL', () => {
     expect(longComment.body.errors?.[0]?.extensions?.code, JSON.stringify(longComment.body)).toBe('WV200');
     expect(JSON.parse(longComment.body.errors[0].extensions.field)).toEqual({ comment: ['Au plus 2000 caractères.'] });
   });
+
+  it('the validation takes typed arguments; its hours stay JSON values, whose format SQL checks', async () => {
+    const type = (await env.db.query("select id from app_public.absence_types where code = 'FOR'")).rows[0].id;
+    const filed = await env.post('/api/absences/', await env.login('alice'), { employee: env.ids.employees!.alice, type, date_start: '2026-12-22' });
+    expect(filed.status, JSON.stringify(filed.body)).toBe(201);
+    const admin = await signIn('admin');
+    const validate = 'mutation($id: Int!, $version: Int, $reason: String, $end: Date, $start: JSON) ' +
+      '{ absenceValidate(input: { pId: $id, pVersion: $version, pReason: $reason, pDateEnd: $end, pStartTime: $start }) { result } }';
+    const noVersion = await gql(admin, validate, { id: filed.body.id });
+    expect(noVersion.body.errors?.[0]?.extensions, JSON.stringify(noVersion.body)).toEqual({ code: 'WV001', field: 'version' });
+    const badHour = await gql(admin, validate, { id: filed.body.id, version: 1, start: '9h' });
+    expect(badHour.body.errors?.[0]?.message).toBe('Heure invalide : format attendu HH:MM.');
+    expect(badHour.body.errors?.[0]?.extensions).toEqual({ code: 'WV001', field: 'start_time' });
+    const granted = await gql(admin, validate, { id: filed.body.id, version: 1, end: '2026-12-23', reason: 'Deux jours' });
+    expect(granted.body.errors, JSON.stringify(granted.body)).toBeUndefined();
+    expect(granted.body.data.absenceValidate.result).toMatchObject({ status: 'validated', date_end: '2026-12-23', decision_reason: 'Deux jours' });
+  });
 });
 
 describe('paging through GraphQL', () => {

@@ -366,7 +366,20 @@ export const absenceRoutes: RouteModule = {
       status: 200,
       response: s.ref('Absence'),
       errors: [400, 403, 404, 409],
-      sql: { fn: 'app_public.absence_validate', args: [idArg, bodyArg, publicUrl] },
+      sql: {
+        fn: 'app_public.absence_validate',
+        args: [
+          idArg,
+          field('p_version', 'version', 'int'),
+          field('p_reason', 'reason', 'text'),
+          field('p_date_end', 'date_end', 'date'),
+          field('p_type', 'type', 'int'),
+          // jsonb: an absent hour keeps the stored one, a null clears it (SQL tells them apart).
+          field('p_start_time', 'start_time', 'jsonb'),
+          field('p_end_time', 'end_time', 'jsonb'),
+          publicUrl,
+        ],
+      },
       // A granted cancellation deletes the documents.
       purgeStorageAfterCommit: true,
     },
