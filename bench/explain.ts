@@ -75,7 +75,7 @@ const cases: Case[] = [
   { name: 'absence creation (employee, CP)', account: ids.employee_account, write: true,
     call: `app_public.absence_create(p_employee => ${ids.employee}, p_type => ${ids.cp}, p_date_start => '${ids.day}', p_public_url => 'http://x')` },
   { name: 'absence validation (Manager n1)', account: ids.pending_decider, write: true,
-    call: `app_public.absence_validate(${ids.pending}, '{"version": ${ids.pending_version}}', 'http://x')` },
+    call: `app_public.absence_validate(${ids.pending}, p_version => ${ids.pending_version}, p_public_url => 'http://x')` },
 ];
 
 const STATS = `select coalesce(sum(seq_scan), 0)::int as seq, coalesce(sum(idx_scan), 0)::int as idx,

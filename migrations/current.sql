@@ -2,4 +2,8 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/input_contract.sql
+--!include planning/helpers.sql
+--!include absences/api.sql
+--!include org/import.sql
+--!include backoffice/reference.sql
 --!include finalize.sql

@@ -122,11 +122,10 @@ export async function mountGraphql(app: Express, server: Server | null, pool: pg
         );
       }
       if (session?.stage !== 'full') throw ApiError.unauthorized();
-      // The account and app.second_factor_verified exactly as the back-office's own calls.
-      const account = await asUser(req, session, async (_client, acting) => acting);
-      if (!account.is_staff && !account.is_superuser) {
-        throw ApiError.forbidden('GraphQL est réservé aux comptes du personnel d’administration.');
-      }
+      // The account and app.second_factor_verified exactly as the back-office's own calls, and
+      // the staff refusal of the request prelude (app_private.begin_request_or_fail, WF002 → 403),
+      // as for the REST routes reserved to staff: whether an account is staff is SQL's answer.
+      const account = await asUser(req, session, async (_client, acting) => acting, { staffOnly: true });
       (req as unknown as Record<symbol, GraphqlCaller>)[CALLER] = { account, secondFactor: secondFactorSetting(session) };
       next();
     } catch (error) {

@@ -662,26 +662,38 @@ counters recredited, employee notified).';
 --   pending → validated, with an optional correction (end date, requalification, hours)
 --             that reruns every declaration rule; a correction needs a reason;
 --   cancellation_requested → cancelled (the cancellation is granted; it is not corrected).
-create or replace function app_public.absence_validate(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+-- Typed arguments, one per key of the body (an absent key is null), except the hours: they
+-- stay jsonb because an absent key must be told from a null there. An absent start_time or
+-- end_time keeps the stored hour, a JSON null clears it (the rules then refuse an hourly type
+-- without hours), and a granted cancellation refuses a correction key sent, null included.
+-- date_end and type are not nullable in the route schema: null is "not sent".
+drop function if exists app_public.absence_validate(int, jsonb, text);
+create or replace function app_public.absence_validate(p_id int, p_version int, p_reason text default null,
+                                                      p_date_end date default null, p_type int default null,
+                                                      p_start_time jsonb default null, p_end_time jsonb default null,
+                                                      p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
   v_new app_public.absences;
   d app_hidden.absence_draft;
-  v_body jsonb;
-  v_reason text := nullif(btrim(p_body ->> 'reason'), '');
+  -- The correction, as the keys sent (the draft functions tell a key sent from one absent).
+  v_body jsonb := jsonb_strip_nulls(jsonb_build_object('date_end', p_date_end, 'type', p_type))
+                  || case when p_start_time is null then '{}'::jsonb else jsonb_build_object('start_time', p_start_time) end
+                  || case when p_end_time is null then '{}'::jsonb else jsonb_build_object('end_time', p_end_time) end;
+  v_reason text := nullif(btrim(p_reason), '');
   v_today date := app_hidden.today();
   v_corrected boolean;
   v_eval jsonb;
   v_key text;
 begin
   v := app_hidden.absence_lock(p_id);
-  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_version(v, p_version, true);
   perform app_hidden.absence_check_decider(v);
 
   if v.status = 'cancellation_requested' then
     foreach v_key in array array['date_end', 'type', 'start_time', 'end_time'] loop
-      if p_body ? v_key then
+      if v_body ? v_key then
         perform app_hidden.invalid(v_key, 'Une annulation ne se corrige pas : accordez-la ou refusez-la.', 'WV212');
       end if;
     end loop;
@@ -696,9 +708,13 @@ begin
     perform app_hidden.invalid('status', 'Seule une demande en attente peut être décidée.', 'WV210');
   end if;
   perform app_hidden.absence_check_text_length('reason', v_reason);
+  -- The route schema's format time-hm, for a GraphQL caller (a JSON value of any kind).
+  foreach v_key in array array['start_time', 'end_time'] loop
+    if not app_hidden.json_time_ok(v_body -> v_key) then
+      perform app_hidden.invalid(v_key, 'Heure invalide : format attendu HH:MM.');
+    end if;
+  end loop;
 
-  v_body := (select coalesce(jsonb_object_agg(k, p_body -> k), '{}'::jsonb)
-             from unnest(array['date_end', 'type', 'start_time', 'end_time']) k where p_body ? k);
   d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
   v_corrected := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
     is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
@@ -747,7 +763,7 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
-comment on function app_public.absence_validate(integer, jsonb, text) is
+comment on function app_public.absence_validate(integer, integer, text, date, integer, jsonb, jsonb, text) is
 'SPEC Absences, POST /api/absences/<id>/validate/ and declaration rules 10, 11, 15 and 20: with the
 current version (else 409), a holder of absences.decide_absence who is not the author validates a
 pending absence, optionally correcting end date, type or hours (every declaration rule rerun, a reason

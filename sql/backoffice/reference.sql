@@ -474,7 +474,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
   end if;
   foreach v_field in array array['start_time', 'end_time', 'break_start_time', 'break_end_time'] loop
-    if coalesce(app_hidden.in_text(p_body, v_field), '') !~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'
+    if coalesce(app_hidden.in_text(p_body, v_field), '') !~ app_hidden.time_pattern()
        and (v_field in ('start_time', 'end_time') or app_hidden.in_text(p_body, v_field) is not null) then
       v_errors := app_hidden.add_error(v_errors, v_field, 'Heure invalide : format attendu HH:MM.');
     end if;

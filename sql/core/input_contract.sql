@@ -73,6 +73,11 @@ language sql immutable parallel safe as $$
   select '^[A-Za-z0-9._@+\-]{' || app_hidden.username_min_length() || ',' || app_hidden.username_max_length() || '}$'
 $$;
 
+-- A time of day written HH:MM, 00:00 to 23:59 (the hours of an absence, the slots of a day,
+-- a post's times, the organisation file's); the route schemas' format time-hm.
+create or replace function app_hidden.time_pattern() returns text
+language sql immutable parallel safe as $$ select '^([01][0-9]|2[0-3]):[0-5][0-9]$' $$;
+
 -- The answer to a text over its limit, under the field to correct.
 create or replace function app_hidden.max_length_message(p_max int) returns text
 language sql immutable parallel safe as $$ select format('Au plus %s caractères.', p_max) $$;
@@ -94,6 +99,7 @@ language sql immutable parallel safe as $$
     'emailMaxLength', app_hidden.email_max_length(),
     'usernameMaxLength', app_hidden.username_max_length(),
     'usernamePattern', app_hidden.username_pattern(),
+    'timePattern', app_hidden.time_pattern(),
     -- Thresholds of sql/core/limits.sql that route descriptions and multipart limits quote.
     'retroactivityDays', app_hidden.retroactivity_days(),
     'planningMaxDays', app_hidden.planning_max_days(),

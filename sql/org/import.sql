@@ -94,7 +94,7 @@ begin
   if v is null then
     return null;
   end if;
-  if v !~ '^([01]\d|2[0-3]):[0-5]\d$' then
+  if v !~ app_hidden.time_pattern() then
     perform app_private.import_fail(p_path || '.' || p_key, format('invalid time "%s" (expected HH:MM)', v));
   end if;
   return v::time;

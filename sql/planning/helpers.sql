@@ -97,12 +97,12 @@ $$;
 create or replace function app_hidden.json_time_ok(p_value jsonb) returns boolean
 language sql immutable parallel safe as $$
   select p_value is null or jsonb_typeof(p_value) = 'null'
-         or (jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$');
+         or (jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ app_hidden.time_pattern());
 $$;
 
 create or replace function app_hidden.json_time(p_value jsonb) returns time
 language sql immutable parallel safe as $$
-  select case when jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'
+  select case when jsonb_typeof(p_value) = 'string' and (p_value #>> '{}') ~ app_hidden.time_pattern()
               then (p_value #>> '{}')::time end;
 $$;
 

@@ -54,11 +54,12 @@ export function requireUser(req: Request, res: Response): BackofficeSession | nu
 
 /**
  * Runs `work` as the signed-in account, exactly as an API request (reloaded account, visitor
- * role, RLS), telling SQL whether this session passed a second factor.
+ * role, RLS), telling SQL whether this session passed a second factor. `staffOnly`: the
+ * prelude refuses an account that is neither staff nor superuser (WF002, 403), as for a staff route.
  */
 export function asUser<T>(req: Request, session: BackofficeSession,
   work: (client: pg.PoolClient, account: ActingAccount) => Promise<T>,
-  options: { uploadedFiles?: readonly object[] } = {}): Promise<T> {
+  options: { uploadedFiles?: readonly object[]; staffOnly?: boolean } = {}): Promise<T> {
   const deps = req.app.locals.backoffice as BackofficeDeps;
   return withRequestTransaction(deps.pool, { accountId: session.accountId }, async (client, account) => {
     await client.query("select set_config('app.second_factor_verified', $1, true)", [secondFactorSetting(session)]);

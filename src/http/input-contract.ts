@@ -32,6 +32,8 @@ export const INPUT_CONTRACT = {
   /** A username; its characters are checked by SQL (app_hidden.username_pattern()), in French. */
   usernameMaxLength: 150,
   usernamePattern: '^[A-Za-z0-9._@+\\-]{2,150}$',
+  /** A time of day HH:MM (00:00 to 23:59): the format time-hm of the route schemas (src/http/schema.ts TIME_PATTERN). */
+  timePattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
   /** SPEC Limits: how many days back an employee's own request may reach (sql/core/limits.sql). */
   retroactivityDays: 14,
   /** CONTRACT section 7: the longest window of one planning read. */

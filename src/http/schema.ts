@@ -2,9 +2,12 @@
  * JSON Schema builders for the route manifest. The same schemas validate requests (ajv)
  * and document them (OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12).
  */
+import { INPUT_CONTRACT } from './input-contract.js';
+
 export type JsonSchema = Record<string, unknown>;
 
-export const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
+/** HH:MM, the input contract's (app_hidden.time_pattern(), compared at start-up). */
+export const TIME_PATTERN = INPUT_CONTRACT.timePattern;
 
 export const s = {
   int: (extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', ...extra }),

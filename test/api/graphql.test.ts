@@ -190,18 +190,20 @@ describe('who reaches /graphql', () => {
     expect(res.body).toEqual({ detail: "Informations d'authentification non fournies." });
   });
 
-  it('an invalid token → 401; the session of a closed staff account → 401', async () => {
+  it('an invalid token → 401; the session of a closed account, staff or not, → 401 (before the staff refusal)', async () => {
     expect((await gqlBearer('garbage', '{ me }')).status).toBe(401);
-    const session = await signIn('staff');
-    await env.db.query('update app_public.accounts set is_active = false where id = $1', [env.ids.accounts!.staff]);
-    try {
-      const res = await gql(session, '{ me }');
-      expect(res.status).toBe(401);
-      expect(Object.keys(res.body)).toEqual(['detail']);
-    } finally {
-      await env.db.query('update app_public.accounts set is_active = true where id = $1', [env.ids.accounts!.staff]);
-      // The closed account's session is gone: sign in afresh next time.
-      signedIn.delete('staff');
+    for (const username of ['staff', 'rh1']) {
+      const session = await signIn(username);
+      await env.db.query('update app_public.accounts set is_active = false where id = $1', [env.ids.accounts![username]]);
+      try {
+        const res = await gql(session, '{ me }');
+        expect(res.status, username).toBe(401);
+        expect(Object.keys(res.body)).toEqual(['detail']);
+      } finally {
+        await env.db.query('update app_public.accounts set is_active = true where id = $1', [env.ids.accounts![username]]);
+        // The closed account's session is gone: sign in afresh next time.
+        signedIn.delete(username);
+      }
     }
   });
 
@@ -211,9 +213,24 @@ describe('who reaches /graphql', () => {
     expect((await rh1.get('/api/auth/me/')).status).toBe(200);
     const res = await gql(rh1, '{ me }');
     expect(res.status).toBe(403);
-    expect(Object.keys(res.body)).toEqual(['detail']);
+    // The refusal of the request prelude in SQL (WF002), word for word the REST staff routes' one.
+    expect(res.body).toEqual({ detail: 'Réservé aux comptes du personnel d’administration.' });
     expect(res.text).not.toContain('"data"');
   });
+
+  it('a superuser without staff status gets in (the prelude counts a superuser as staff)', async () => {
+    const root = await signIn('root');
+    await env.db.query('update app_public.accounts set is_staff = false where id = $1', [env.ids.accounts!.root]);
+    try {
+      const res = await gql(root, '{ me }');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.me.username).toBe('root');
+    } finally {
+      await env.db.query('update app_public.accounts set is_staff = true where id = $1', [env.ids.accounts!.root]);
+    }
+  });
+
 
   it('a bearer token is refused, even a staff or superuser one (403: GraphQL goes through the back-office session)', async () => {
     for (const username of ['staff', 'root', 'alice']) {
@@ -450,6 +467,23 @@ describe('typed arguments through GraphQL', () => {
     );
     expect(longComment.body.errors?.[0]?.extensions?.code, JSON.stringify(longComment.body)).toBe('WV200');
     expect(JSON.parse(longComment.body.errors[0].extensions.field)).toEqual({ comment: ['Au plus 2000 caractères.'] });
+  });
+
+  it('the validation takes typed arguments; its hours stay JSON values, whose format SQL checks', async () => {
+    const type = (await env.db.query("select id from app_public.absence_types where code = 'FOR'")).rows[0].id;
+    const filed = await env.post('/api/absences/', await env.login('alice'), { employee: env.ids.employees!.alice, type, date_start: '2026-12-22' });
+    expect(filed.status, JSON.stringify(filed.body)).toBe(201);
+    const admin = await signIn('admin');
+    const validate = 'mutation($id: Int!, $version: Int, $reason: String, $end: Date, $start: JSON) ' +
+      '{ absenceValidate(input: { pId: $id, pVersion: $version, pReason: $reason, pDateEnd: $end, pStartTime: $start }) { result } }';
+    const noVersion = await gql(admin, validate, { id: filed.body.id });
+    expect(noVersion.body.errors?.[0]?.extensions, JSON.stringify(noVersion.body)).toEqual({ code: 'WV001', field: 'version' });
+    const badHour = await gql(admin, validate, { id: filed.body.id, version: 1, start: '9h' });
+    expect(badHour.body.errors?.[0]?.message).toBe('Heure invalide : format attendu HH:MM.');
+    expect(badHour.body.errors?.[0]?.extensions).toEqual({ code: 'WV001', field: 'start_time' });
+    const granted = await gql(admin, validate, { id: filed.body.id, version: 1, end: '2026-12-23', reason: 'Deux jours' });
+    expect(granted.body.errors, JSON.stringify(granted.body)).toBeUndefined();
+    expect(granted.body.data.absenceValidate.result).toMatchObject({ status: 'validated', date_end: '2026-12-23', decision_reason: 'Deux jours' });
   });
 });
 

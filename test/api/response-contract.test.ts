@@ -10,7 +10,7 @@ import { compareInputContract, INPUT_CONTRACT, inputContractMismatches } from '.
 import { limitMismatches, manifestMismatches } from '../../src/http/manifest-check.js';
 import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
-import { s } from '../../src/http/schema.js';
+import { s, TIME_PATTERN } from '../../src/http/schema.js';
 import { compileValidator } from '../../src/http/validation.js';
 import { checkResponse, ResponseContractError } from '../helpers/response-contract.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
@@ -134,7 +134,7 @@ describe('the input contract against sql/', () => {
   });
 
   it('no other function or CHECK of sql/ restates a limit: patterns and « Au plus N caractères » come from the contract', async () => {
-    const names = ['email_pattern', 'phone_pattern', 'social_security_number_pattern', 'username_pattern'];
+    const names = ['email_pattern', 'phone_pattern', 'social_security_number_pattern', 'username_pattern', 'time_pattern'];
     const patterns: string[] = [];
     for (const name of names) {
       patterns.push((await env.db.query<{ pattern: string }>(`select app_hidden.${name}() as pattern`)).rows[0]!.pattern);
@@ -152,6 +152,14 @@ describe('the input contract against sql/', () => {
       (row) => /Au plus \d+ caract/i.test(row.text) || patterns.some((pattern) => row.text.includes(pattern)),
     );
     expect(restated.map((row) => row.owner)).toEqual([]);
+  });
+
+  it('the HH:MM format of the route schemas is app_hidden.time_pattern(), compared at start-up like the limits', async () => {
+    expect(TIME_PATTERN).toBe(INPUT_CONTRACT.timePattern);
+    expect((await sqlContract()).timePattern).toBe(TIME_PATTERN);
+    expect(compareInputContract(await sqlContract(), { ...INPUT_CONTRACT, timePattern: '^[0-9]{2}:[0-9]{2}$' })).toEqual([
+      `input contract timePattern: src/http/input-contract.ts says "^[0-9]{2}:[0-9]{2}$", ${SQL_HOME} says "^([01][0-9]|2[0-3]):[0-5][0-9]$"`,
+    ]);
   });
 
   it('a limit changed on one side only is named with both of its homes', async () => {

@@ -54,7 +54,7 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-
   'a request for a past day (within 14 days)');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-10')), 'reservation planned 1.00', 'reserved, not taken');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-10')),
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-10')),
   'validated');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-10')), 'reservation planned 1.00, start planned -1.00, consumption taken 1.00',
   'started and granted: moved to Pris');
@@ -133,7 +133,7 @@ select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/5.00', 'its 2 taken days are r
 select tests.as_owner();
 select is(app_private.consume_started_absences('2026-11-23'), 0, 'a pending request is not consumed by the job');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 2}')$$, pg_temp.abs('alice', '2026-11-23')),
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 2}')$$, pg_temp.abs('alice', '2026-11-23')),
   'the 5-day request is validated');
 select tests.as_owner();
 select is(app_private.consume_started_absences('2026-11-22'), 0, 'not started yet');

@@ -43,32 +43,32 @@ select is(tests.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12
 
 -- pending → validated: version current, not the author, a role that decides.
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('mgr1', '2026-12-21')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('mgr1', '2026-12-21')),
   'WF202', 'Vous ne pouvez pas décider de votre propre demande d''absence.', 'nobody decides their own request: 403');
 select tests.authenticate_as('da');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WF201', 'Votre rôle ne permet pas de décider des demandes d''absence.', 'the DA reads but does not decide: 403');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 7}')$$, pg_temp.abs('alice', '2026-11-30')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 7}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WC201', null, 'a stale version answers 409 before any other check');
 select tests.authenticate_as('mgr2');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WN201', null, 'outside the perimeter: 404');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2026-12-01"}')$$,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date_end": "2026-12-01"}')$$,
   pg_temp.abs('alice', '2026-11-30')), 'WV211', null, 'rule 20: correcting the end date needs a reason');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "type": %s}')$$,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1, "type": %s}')$$,
   pg_temp.abs('alice', '2026-11-30'), pg_temp.type_id('CT')), 'WV211', null, 'and so does a requalification');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, 'pending', 'nothing written');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2026-12-02"}')$$,
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date_end": "2026-12-02"}')$$,
   pg_temp.abs('alice', '2026-11-30')), 'the same end date again is no correction: no reason needed');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, 'validated', 'validated');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).version, 2, 'version + 1');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).decided_by, tests.id('accounts', 'mgr1'), 'decided_by');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).decided_at, '2026-11-16 10:00+01'::timestamptz, 'decided_at');
 select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/3.00', 'a future absence stays in Planifiés once granted');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 2}')$$, pg_temp.abs('alice', '2026-11-30')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 2}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WV210', 'Seule une demande en attente peut être décidée.', 'current version but not pending: 400 under status');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WC201', 'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.',
   'the version read before the decision is stale: 409');
 
@@ -76,7 +76,7 @@ select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}
 select tests.authenticate_as('bruno');
 select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'CP', '2026-11-23', '2026-11-27'))$$, 'bruno asks 5 days of CP');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2026-11-24", "reason": "Deux jours seulement"}')$$,
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date_end": "2026-11-24", "reason": "Deux jours seulement"}')$$,
   pg_temp.abs('bruno', '2026-11-23')), 'granted shortened, with a reason');
 select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2026-11-23'))).date_end, (pg_temp.row_of(pg_temp.abs('bruno', '2026-11-23'))).counted_quantity,
               (pg_temp.row_of(pg_temp.abs('bruno', '2026-11-23'))).decision_reason)::text,
@@ -87,15 +87,15 @@ select is(pg_temp.bal('bruno', 'CP'), '25.00/0.00/2.00', 'the counter effect is 
 select tests.authenticate_as('alice');
 select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-07', '2026-12-08'))$$, 'a 2-day training request');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "type": %s, "reason": "Requalifié en RTT"}')$$,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1, "type": %s, "reason": "Requalifié en RTT"}')$$,
   pg_temp.abs('alice', '2026-12-07'), pg_temp.type_id('RTT')), 'WV200', null, 'requalified to RTT without an RTT counter: refused');
 -- Rule 10: DLG_CSE requalified to hours without hours: two messages, the request stays pending.
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "type": %s, "reason": "Délégation"}')$$,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1, "type": %s, "reason": "Délégation"}')$$,
   pg_temp.abs('alice', '2026-12-07'), pg_temp.type_id('DLG_CSE')), 'WV200',
   'Une absence en heures porte sur une seule date : la date de fin doit être celle du début. Un motif en heures demande une heure de début et une heure de fin.',
   'DLG_CSE without hours: the two messages');
 select is((pg_temp.row_of(pg_temp.abs('alice', '2026-12-07'))).status, 'pending', 'the request stays pending');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "type": %s, "date_end": "2026-12-07", "start_time": "09:00", "end_time": "12:00", "reason": "Délégation CSE"}')$$,
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "type": %s, "date_end": "2026-12-07", "start_time": "09:00", "end_time": "12:00", "reason": "Délégation CSE"}')$$,
   pg_temp.abs('alice', '2026-12-07'), pg_temp.type_id('DLG_CSE')), 'with one date and hours it is granted');
 select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-12-07'))).counted_quantity, (pg_temp.row_of(pg_temp.abs('alice', '2026-12-07'))).counted_unit)::text,
   '(3.00,hour)', 'counted in hours');
@@ -149,9 +149,9 @@ select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, (pg_t
 select tests.authenticate_as('alice');
 select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-11-30')), 'asked again');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 5, "date_end": "2026-12-01", "reason": "x"}')$$,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 5, "date_end": "2026-12-01", "reason": "x"}')$$,
   pg_temp.abs('alice', '2026-11-30')), 'WV212', null, 'a cancellation cannot be corrected');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 5}')$$, pg_temp.abs('alice', '2026-11-30')),
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 5}')$$, pg_temp.abs('alice', '2026-11-30')),
   'the cancellation is granted');
 select is(row((pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).status, (pg_temp.row_of(pg_temp.abs('alice', '2026-11-30'))).cancelled_by)::text,
   format('(cancelled,%s)', tests.id('accounts', 'mgr1')), 'cancelled and kept on file');
@@ -193,11 +193,11 @@ values (tests.id('employees', 'bruno'), pg_temp.type_id('FOR'), '2027-02-01', '2
         tests.id('accounts', 'bruno'), '2026-11-01');
 update app_public.absence_types set half_day_allowed = false where code = 'FOR';
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('bruno', '2027-02-01')),
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('bruno', '2027-02-01')),
   'a legacy half-day of a type now whole-day is granted unchanged');
 select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2027-02-01'))).end_half, (pg_temp.row_of(pg_temp.abs('bruno', '2027-02-01'))).counted_quantity)::text,
   '(morning,1.50)', 'as it is, half-day kept');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2027-02-10", "reason": "Trois jours"}')$$,
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date_end": "2027-02-10", "reason": "Trois jours"}')$$,
   pg_temp.abs('bruno', '2027-02-08')), 'an adjusted one is granted');
 select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).end_half, (pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).counted_quantity)::text,
   '(,3.00)', 'taken whole');

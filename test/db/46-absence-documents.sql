@@ -122,11 +122,11 @@ select tests.authenticate_as('bruno');
 select lives_ok(format('select app_public.absence_delete(%s)', pg_temp.abs('bruno', '2026-11-16')), 'bruno withdraws his request');
 select is(array_length(pg_temp.garbage(), 1), 2, 'its document''s file is queued');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 4}')$$, pg_temp.abs('alice', '2026-11-16')), 'alice''s leave granted');
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 4}')$$, pg_temp.abs('alice', '2026-11-16')), 'alice''s leave granted');
 select tests.authenticate_as('alice');
 select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-11-16')), 'cancellation asked');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 6}')$$, pg_temp.abs('alice', '2026-11-16')), 'and granted');
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 6}')$$, pg_temp.abs('alice', '2026-11-16')), 'and granted');
 select is(jsonb_array_length(pg_temp.docs_of(app_public.absence_get(pg_temp.abs('alice', '2026-11-16'), null))), 0,
   'a granted cancellation deletes the documents');
 select is(array_length(pg_temp.garbage(), 1), 5, 'their files are queued');

@@ -77,14 +77,14 @@ alter table app_public.notifications drop constraint test_refuse_filing;
 -- Decisions notify the employee.
 select pg_temp.clear();
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-12-21')), 'validated');
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-12-21')), 'validated');
 select is(pg_temp.notes('alice'), array['Demande d''absence validée | info | Votre demande d''absence « Congés payés » du 21/12/2026 au 23/12/2026 a été validée.'],
   'validation: information level, with the dates');
 select tests.authenticate_as('chloe');
 select lives_ok($$select tests.absence_create(pg_temp.body('chloe', 'RTT', '2026-12-14', '2026-12-18'));
                   select tests.absence_create(pg_temp.body('chloe', 'RTT', '2026-12-21', '2026-12-22'))$$, 'two RTT requests');
 select tests.authenticate_as('mgr2');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1, "date_end": "2026-12-16", "reason": "Trois jours accordés"}')$$,
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date_end": "2026-12-16", "reason": "Trois jours accordés"}')$$,
   pg_temp.abs('chloe', '2026-12-14')), 'granted adjusted');
 select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Fermeture de fin d''année')$$,
   pg_temp.abs('chloe', '2026-12-21')), 'and refused');
@@ -105,7 +105,7 @@ select lives_ok(format($$select app_public.absence_refuse(%s, 3, 'Trop tard')$$,
 select tests.authenticate_as('chloe');
 select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('chloe', '2026-12-14')), 'asked again');
 select tests.authenticate_as('mgr2');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 5}')$$, pg_temp.abs('chloe', '2026-12-14')), 'granted');
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 5}')$$, pg_temp.abs('chloe', '2026-12-14')), 'granted');
 select is(pg_temp.notes('chloe'), array[
   'Annulation d''absence refusée | error | Votre demande d''annulation de l''absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été refusée : l''absence est maintenue. Motif : Trop tard',
   'Annulation d''absence acceptée | info | Votre demande d''annulation de l''absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été acceptée : l''absence est annulée.'],

@@ -85,7 +85,7 @@ select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/4.00', 'the taken day goes bac
 select is((pg_temp.titles('alice'))[1], 'Absence remise en attente | Votre absence « Congés payés » le 16/11/2026, validée, a été remise en attente par Claire Dubois : elle sera de nouveau décidée.',
   'the employee is told who set it back');
 select is(pg_temp.verbs(:today_cp), array['Creation', 'Modification'], 'an audit line Modification');
-select is(app_public.absence_validate(:today_cp, '{"version": 2}') ->> 'status', 'validated', 'it is decided again');
+select is(tests.absence_validate(:today_cp, '{"version": 2}') ->> 'status', 'validated', 'it is decided again');
 
 -- Refused → pending: the request reserves again.
 select tests.authenticate_as('rh1');

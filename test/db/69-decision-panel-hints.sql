@@ -64,12 +64,12 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- The hint follows what a decision does: true where it passes, false where it is refused.
 select tests.authenticate_as('da');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, :a1), 'WF201', null,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, :a1), 'WF201', null,
   'the DA''s hint is false because the validation is refused');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, :own), 'WF202', null,
+select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, :own), 'WF202', null,
   'and so is the manager''s own request');
-select lives_ok(format($$select app_public.absence_validate(%s, '{"version": 1}')$$, :a1), 'the manager validates');
+select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, :a1), 'the manager validates');
 select is(pg_temp.absence_hint('mgr1', :a1), 'false'::jsonb, 'a validated absence has nothing to decide');
 select tests.authenticate_as('alice');
 select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, :a1), 'alice asks for its cancellation');

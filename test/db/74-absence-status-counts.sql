@@ -63,7 +63,7 @@ select a.id, a.date_start, e.key from app_public.absences a join public.fixture_
   on e.section = 'employees' and e.id = a.employee_id where a.status = 'pending';
 grant select on ids to public;
 select tests.authenticate_as('mgr1');
-select app_public.absence_validate(i.id, jsonb_build_object('version', pg_temp.version_of(i.id)))
+select tests.absence_validate(i.id, jsonb_build_object('version', pg_temp.version_of(i.id)))
 from ids i where i.key = 'alice' and i.date_start = '2026-11-30';
 select app_public.absence_refuse(i.id, pg_temp.version_of(i.id), 'Effectif insuffisant')
 from ids i where i.key = 'bruno';

@@ -150,6 +150,8 @@ const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], m
 const TAGS = ['Absences'];
 
 const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
+/** The version read and the reason of a decision (validation, refusal). */
+const decisionArgs: ArgSpec[] = [field('p_version', 'version', 'int'), field('p_reason', 'reason', 'text')];
 
 export const absenceRoutes: RouteModule = {
   schemas: { Absence: absence, AbsenceDocument: document, AbsencePreview: preview, CounterEffect: counterEffect },
@@ -366,7 +368,19 @@ export const absenceRoutes: RouteModule = {
       status: 200,
       response: s.ref('Absence'),
       errors: [400, 403, 404, 409],
-      sql: { fn: 'app_public.absence_validate', args: [idArg, bodyArg, publicUrl] },
+      sql: {
+        fn: 'app_public.absence_validate',
+        args: [
+          idArg,
+          ...decisionArgs,
+          field('p_date_end', 'date_end', 'date'),
+          field('p_type', 'type', 'int'),
+          // jsonb: an absent hour keeps the stored one, a null clears it (SQL tells them apart).
+          field('p_start_time', 'start_time', 'jsonb'),
+          field('p_end_time', 'end_time', 'jsonb'),
+          publicUrl,
+        ],
+      },
       // A granted cancellation deletes the documents.
       purgeStorageAfterCommit: true,
     },
@@ -391,7 +405,7 @@ export const absenceRoutes: RouteModule = {
       ),
       sql: {
         fn: 'app_public.absence_refuse',
-        args: [idArg, field('p_version', 'version', 'int'), field('p_reason', 'reason', 'text'), publicUrl],
+        args: [idArg, ...decisionArgs, publicUrl],
       },
       status: 200,
       response: s.ref('Absence'),

@@ -85,3 +85,15 @@ returns jsonb language sql stable as $$
     p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time);
 $$;
 grant execute on function tests.absence_preview(jsonb) to public;
+
+-- POST /api/absences/<id>/validate/ as the route calls it: version, reason, date_end and type
+-- typed (absent: null), the hours as JSON values where an absent key (SQL null) keeps the
+-- stored hour and a JSON null clears it.
+create function tests.absence_validate(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb language sql volatile as $$
+  select app_public.absence_validate(
+    p_id, p_version => (p_body ->> 'version')::int, p_reason => p_body ->> 'reason',
+    p_date_end => (p_body ->> 'date_end')::date, p_type => (p_body ->> 'type')::int,
+    p_start_time => p_body -> 'start_time', p_end_time => p_body -> 'end_time', p_public_url => p_public_url);
+$$;
+grant execute on function tests.absence_validate(int, jsonb, text) to public;
