@@ -245,34 +245,58 @@ create or replace function app_public.absences_list(p_status text default null, 
                                          p_establishment int default null, p_type int default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
--- force_custom_plan: the index depends on each call's values (docs/architecture.md, Performance notes).
-set plan_cache_mode = force_custom_plan as $$
+-- force_generic_plan: its statements and those of its callees (perimeter, policies, JSON) keep
+-- their plans; the lists whose index depends on each call's values are EXECUTEd, that is
+-- planned with those values (docs/architecture.md, Performance notes).
+set plan_cache_mode = force_generic_plan as $$
 declare
   v_count int;
   v_ids int[];
+  v_limit int;
+  v_offset int;
   -- Employees whose absences the list shows; null for the whole association (no filter).
   v_readers int[] := app_hidden.absences_list_readers();
 begin
+  -- The whole association's queue (one state, no other filter): the same plan at every call,
+  -- the total a sum of the kept counts (app_private.absence_status_counts) of that state, the
+  -- page a backward index-only scan of (status, date_start, id) that stops at its limit. The
+  -- checks in the order of the general statement below: page, then filters.
+  if v_readers is null and p_status is not null and p_employee is null and p_from is null and p_to is null
+     and p_type is null and p_establishment is null then
+    v_limit := app_hidden.page_limit(p_page_size);
+    v_offset := app_hidden.page_offset(p_page, p_page_size);
+    perform app_hidden.absences_filters_check(p_status, null, null);
+    select coalesce(sum(c.n), 0)::int into v_count
+    from app_private.absence_status_counts c
+    where c.status = p_status;
+    v_ids := array(select a.id from app_public.absences a
+                   where a.status = p_status
+                   order by a.date_start desc, a.id desc
+                   limit v_limit offset v_offset);
+    return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
+  end if;
   -- Filters and perimeter: app_hidden.absences_selection (sql/absences/export.sql), shared
   -- with the export. Filtered by state and employee only, the total is a sum of the kept counts
   -- (app_private.absence_status_counts) rather than a count of every matching row.
   if p_from is null and p_to is null and p_type is null and p_establishment is null then
-    select coalesce(sum(c.n), 0)::int into v_count
-    from app_private.absence_status_counts c
-    where (v_readers is null or c.employee_id = any (v_readers))
-      and (p_status is null or c.status = p_status)
-      and (p_employee is null or c.employee_id = p_employee);
+    execute 'select coalesce(sum(c.n), 0)::int
+             from app_private.absence_status_counts c
+             where ($1 is null or c.employee_id = any ($1))
+               and ($2 is null or c.status = $2)
+               and ($3 is null or c.employee_id = $3)'
+      into v_count using v_readers, p_status, p_employee;
   end if;
   -- Not materialized: the page alone reads the index in date order and stops at its limit
   -- (the selection's filter check still runs: an unknown status is a 400 either way).
-  with visible as not materialized (
-    select a.id, a.date_start
-    from app_hidden.absences_selection(v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type) a
-  )
-  select coalesce(v_count, (select count(*) from visible)),
-         array(select v.id from visible v order by v.date_start desc, v.id desc
-               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
-    into v_count, v_ids;
+  execute 'with visible as not materialized (
+             select a.id, a.date_start
+             from app_hidden.absences_selection($1, $2, $3, $4, $5, $6, $7) a
+           )
+           select coalesce($8, (select count(*) from visible)),
+                  array(select v.id from visible v order by v.date_start desc, v.id desc
+                        limit app_hidden.page_limit($9) offset app_hidden.page_offset($10, $9))'
+    into v_count, v_ids
+    using v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type, v_count, p_page_size, p_page;
   return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
 end;
 $$;

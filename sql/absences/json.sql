@@ -75,8 +75,7 @@ begin
         'author', a.author_account_id,
         'submitted_at', a.submitted_at,
         'created_at', a.created_at,
-        'updated_at', a.updated_at)
-      || jsonb_build_object(
+        'updated_at', a.updated_at,
         'decided_by', a.decided_by,
         'decided_at', a.decided_at,
         'decision_reason', a.decision_reason,
