@@ -4,4 +4,5 @@
 --!include absences/json.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql
+--!include graphql.sql
 --!include finalize.sql
