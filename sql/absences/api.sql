@@ -322,8 +322,8 @@ unknown one gives 400 under status), employee, date window, establishment (main 
 and type, newest first; one page with the count, warnings null on every row.';
 
 -- The same list for the REST route (GET /api/absences/): the total, and the page's records as the
--- JSON text absences_list holds under results, byte for byte, which the service sends as it comes
--- (neither an envelope built in jsonb and taken apart again, nor a parse and serialise in node).
+-- JSON text absences_list holds under results, byte for byte (app_hidden.absences_list_json_text),
+-- which the service sends as it comes (no jsonb built, printed, parsed and serialised again).
 create or replace function app_public.absences_list_text(p_status text default null, p_employee int default null,
                                                          p_from date default null, p_to date default null,
                                                          p_page int default 1, p_page_size int default 50,
@@ -337,7 +337,7 @@ declare
 begin
   select p.o_count, p.o_ids into count, v_ids
   from app_hidden.absences_list_page(p_status, p_employee, p_from, p_to, p_page, p_page_size, p_establishment, p_type) p;
-  results := app_hidden.absences_json(v_ids, p_public_url, true)::text;
+  results := app_hidden.absences_list_json_text(v_ids, p_public_url);
 end;
 $$;
 
