@@ -58,16 +58,19 @@ const lastDay = new Date(Date.UTC(Number(ids.today.slice(0, 4)), Number(ids.toda
 // The planning route calls the text variant (a dataset built before it existed has only the json one).
 const planningFn = (await one<{ fn: string | null }>(
   "select to_regproc('app_public.planning_read_text')::text as fn")).fn ? 'app_public.planning_read_text' : 'app_public.planning_read';
+// The queue's route calls the text variant (a dataset built before it existed has only the jsonb one).
+const queueFn = (await one<{ fn: string | null }>("select to_regproc('app_public.absences_list_text')::text as fn")).fn
+  ? 'app_public.absences_list_text' : 'app_public.absences_list';
+const queueArgs = "p_status => 'pending', p_page => 1, p_page_size => 50, p_public_url => 'http://x'";
+const queueCall = queueFn === 'app_public.absences_list_text' ? `(${queueFn}(${queueArgs})).results` : `${queueFn}(${queueArgs})`;
 interface Case { name: string; account: number; call: string; write?: boolean }
 const PROFILE_CALLS = 20;
 interface Profile { name: string; top: Array<{ name: string; calls: number; self_ms: number; total_ms: number }> }
 const profiles: Profile[] = [];
 const cases: Case[] = [
   { name: 'GET /api/auth/me/', account: ids.admin, call: 'app_public.me()' },
-  { name: 'queue, RH n1 (whole association)', account: ids.rh,
-    call: "app_public.absences_list(p_status => 'pending', p_page => 1, p_page_size => 50, p_public_url => 'http://x')" },
-  { name: 'queue, Manager n1 (one establishment)', account: ids.mgr,
-    call: "app_public.absences_list(p_status => 'pending', p_page => 1, p_page_size => 50, p_public_url => 'http://x')" },
+  { name: 'queue, RH n1 (whole association)', account: ids.rh, call: queueCall },
+  { name: 'queue, Manager n1 (one establishment)', account: ids.mgr, call: queueCall },
   { name: 'absence detail (Manager n1)', account: ids.mgr, call: `app_public.absence_get(${ids.absence}, 'http://x')` },
   { name: 'counters (Manager n1)', account: ids.mgr, call: `app_public.counters_read(${ids.employee}, null)` },
   { name: 'planning, one month, 200 employees', account: ids.mgr2,
@@ -185,15 +188,47 @@ async function topFunctions(c: Case): Promise<Profile['top']> {
     .slice(0, 15);
 }
 
-// Plans of the statements behind the hot routes (inside the functions above).
+// Plans of the statements behind the hot routes (inside the functions above). The queues: the
+// statements app_public.absences_list_text really runs (auto_explain of its nested statements,
+// the call as the route makes it), those that compute the total and choose the page.
+const nestedPlans: Array<{ title: string; account: number; call: string; keep: RegExp }> = [
+  { title: `Queue of the whole association (RH n1): the statements of ${queueFn} (total, page)`, account: ids.rh,
+    call: queueCall, keep: /absence_status_counts|order by a\.date_start|visible/ },
+  { title: `Queue of one establishment (Manager n1): the statements of ${queueFn} (total, page)`, account: ids.mgr,
+    call: queueCall, keep: /absence_status_counts|order by a\.date_start|visible/ },
+];
+for (const p of nestedPlans) {
+  const notices: string[] = [];
+  const listen = (n: { message?: string }) => { if (n.message) notices.push(n.message); };
+  client.on('notice', listen);
+  await client.query('begin');
+  await client.query('set local jit = off');
+  await client.query(`select app_private.begin_request(${p.account})`);
+  await client.query('set local role wfm_visitor');
+  await client.query(`select (${p.call}) is null`); // warm: plans kept by the connection
+  await client.query('reset role');
+  await client.query("load 'auto_explain'");
+  await client.query(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on;
+    set local auto_explain.log_timing = off; set local auto_explain.log_nested_statements = on;
+    set local auto_explain.log_level = notice; set local client_min_messages = notice`);
+  await client.query('set local role wfm_visitor');
+  await client.query(`select (${p.call}) is null`);
+  await client.query('rollback');
+  client.off('notice', listen);
+  console.log('');
+  console.log(`${p.title}:`);
+  for (const notice of notices) {
+    const text = /Query Text: ([\s\S]*?)\n(?=[A-Z][a-zA-Z ]+ (?:\(|on |using ))/.exec(notice);
+    if (!text || !p.keep.test(text[1]!)) continue;
+    console.log('```');
+    for (const line of notice.split('\n').slice(1)) {
+      if (/^\s*(Buffers|Planning)/.test(line)) continue;
+      console.log(line.length > 150 ? `${line.slice(0, 147)}...` : line);
+    }
+    console.log('```');
+  }
+}
 const plans: Array<{ title: string; account: number; sql: string }> = [
-  { title: 'Queue of the whole association (RH n1): count and first page', account: ids.rh, sql: `
-    with visible as (select a.id, a.date_start from app_public.absences a where a.status = 'pending')
-    select (select count(*) from visible), array(select v.id from visible v order by v.date_start desc, v.id desc limit 50)` },
-  { title: 'Queue of one establishment (Manager n1): its employees\' requests', account: ids.mgr, sql: `
-    with visible as (select a.id, a.date_start from app_public.absences a
-                     where a.employee_id = any (array(select app_hidden.absence_api_reader_ids())) and a.status = 'pending')
-    select (select count(*) from visible), array(select v.id from visible v order by v.date_start desc, v.id desc limit 50)` },
   { title: 'Overlap rule of a creation (one employee, one period)', account: ids.employee_account, sql: `
     select a.id from app_public.absences a
     where a.employee_id = ${ids.employee} and a.status in ('pending', 'validated', 'cancellation_requested')

@@ -6,7 +6,13 @@
  *   npm run bench -- --scale           10 000 employees in 100 establishments, 1 000 000 absences,
  *                                      100 000 day-change requests
  *   npm run bench -- --small           200 employees (a quick check of the harness itself)
- *   options: --reuse (keep the dataset database when it matches the schema and parameters),
+ *   options: --reuse (keep the dataset database when it matches the schema and parameters: its name is
+ *            a hash of migrations/, sql/, bench/dataset/ and the parameters, today's date included,
+ *            so any change of sql/ generates a new one),
+ *            --template <name> (use this existing wfm_bench_* database as the dataset, as it is: no
+ *            generation, no check of its schema; e.g. a copy of the dataset, `createdb -T`, to which
+ *            the changed sql/ files were applied, to measure a SQL change without generating again;
+ *            the size options still say which parameters it was generated with),
  *            --duration <s> (10), --warmup <s> (2), --connections <n> (10),
  *            --only <key,key> (scenarios), --label <name> (results file; default or scale),
  *            --no-md (leave BENCHMARKS.md alone), --keep (keep the run database),
@@ -57,8 +63,10 @@ const { values: args } = parseArgs({
     'node-defaults': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     'transaction-paths': { type: 'boolean', default: false },
+    template: { type: 'string' },
   },
 });
+if (args.template !== undefined && !/^wfm_bench_[a-z0-9_]+$/.test(args.template)) throw new Error('--template: a wfm_bench_* database name is expected');
 
 const duration = Number(args.duration);
 const warmup = Number(args.warmup);
@@ -111,10 +119,13 @@ async function main(): Promise<void> {
   await dropOrphanRuns();
   // The comparison of transaction paths keeps a template of its own name: another run's clean-up
   // of stale templates of its size never drops it under this one.
-  const template = await templateName(args['transaction-paths'] ? `paths_${size}` : size, params);
+  const template = args.template ?? (await templateName(args['transaction-paths'] ? `paths_${size}` : size, params));
   let build: DatasetBuild | null = null;
-  const reused = args.reuse && (await databaseExists(template));
-  if (reused) {
+  if (args.template && !(await databaseExists(args.template))) throw new Error(`--template: no database ${args.template}`);
+  const reused = Boolean(args.template) || (args.reuse && (await databaseExists(template)));
+  if (args.template) {
+    log(`dataset: the named database ${template} (--template: its schema is not checked)`);
+  } else if (reused) {
     log(`dataset: reusing ${template}`);
   } else {
     log(`dataset: generating ${template}`);

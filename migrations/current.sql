@@ -3,7 +3,10 @@
 
 --!include core/input_contract.sql
 --!include planning/helpers.sql
+--!include absences/json.sql
 --!include absences/api.sql
+--!include absences/status_counts.sql
 --!include org/import.sql
+--!include graphql.sql
 --!include backoffice/reference.sql
 --!include finalize.sql

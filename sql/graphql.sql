@@ -24,3 +24,9 @@ comment on function app_public.planning_read_chunks(date, date, int, int, int) i
 '@behavior -*
 SPEC Planning cell and Permissions rule 3, GET /api/planning/: planning_read''s answer as UTF-8 bytes in parts of
 at most 64 KiB, in order, which the REST route sends as they come.';
+-- The list of absences as text is the REST route's (passed through as written); GraphQL offers
+-- absencesList, typed JSON.
+comment on function app_public.absences_list_text(text, int, date, date, int, int, text, int, int) is
+'@behavior -*
+SPEC Absences, GET /api/absences/ and Permissions rules 3 and 19: absences_list''s count, and its results as
+JSON text, as written (no envelope, no parse and serialise), which the REST route sends as they come.';

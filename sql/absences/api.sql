@@ -238,6 +238,65 @@ $$;
 -- as for day-change requests); type: the absence type. Both come last so that positional
 -- calls of the first signature keep their meaning.
 drop function if exists app_public.absences_list(text, int, date, date, int, int, text);
+-- The list's total and page of ids, for app_public.absences_list (jsonb, GraphQL and the
+-- back-office) and app_public.absences_list_text (the REST route). Neither security definer nor
+-- SET: it runs as its callers (wfm_api) with their plan_cache_mode, force_generic_plan, so that
+-- its statements and those of its callees (perimeter, policies) keep their plans; the lists whose
+-- index depends on each call's values are EXECUTEd, that is planned with those values
+-- (docs/architecture.md, Performance notes).
+create or replace function app_hidden.absences_list_page(p_status text, p_employee int, p_from date, p_to date,
+                                                         p_page int, p_page_size int, p_establishment int, p_type int,
+                                                         out o_count int, out o_ids int[])
+language plpgsql stable as $$
+declare
+  v_limit int;
+  v_offset int;
+  -- Employees whose absences the list shows; null for the whole association (no filter).
+  v_readers int[] := app_hidden.absences_list_readers();
+begin
+  -- The whole association's queue (one state, no other filter): the same plan at every call,
+  -- the total a sum of the kept counts (app_private.absence_status_counts) of that state, the
+  -- page a backward index-only scan of (status, date_start, id) that stops at its limit. The
+  -- checks in the order of the general statement below: page, then filters.
+  if v_readers is null and p_status is not null and p_employee is null and p_from is null and p_to is null
+     and p_type is null and p_establishment is null then
+    v_limit := app_hidden.page_limit(p_page_size);
+    v_offset := app_hidden.page_offset(p_page, p_page_size);
+    perform app_hidden.absences_filters_check(p_status, null, null);
+    select coalesce(sum(c.n), 0)::int into o_count
+    from app_private.absence_status_counts c
+    where c.status = p_status;
+    o_ids := array(select a.id from app_public.absences a
+                   where a.status = p_status
+                   order by a.date_start desc, a.id desc
+                   limit v_limit offset v_offset);
+    return;
+  end if;
+  -- Filters and perimeter: app_hidden.absences_selection (sql/absences/export.sql), shared
+  -- with the export. Filtered by state and employee only, the total is a sum of the kept counts
+  -- (app_private.absence_status_counts) rather than a count of every matching row.
+  if p_from is null and p_to is null and p_type is null and p_establishment is null then
+    execute 'select coalesce(sum(c.n), 0)::int
+             from app_private.absence_status_counts c
+             where ($1 is null or c.employee_id = any ($1))
+               and ($2 is null or c.status = $2)
+               and ($3 is null or c.employee_id = $3)'
+      into o_count using v_readers, p_status, p_employee;
+  end if;
+  -- Not materialized: the page alone reads the index in date order and stops at its limit
+  -- (the selection's filter check still runs: an unknown status is a 400 either way).
+  execute 'with visible as not materialized (
+             select a.id, a.date_start
+             from app_hidden.absences_selection($1, $2, $3, $4, $5, $6, $7) a
+           )
+           select coalesce($8, (select count(*) from visible)),
+                  array(select v.id from visible v order by v.date_start desc, v.id desc
+                        limit app_hidden.page_limit($9) offset app_hidden.page_offset($10, $9))'
+    into o_count, o_ids
+    using v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type, o_count, p_page_size, p_page;
+end;
+$$;
+
 create or replace function app_public.absences_list(p_status text default null, p_employee int default null,
                                          p_from date default null, p_to date default null,
                                          p_page int default 1, p_page_size int default 50,
@@ -245,34 +304,14 @@ create or replace function app_public.absences_list(p_status text default null, 
                                          p_establishment int default null, p_type int default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
--- force_custom_plan: the index depends on each call's values (docs/architecture.md, Performance notes).
-set plan_cache_mode = force_custom_plan as $$
+-- force_generic_plan: for every statement it runs, nested ones included (app_hidden.absences_list_page).
+set plan_cache_mode = force_generic_plan as $$
 declare
   v_count int;
   v_ids int[];
-  -- Employees whose absences the list shows; null for the whole association (no filter).
-  v_readers int[] := app_hidden.absences_list_readers();
 begin
-  -- Filters and perimeter: app_hidden.absences_selection (sql/absences/export.sql), shared
-  -- with the export. Filtered by state and employee only, the total is a sum of the kept counts
-  -- (app_private.absence_status_counts) rather than a count of every matching row.
-  if p_from is null and p_to is null and p_type is null and p_establishment is null then
-    select coalesce(sum(c.n), 0)::int into v_count
-    from app_private.absence_status_counts c
-    where (v_readers is null or c.employee_id = any (v_readers))
-      and (p_status is null or c.status = p_status)
-      and (p_employee is null or c.employee_id = p_employee);
-  end if;
-  -- Not materialized: the page alone reads the index in date order and stops at its limit
-  -- (the selection's filter check still runs: an unknown status is a 400 either way).
-  with visible as not materialized (
-    select a.id, a.date_start
-    from app_hidden.absences_selection(v_readers, p_status, p_employee, p_from, p_to, p_establishment, p_type) a
-  )
-  select coalesce(v_count, (select count(*) from visible)),
-         array(select v.id from visible v order by v.date_start desc, v.id desc
-               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size))
-    into v_count, v_ids;
+  select p.o_count, p.o_ids into v_count, v_ids
+  from app_hidden.absences_list_page(p_status, p_employee, p_from, p_to, p_page, p_page_size, p_establishment, p_type) p;
   return jsonb_build_object('count', v_count, 'results', app_hidden.absences_json(v_ids, p_public_url, true));
 end;
 $$;
@@ -281,6 +320,26 @@ comment on function app_public.absences_list(text, integer, date, date, integer,
 own; for the manager workspace, the absences.view_absence_queue perimeter) filtered by status (an
 unknown one gives 400 under status), employee, date window, establishment (main or secondary workplace)
 and type, newest first; one page with the count, warnings null on every row.';
+
+-- The same list for the REST route (GET /api/absences/): the total, and the page's records as the
+-- JSON text absences_list holds under results, byte for byte (app_hidden.absences_list_json_text),
+-- which the service sends as it comes (no jsonb built, printed, parsed and serialised again).
+create or replace function app_public.absences_list_text(p_status text default null, p_employee int default null,
+                                                         p_from date default null, p_to date default null,
+                                                         p_page int default 1, p_page_size int default 50,
+                                                         p_public_url text default null,
+                                                         p_establishment int default null, p_type int default null,
+                                                         out count int, out results text)
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan as $$
+declare
+  v_ids int[];
+begin
+  select p.o_count, p.o_ids into count, v_ids
+  from app_hidden.absences_list_page(p_status, p_employee, p_from, p_to, p_page, p_page_size, p_establishment, p_type) p;
+  results := app_hidden.absences_list_json_text(v_ids, p_public_url);
+end;
+$$;
 
 -- GET /api/absences/<id>/: the record, its documents, whether the caller may decide it now
 -- (can_decide), and for the employee and the queue perimeter the planned day of the first day.

@@ -75,8 +75,7 @@ begin
         'author', a.author_account_id,
         'submitted_at', a.submitted_at,
         'created_at', a.created_at,
-        'updated_at', a.updated_at)
-      || jsonb_build_object(
+        'updated_at', a.updated_at,
         'decided_by', a.decided_by,
         'decided_at', a.decided_at,
         'decision_reason', a.decision_reason,
@@ -92,6 +91,93 @@ begin
         'warnings', case when p_in_list then null else a.warnings end,
         'documents', coalesce(dc.documents, '[]'::jsonb))
       order by ids.ord), '[]'::jsonb)
+    from ids
+    join app_public.absences a on a.id = ids.id
+    join app_public.absence_types t on t.id = a.type_id
+    left join app_public.employees e on e.id = a.employee_id
+    left join effects ef on ef.absence_id = a.id
+    left join docs dc on dc.absence_id = a.id
+  );
+end;
+$$;
+
+-- The records of a list page (absences_json(p_ids, p_public_url, true)) as the JSON text that
+-- jsonb writes, byte for byte: the keys in jsonb's order (shorter first, then by their bytes), each
+-- value as jsonb writes it (to_json: strings, dates and instants alike; integers; the nested jsonb as
+-- text), ", " and ": " between them. Written straight as text, it builds no jsonb object to sort,
+-- aggregate and print again (app_public.absences_list_text, the REST route's queue). pgTAP 74
+-- compares the two for every absence of the fixture.
+create or replace function app_hidden.absences_list_json_text(p_ids int[], p_public_url text) returns text
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
+begin
+  return (
+    with ids as (
+      select u.id, u.ord from unnest(p_ids) with ordinality as u(id, ord)
+    ),
+    file_readers as (
+      select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
+      union
+      select app_hidden.current_employee_id()
+    ),
+    -- Only a granted absence carries its cancellation's effects (a queue of pending requests
+    -- or a fresh request computes none).
+    effects as (
+      select * from app_private.absence_cancellation_effects(array(
+        select a.id from app_public.absences a
+        where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')))
+    ),
+    docs as (
+      select d.absence_id,
+             jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
+                                          'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
+                                          'uploaded_by', d.uploaded_by_name)
+                       || case when a.employee_id in (select f.id from file_readers f)
+                               then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
+                                                               || '/api/absence-documents/' || d.id || '/file/')
+                               else '{}'::jsonb end
+                       order by d.id) as documents
+      from app_public.absence_documents d
+      join app_public.absences a on a.id = d.absence_id
+      where d.absence_id = any (p_ids)
+      group by d.absence_id
+    )
+    select '[' || coalesce(string_agg(concat(
+        '{"id": ', coalesce((a.id)::text, 'null'),
+        ', "type": ', coalesce((a.type_id)::text, 'null'),
+        ', "author": ', coalesce((a.author_account_id)::text, 'null'),
+        ', "status": ', coalesce(to_json(a.status)::text, 'null'),
+        ', "comment": ', coalesce(to_json(a.comment)::text, 'null'),
+        ', "version": ', coalesce((a.version)::text, 'null'),
+        ', "date_end": ', coalesce(to_json(a.date_end)::text, 'null'),
+        ', "employee": ', coalesce((a.employee_id)::text, 'null'),
+        ', "end_half": ', coalesce(to_json(a.end_half)::text, 'null'),
+        ', "end_time": ', coalesce(to_json(to_char(a.end_time, 'HH24:MI'))::text, 'null'),
+        ', "warnings": ', 'null',
+        ', "documents": ', coalesce(dc.documents::text, '[]'),
+        ', "type_code": ', coalesce(to_json(t.code)::text, 'null'),
+        ', "type_name": ', coalesce(to_json(t.name)::text, 'null'),
+        ', "created_at": ', coalesce(to_json(a.created_at)::text, 'null'),
+        ', "date_start": ', coalesce(to_json(a.date_start)::text, 'null'),
+        ', "decided_at": ', coalesce(to_json(a.decided_at)::text, 'null'),
+        ', "decided_by": ', coalesce((a.decided_by)::text, 'null'),
+        ', "start_half": ', coalesce(to_json(a.start_half)::text, 'null'),
+        ', "start_time": ', coalesce(to_json(to_char(a.start_time, 'HH24:MI'))::text, 'null'),
+        ', "updated_at": ', coalesce(to_json(a.updated_at)::text, 'null'),
+        ', "cancelled_at": ', coalesce(to_json(a.cancelled_at)::text, 'null'),
+        ', "cancelled_by": ', coalesce((a.cancelled_by)::text, 'null'),
+        ', "corrected_by": ', coalesce((a.corrected_by)::text, 'null'),
+        ', "counted_unit": ', coalesce(to_json(a.counted_unit)::text, 'null'),
+        ', "status_label": ', coalesce(to_json(app_hidden.absence_status_label(a.status))::text, 'null'),
+        ', "submitted_at": ', coalesce(to_json(a.submitted_at)::text, 'null'),
+        ', "employee_name": ', coalesce(to_json(e.first_name || ' ' || e.last_name)::text, 'null'),
+        ', "decision_reason": ', coalesce(to_json(a.decision_reason)::text, 'null'),
+        ', "counted_quantity": ', coalesce(to_json(app_hidden.fmt_quantity(a.counted_quantity))::text, 'null'),
+        ', "cancellation_comment": ', coalesce(to_json(a.cancellation_comment)::text, 'null'),
+        ', "cancellation_decided_at": ', coalesce(to_json(a.cancellation_decided_at)::text, 'null'),
+        ', "cancellation_requested_at": ', coalesce(to_json(a.cancellation_requested_at)::text, 'null'),
+        ', "cancellation_counter_effects": ', case when a.status in ('validated', 'cancellation_requested') then coalesce(ef.effects::text, '[]') else 'null' end,
+        ', "cancellation_decision_reason": ', coalesce(to_json(a.cancellation_decision_reason)::text, 'null'), '}'), ', ' order by ids.ord), '') || ']'
     from ids
     join app_public.absences a on a.id = ids.id
     join app_public.absence_types t on t.id = a.type_id

@@ -68,15 +68,18 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
   for (const route of routes) {
     if (!route.sql) continue;
     const given = route.sql.args.map((arg) => arg.name);
-    const candidates = functions.get(route.sql.fn) ?? [];
-    if (candidates.length === 0) {
-      problems.push(`${route.operationId}: ${route.sql.fn} does not exist`);
-      continue;
-    }
-    const fits = candidates.some((fn) => given.every((name) => fn.inputs.includes(name)) && fn.withoutDefault.every((name) => given.includes(name)));
-    if (!fits) {
-      const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
-      problems.push(`${route.operationId}: ${route.sql.fn} takes ${signatures}, the manifest gives (${given.join(', ')})`);
+    // The list's text variant (listText) takes the same arguments.
+    for (const name of [route.sql.fn, ...(route.listText ? [route.listText] : [])]) {
+      const candidates = functions.get(name) ?? [];
+      if (candidates.length === 0) {
+        problems.push(`${route.operationId}: ${name} does not exist`);
+        continue;
+      }
+      const fits = candidates.some((fn) => given.every((arg) => fn.inputs.includes(arg)) && fn.withoutDefault.every((arg) => given.includes(arg)));
+      if (!fits) {
+        const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
+        problems.push(`${route.operationId}: ${name} takes ${signatures}, the manifest gives (${given.join(', ')})`);
+      }
     }
   }
   return [...problems, ...(await limitMismatches(pool, routes))];

@@ -112,6 +112,13 @@ export interface RouteSpec {
   settings?: (config: Config) => Record<string, string>;
   /** Calls with a SQL result get page/page_size and answer the list envelope. */
   paginated?: boolean | { fixedPageSize: number };
+  /**
+   * With `sql` and `paginated`: a function of the same arguments answering the list's total and its
+   * results as JSON text (one row: count int, results text), which the route calls instead of
+   * `sql.fn` and sends as written, without a jsonb envelope nor a parse in node (the whole
+   * association's queue: 50 records a page). The back-office and GraphQL keep `sql.fn`.
+   */
+  listText?: string;
   status: number;
   response?: JsonSchema;
   /** Content types of a binary response (file downloads: the stored file's detected type). */

@@ -60,6 +60,11 @@ export function sqlText(route: RouteSpec): string {
  * (offset 0 keeps the function from being evaluated once per output column).
  */
 export function sqlTextForResponse(route: RouteSpec): string {
+  if (route.paginated && route.listText) {
+    // The list's text variant: its total and its results' JSON text, in binary format (raw bytes).
+    const textCall = sqlText({ ...route, sql: { ...route.sql!, fn: route.listText } }).replace(/^select /, '').replace(/ as result$/, '');
+    return `select l.count, l.results from ${textCall} as l`;
+  }
   const call = sqlText(route).replace(/^select /, '').replace(/ as result$/, '');
   if (route.resultParts) return `select part from ${call} as part`;
   return route.paginated
@@ -369,7 +374,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         return;
       }
       const rendered = Boolean(spec.render);
-      const statement: pg.QueryConfig & { binary?: boolean } = spec.paginated || rendered
+      const statement: pg.QueryConfig & { binary?: boolean } = (spec.paginated && !spec.listText) || rendered
         ? { text: route.sql!, values }
         : { text: route.sql!, values, binary: true, types: RAW_BYTES };
       // The one path of a route's call: prelude, call and commit in one round trip (runRequestCall).
@@ -389,14 +394,21 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         return;
       }
       if (spec.paginated) {
-        const count = (row.count as number | null) ?? 0;
+        // The text variant (listText) answers in binary format: the int4 total, the results' UTF-8 bytes.
+        const count = spec.listText
+          ? ((row.count as Buffer | null)?.readInt32BE(0) ?? 0)
+          : ((row.count as number | null) ?? 0);
         const lastPage = Math.max(1, Math.ceil(count / pageSize));
         if (page > lastPage) throw ApiError.notFound('Page non valide.');
         const next = page < lastPage ? pageUrl(req, deps.config.publicUrl, page + 1) : null;
         const previous = page > 1 ? pageUrl(req, deps.config.publicUrl, page - 1) : null;
-        sendJsonText(res, spec.status,
-          `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":${(row.results as string | null) ?? '[]'}}`,
-          spec.headers);
+        const head = `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":`;
+        if (spec.listText) {
+          const results = (row.results as Buffer | null) ?? Buffer.from('[]');
+          sendJsonText(res, spec.status, Buffer.concat([Buffer.from(head), results, Buffer.from('}')]), spec.headers);
+          return;
+        }
+        sendJsonText(res, spec.status, `${head}${(row.results as string | null) ?? '[]'}}`, spec.headers);
         return;
       }
       const text = row.result as Buffer | null | undefined;

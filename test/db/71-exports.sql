@@ -42,7 +42,10 @@ select unalike(pg_temp.plan_of('select * from app_public.absences_export()'), '%
               'the export is inlined into the query (no function scan filling its whole result first)');
 
 -- The list and its export share one selection.
-select ok((select p.prosrc from pg_proc p where p.proname = 'absences_list') like '%app_hidden.absences_selection(%',
+-- (absences_list and its REST text variant take their page from absences_list_page, which reads it.)
+select ok((select p.prosrc from pg_proc p where p.proname = 'absences_list_page') like '%app_hidden.absences_selection(%'
+          and (select p.prosrc from pg_proc p where p.proname = 'absences_list') like '%app_hidden.absences_list_page(%'
+          and (select p.prosrc from pg_proc p where p.proname = 'absences_list_text') like '%app_hidden.absences_list_page(%',
           'absences_list reads app_hidden.absences_selection');
 select ok((select p.prosrc from pg_proc p where p.proname = 'audit_log_search') like '%app_hidden.audit_log_selection(%',
           'audit_log_search reads app_hidden.audit_log_selection');

@@ -1,7 +1,7 @@
 -- The per-state counts of absences (app_private.absence_status_counts) that give the queue its
 -- total: they equal count(*) after every kind of write, and a reader sums its perimeter only.
 begin;
-select plan(18);
+select plan(24);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- Pairs (state, employee) where the kept count and a count of the rows differ.
@@ -118,6 +118,51 @@ select tests.authenticate_as('bruno');
 set local role wfm_api;
 select is((select count(distinct c.employee_id)::int from app_private.absence_status_counts c), 1,
   'an employee reads only their own counts');
+select tests.as_owner();
+
+-- The REST route's list (app_public.absences_list_text: its results written straight as text by
+-- app_hidden.absences_list_json_text) is absences_list's answer byte for byte, documents, quotes,
+-- backslashes, line breaks and accents included, for every kind of reader and page.
+insert into app_public.absence_documents (absence_id, filename, content_type, size_bytes, storage_key, sha256, uploaded_by_name)
+select a.id, format('justif "%s" \ n°%s.pdf', chr(233), a.id), 'application/pdf', 10, md5('pq' || a.id), md5('a') || md5('b'), 'Import « RH »'
+from (select id from app_public.absences order by id limit 3) a;
+update app_public.absences set comment = e'Ligne 1\nLigne "2" \\ \u00e9\t\u20ac', version = version + 1
+where id = (select min(id) from app_public.absences);
+create function pg_temp.list_text_mismatches(p_username text) returns int language plpgsql as $$
+declare
+  v_bad int := 0;
+  r record;
+  v_json jsonb;
+  v_text record;
+begin
+  perform tests.authenticate_as(p_username);
+  for r in select * from (values (null::text, null::date, 1, 50), ('pending', null, 1, 50), ('validated', null, 1, 3),
+                                 ('validated', null, 2, 3), (null, '1900-01-01'::date, 1, 200)) v(status, from_date, page, size) loop
+    v_json := app_public.absences_list(p_status => r.status, p_from => r.from_date, p_page => r.page, p_page_size => r.size,
+                                       p_public_url => 'http://x/');
+    select * into v_text from app_public.absences_list_text(p_status => r.status, p_from => r.from_date, p_page => r.page,
+                                                            p_page_size => r.size, p_public_url => 'http://x/');
+    if (v_json ->> 'count')::int is distinct from v_text.count or (v_json -> 'results')::text is distinct from v_text.results then
+      v_bad := v_bad + 1;
+    end if;
+  end loop;
+  perform tests.as_owner();
+  return v_bad;
+end;
+$$;
+grant execute on function pg_temp.list_text_mismatches(text) to public;
+select is(pg_temp.list_text_mismatches('rh1'), 0, 'absences_list_text = absences_list, byte for byte: a reader of the whole association');
+select is(pg_temp.list_text_mismatches('mgr1'), 0, 'absences_list_text = absences_list: a manager (perimeter)');
+select is(pg_temp.list_text_mismatches('alice'), 0, 'absences_list_text = absences_list: an employee (own record)');
+select is(pg_temp.list_text_mismatches('paie'), 0, 'absences_list_text = absences_list: the payroll service');
+select tests.authenticate_as('rh1');
+set local role wfm_api;
+select is(app_hidden.absences_list_json_text(array(select a.id from app_public.absences a order by a.id desc), 'http://x/'),
+          app_hidden.absences_json(array(select a.id from app_public.absences a order by a.id desc), 'http://x/', true)::text,
+          'absences_list_json_text = absences_json(..., true) as text for every absence of the fixture');
+select ok((select count(*) from app_public.absence_documents) >= 3 and
+          app_hidden.absences_list_json_text(array(select d.absence_id from app_public.absence_documents d), 'http://x/') like '%\\ n°%',
+          'the comparison saw documents with quotes, a backslash and accents');
 select tests.as_owner();
 
 truncate app_public.absences cascade;

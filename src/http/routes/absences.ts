@@ -192,6 +192,8 @@ export const absenceRoutes: RouteModule = {
           { name: 'p_type', from: 'query', key: 'type', cast: 'int' },
         ],
       },
+      // The page's JSON text as SQL writes it (app_public.absences_list_text), sent as it comes.
+      listText: 'app_public.absences_list_text',
       status: 200,
       response: s.ref('Absence'),
       errors: [400],
