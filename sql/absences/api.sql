@@ -365,7 +365,8 @@ begin
   returning * into v_absence;
 
   perform app_hidden.absence_documents_insert(v_absence.id, p_add_documents);
-  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today);
+  -- The counters' target is the plan evaluated above (no error: its counters are open, in the type's unit).
+  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today, v_eval -> 'plan');
   perform app_private.absence_alert_events(v_absence, v_eval -> 'events');
 
   if v_own then
@@ -393,7 +394,9 @@ decides the state, not the role. Returns the absence with its warnings.';
 
 -- The preview answer of CONTRACT section 4.
 create or replace function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
-language sql immutable as $$
+-- stable, like the to_char wrappers it calls: an immutable SQL function calling a stable one is never
+-- inlined, and was parsed and planned at each call.
+language sql stable as $$
   select jsonb_build_object(
     'quantity', app_hidden.fmt_quantity((p_eval ->> 'quantity')::numeric),
     'unit', p_eval -> 'unit',
