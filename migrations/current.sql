@@ -4,5 +4,6 @@
 --!include auth/rate_limits.sql
 --!include absences/rules.sql
 --!include counters/functions.sql
+--!include absences/json.sql
 --!include absences/api.sql
 --!include finalize.sql

@@ -336,6 +336,7 @@ declare
   v_absence app_public.absences;
   v_has_recipient boolean;
   v_subject text;
+  v_name text;
 begin
   v_filer_error := app_hidden.absence_filer_error(d.employee_id);
   if v_filer_error is not null then
@@ -371,14 +372,15 @@ begin
 
   if v_own then
     v_subject := app_hidden.absence_subject(v_absence);
+    v_name := app_hidden.employee_name(v_absence.employee_id);
     v_has_recipient := app_private.notify_filing(
       v_absence.employee_id, v_absence.date_start, 'absences.decide_absence', v_account,
       'Nouvelle demande d''absence',
-      format('%s demande une absence %s (%s).', app_hidden.employee_name(v_absence.employee_id), v_subject,
+      format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
       format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
-             v_subject, app_hidden.employee_name(v_absence.employee_id)),
+             v_subject, v_name),
       'absence', v_absence.id);
   end if;
 
