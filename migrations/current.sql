@@ -2,7 +2,10 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/input_contract.sql
+--!include auth/rate_limits.sql
 --!include planning/helpers.sql
+--!include absences/rules.sql
+--!include counters/functions.sql
 --!include absences/json.sql
 --!include absences/api.sql
 --!include absences/status_counts.sql

@@ -395,6 +395,7 @@ declare
   v_absence app_public.absences;
   v_has_recipient boolean;
   v_subject text;
+  v_name text;
 begin
   v_filer_error := app_hidden.absence_filer_error(d.employee_id);
   if v_filer_error is not null then
@@ -424,19 +425,21 @@ begin
   returning * into v_absence;
 
   perform app_hidden.absence_documents_insert(v_absence.id, p_add_documents);
-  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today);
+  -- The counters' target is the plan evaluated above (no error: its counters are open, in the type's unit).
+  perform app_private.absence_sync_counters(v_absence.id, 'create', v_today, v_eval -> 'plan');
   perform app_private.absence_alert_events(v_absence, v_eval -> 'events');
 
   if v_own then
     v_subject := app_hidden.absence_subject(v_absence);
+    v_name := app_hidden.employee_name(v_absence.employee_id);
     v_has_recipient := app_private.notify_filing(
       v_absence.employee_id, v_absence.date_start, 'absences.decide_absence', v_account,
       'Nouvelle demande d''absence',
-      format('%s demande une absence %s (%s).', app_hidden.employee_name(v_absence.employee_id), v_subject,
+      format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
       format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
-             v_subject, app_hidden.employee_name(v_absence.employee_id)),
+             v_subject, v_name),
       'absence', v_absence.id);
   end if;
 
@@ -452,7 +455,9 @@ decides the state, not the role. Returns the absence with its warnings.';
 
 -- The preview answer of CONTRACT section 4.
 create or replace function app_hidden.absence_preview_answer(p_eval jsonb, p_effects jsonb) returns jsonb
-language sql immutable as $$
+-- stable, like the to_char wrappers it calls: an immutable SQL function calling a stable one is never
+-- inlined, and was parsed and planned at each call.
+language sql stable as $$
   select jsonb_build_object(
     'quantity', app_hidden.fmt_quantity((p_eval ->> 'quantity')::numeric),
     'unit', p_eval -> 'unit',

@@ -31,11 +31,15 @@ begin
       select app_hidden.current_employee_id()
     ),
     -- Only a granted absence carries its cancellation's effects (a queue of pending requests
-    -- or a fresh request computes none).
+    -- or a fresh request computes none: without a granted absence the function is not called).
+    granted as (
+      select array(select a.id from app_public.absences a
+                   where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')) as ids
+    ),
     effects as (
-      select * from app_private.absence_cancellation_effects(array(
-        select a.id from app_public.absences a
-        where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')))
+      select x.* from granted g
+      cross join lateral app_private.absence_cancellation_effects(g.ids) x
+      where cardinality(g.ids) > 0
     ),
     docs as (
       select d.absence_id,

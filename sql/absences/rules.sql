@@ -138,7 +138,9 @@ $$;
 
 -- Texts of messages and notification bodies.
 create or replace function app_hidden.quantity_fr(p_quantity numeric, p_unit text) returns text
-language sql immutable as $$
+-- stable, like the to_char wrappers it calls: an immutable SQL function calling a stable one is never
+-- inlined, and was parsed and planned at each call.
+language sql stable as $$
   select app_hidden.fmt_quantity(p_quantity) || ' '
          || case when p_unit = 'hour' then case when p_quantity <= 1 then 'heure' else 'heures' end
                  else case when p_quantity <= 1 then 'jour' else 'jours' end end;
@@ -169,7 +171,9 @@ $$;
 -- "du 20/11/2026 (après-midi) au 24/11/2026".
 create or replace function app_hidden.absence_period_fr(p_start date, p_end date, p_start_half text, p_end_half text,
                                              p_start_time time, p_end_time time) returns text
-language sql immutable as $$
+-- stable, like the to_char wrappers it calls: an immutable SQL function calling a stable one is never
+-- inlined, and was parsed and planned at each call.
+language sql stable as $$
   select case
     when p_start_time is not null then
       format('le %s de %s à %s', app_hidden.fr_date(p_start), to_char(p_start_time, 'HH24:MI'), to_char(p_end_time, 'HH24:MI'))

@@ -21,9 +21,14 @@ comment on table app_private.rate_limit_windows is
 -- statement (an upsert) so that concurrent hits from several processes count exactly once each.
 -- retry_after: whole seconds until the window ends (at least 1) when refused, else 0.
 -- The wall clock (clock_timestamp), never the business clock the tests freeze.
+-- plpgsql: its plan is kept by the connection (a security definer SQL function is never inlined, and
+-- was parsed and planned at each of its calls: each request of the service makes one).
 create or replace function app_private.rate_limit_hit(p_bucket text, p_limit int, p_window interval)
 returns table (allowed boolean, remaining int, retry_after int)
-language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+#variable_conflict use_column
+begin
+  return query
   with hit as (
     insert into app_private.rate_limit_windows as w (bucket, window_start, window_end, hits)
     values (p_bucket, clock_timestamp(), clock_timestamp() + p_window, 1)
@@ -39,6 +44,7 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
          case when hit.hits <= p_limit then 0
               else greatest(1, ceil(extract(epoch from hit.window_end - clock_timestamp())))::int end
   from hit;
+end;
 $$;
 comment on function app_private.rate_limit_hit(text, int, interval) is
   'Counts one request in a rate-limit bucket: allowed, remaining, retry_after (seconds, 0 when allowed).';

@@ -101,8 +101,14 @@ $$;
  * Refuses with 400 under `counters` (nothing written: the transaction aborts) when a
  * counter is missing, its unit does not match, or a debit exceeds its remaining.
  * Returns the effects: [{"counter", "year", "column", "direction", "quantity"}].
+ * p_plan: the "plan" of app_private.absence_evaluate for this very row, evaluated without any
+ * error in the same transaction (the creation): its counters are open and in the type's unit,
+ * so the target is read from it instead of counting the period again (what
+ * app_private.absence_counter_target would compute from the same row).
  */
-create or replace function app_private.absence_sync_counters(p_absence_id int, p_transition text, p_today date default null)
+drop function if exists app_private.absence_sync_counters(int, text, date) cascade;
+create or replace function app_private.absence_sync_counters(p_absence_id int, p_transition text, p_today date default null,
+                                                             p_plan jsonb default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -117,7 +123,19 @@ declare
   r record;
 begin
   select * into v_absence from app_public.absences a where a.id = p_absence_id;
-  for r in select * from app_private.absence_counter_target(v_absence, v_today) loop
+  if p_plan is not null then
+    -- The same lines as absence_counter_target's (the plan lists them in its order), bucket included.
+    if v_absence.id is not null and app_hidden.absence_is_active(v_absence.status) then
+      select coalesce(jsonb_agg(jsonb_build_object(
+               'counter_id', (x ->> 'counter_id')::int, 'code', x ->> 'code', 'year', (x ->> 'year')::int,
+               'bucket', case when v_absence.status in ('validated', 'cancellation_requested') and v_absence.date_start <= v_today
+                              then 'taken' else 'planned' end,
+               'quantity', (x ->> 'quantity')::numeric) order by n), '[]'::jsonb)
+        into v_target
+      from jsonb_array_elements(p_plan) with ordinality p(x, n);
+    end if;
+  end if;
+  for r in select * from app_private.absence_counter_target(v_absence, v_today) where p_plan is null loop
     if r.counter_unit <> r.type_unit or r.counter_id is null then
       perform app_hidden.invalid('counters', app_private.counter_request_error(
         r.code, r.year, r.counter_id, r.counter_unit, r.type_unit,
@@ -178,14 +196,18 @@ begin
     else
       -- Planifiés → Pris first (the start of a reservation), then what remains.
       v_moved := least(greatest(r.cp - r.tp, 0), greatest(r.tt - r.ct, 0));
-      perform app_private.counter_movement(r.counter_id, 'planned', -v_moved, 'start', p_absence_id, p_transition);
-      perform app_private.counter_movement(r.counter_id, 'taken', v_moved, 'consumption', p_absence_id, p_transition);
-      perform app_private.counter_movement(r.counter_id, 'planned', r.tp - r.cp + v_moved,
-                                           case when r.tp - r.cp + v_moved > 0 then 'reservation' else 'release' end,
-                                           p_absence_id, p_transition);
-      perform app_private.counter_movement(r.counter_id, 'taken', r.tt - r.ct - v_moved,
-                                           case when r.tt - r.ct - v_moved > 0 then 'consumption' else 'restitution' end,
-                                           p_absence_id, p_transition);
+      -- The four lines of app_private.counter_movement in one insert, in the same order (those of
+      -- quantity 0 are not written).
+      insert into app_private.counter_movements (counter_id, bucket, quantity, kind, absence_id, transition, actor_account_id)
+      select r.counter_id, m.bucket, m.quantity, m.kind, p_absence_id, p_transition, app_hidden.current_account_id()
+      from (values (1, 'planned', -v_moved, 'start'),
+                   (2, 'taken', v_moved, 'consumption'),
+                   (3, 'planned', r.tp - r.cp + v_moved,
+                    case when r.tp - r.cp + v_moved > 0 then 'reservation' else 'release' end),
+                   (4, 'taken', r.tt - r.ct - v_moved,
+                    case when r.tt - r.ct - v_moved > 0 then 'consumption' else 'restitution' end)) m(n, bucket, quantity, kind)
+      where m.quantity <> 0
+      order by m.n;
     end if;
 
     if r.tp <> r.cp then
