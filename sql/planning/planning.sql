@@ -118,8 +118,13 @@ $$;
 --   * each employee's cells are aggregated in the order of the days, so the answer sorts
 --     employees, not cells; the answer is one aggregate of its parts (head, employees' cells,
 --     holidays), not concatenations that would each copy its 2.5 MB.
+--   * the answer is its parts in order (head, each employee's cells, holidays): the route sends
+--     them re-cut in 64 KiB (planning_read_chunks) and never holds the whole 2.5 MB text (each
+--     copy of a value that large is fresh memory: page faults, zeroing, copies); planning_cells
+--     joins them for the callers that need one text.
 drop function if exists app_hidden.planning_cells(int[], date, date);
-create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
+drop function if exists app_hidden.planning_parts(int[], date, date);
+create or replace function app_hidden.planning_parts(p_employee_ids int[], p_from date, p_to date) returns setof text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 declare
@@ -131,7 +136,7 @@ declare
   -- The same rest block with the usual tail: no pending request, no on-call period.
   v_rest_block constant text := v_rest_head || 'null,"on_call":[]}';
 begin
-  return (
+  return query
     with days as (
       select d::date as date, app_hidden.json_date(d::date) as date_json, extract(isodow from d)::int as weekday
       from generate_series(p_from, p_to, interval '1 day') d
@@ -395,8 +400,8 @@ begin
         from days d
       ) cells
     )
-    -- The answer as one aggregate of its parts in order (concatenations would copy 2.5 MB each).
-    select string_agg(part.text, '' order by part.k)
+    -- The answer's parts in order (concatenations would copy 2.5 MB each).
+    select part.text
     from (
       select 0::bigint as k,
              '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
@@ -417,8 +422,14 @@ begin
                   where h.day between p_from and p_to), '')
              || ']}'
     ) part
-  );
+    order by part.k;
 end;
+$$;
+
+-- The answer as one text: its parts joined in their order.
+create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
+language sql stable as $$
+  select string_agg(p.part, '' order by p.n) from app_hidden.planning_parts(p_employee_ids, p_from, p_to) with ordinality as p(part, n);
 $$;
 
 -- GET /api/planning/?from=&to=&employee=&establishment=&team=
@@ -434,10 +445,11 @@ $$;
 -- of 200 employees is 2.5 MB); the route calls planning_read_chunks, the same bytes in parts.
 -- planning_read is the same answer typed json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
-create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
-                                                         p_establishment int default null, p_team int default null)
-returns text
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+-- The window and the employees of a planning read (its checks and errors), for planning_read_text
+-- and planning_read_chunks; called by them only (security definer), as they were its body.
+create or replace function app_hidden.planning_scope(p_from date, p_to date, p_employee int, p_establishment int, p_team int,
+                                                     out from_date date, out to_date date, out employee_ids int[])
+language plpgsql stable as $$
 declare
   v_today date := app_hidden.today();
   v_from date;
@@ -491,7 +503,20 @@ begin
                                  where ta.employee_id = x and ta.team_id = p_team
                                    and app_hidden.date_in(v_on, ta.start_date, ta.end_date)));
   end if;
-  return app_hidden.planning_cells(v_ids, v_from, v_to);
+  from_date := v_from;
+  to_date := v_to;
+  employee_ids := v_ids;
+end;
+$$;
+
+create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
+                                                         p_establishment int default null, p_team int default null)
+returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_scope record := app_hidden.planning_scope(p_from, p_to, p_employee, p_establishment, p_team);
+begin
+  return app_hidden.planning_cells(v_scope.employee_ids, v_scope.from_date, v_scope.to_date);
 end;
 $$;
 
@@ -509,16 +534,49 @@ by default, at most 62 days), with absences and pending requests; a directory re
 absences.view_absence_queue perimeter, any other account its own cells; narrowed by employee,
 establishment or team.';
 
--- The same answer in bytes of at most 64 KiB, in order, for the route to send as they come: one
+-- The same answer in parts of at most 64 KiB, in order, for the route to send as they come: one
 -- 2.5 MB value was received whole by the service's driver, in a buffer doubled up to 4 MiB
--- per request (docs/architecture.md, Performance notes).
+-- per request (docs/architecture.md, Performance notes). Cut from the answer's parts as they
+-- come (a part may straddle two pieces), without ever forming the whole text. Each piece is
+-- whole UTF-8 characters (cut before a continuation byte, so 64 KiB less at most 3 bytes): the
+-- driver reads every value as UTF-8 text before handing its bytes over, and a character cut in
+-- two would become two replacement characters.
 create or replace function app_public.planning_read_chunks(p_from date default null, p_to date default null, p_employee int default null,
                                                            p_establishment int default null, p_team int default null)
 returns setof bytea
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_answer bytea := convert_to(app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team), 'UTF8');
+  v_scope record := app_hidden.planning_scope(p_from, p_to, p_employee, p_establishment, p_team);
+  v_part bytea;
+  v_length int;
+  v_at int;
+  v_cut int;
+  v_pieces bytea[] := '{}';  -- of the piece being filled
+  v_room int := 65536;       -- bytes still free in it
 begin
-  return query select substring(v_answer from i for 65536) from generate_series(1, length(v_answer), 65536) i;
+  for v_part in select convert_to(p.part, 'UTF8')
+                from app_hidden.planning_parts(v_scope.employee_ids, v_scope.from_date, v_scope.to_date) as p(part) loop
+    v_length := length(v_part);
+    v_at := 0;
+    while v_length - v_at >= v_room loop
+      v_cut := v_room;
+      -- never between the bytes of one character (get_byte counts from 0: the next piece's first byte)
+      while v_at + v_cut < v_length and get_byte(v_part, v_at + v_cut) between 128 and 191 loop
+        v_cut := v_cut - 1;
+      end loop;
+      v_pieces := array_append(v_pieces, substring(v_part from v_at + 1 for v_cut));
+      return next (select string_agg(x.piece, ''::bytea order by x.n) from unnest(v_pieces) with ordinality as x(piece, n));
+      v_at := v_at + v_cut;
+      v_room := 65536;
+      v_pieces := '{}';
+    end loop;
+    if v_length > v_at then
+      v_pieces := array_append(v_pieces, case when v_at = 0 then v_part else substring(v_part from v_at + 1) end);
+      v_room := v_room - (v_length - v_at);
+    end if;
+  end loop;
+  if cardinality(v_pieces) > 0 then
+    return next (select string_agg(x.piece, ''::bytea order by x.n) from unnest(v_pieces) with ordinality as x(piece, n));
+  end if;
 end;
 $$;
