@@ -213,51 +213,76 @@ begin
     modification as (
       select x.employee_id, x.date, array_agg(x.head) as heads, array_agg(x.start_minute) as starts
       from (
-        select m.employee_id, m.date, coalesce(extract(epoch from sl.start_time)::int / 60, 0) as start_minute,
-               case when sl.n is null
+        select m.employee_id, m.date, coalesce(extract(epoch from m.start_time)::int / 60, 0) as start_minute,
+               case when m.n is null
                     then '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
                          || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
                          || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
                          || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
                          || ',"absence":null,"pending_request":'
-                    else '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
+                    else '{"kind":"work","post":' || app_hidden.json_int(m.post_id)
                          || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
-                         || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
-                         || ',"start_time":' || app_hidden.json_hm(sl.start_time)
-                         || ',"end_time":' || app_hidden.json_hm(sl.end_time)
-                         || ',"break_start_time":' || app_hidden.json_hm(sl.break_start_time)
-                         || ',"break_end_time":' || app_hidden.json_hm(sl.break_end_time)
-                         || ',"break_paid":' || app_hidden.json_bool(coalesce(sl.break_paid, false))
+                         || ',"establishment":' || app_hidden.json_int(m.establishment_id)
+                         || ',"start_time":' || app_hidden.json_hm(m.start_time)
+                         || ',"end_time":' || app_hidden.json_hm(m.end_time)
+                         || ',"break_start_time":' || app_hidden.json_hm(m.break_start_time)
+                         || ',"break_end_time":' || app_hidden.json_hm(m.break_end_time)
+                         || ',"break_paid":' || app_hidden.json_bool(coalesce(m.break_paid, false))
                          || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(
-                                               row(sl.start_time, sl.end_time, sl.break_start_time, sl.break_end_time,
-                                                   sl.break_paid, sl.post_id, sl.establishment_id, sl.is_remote)::app_public.slot))
-                         || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or coalesce(m.is_remote, false))
+                                               row(m.start_time, m.end_time, m.break_start_time, m.break_end_time,
+                                                   m.break_paid, m.post_id, m.establishment_id, m.is_remote)::app_public.slot))
+                         || ',"is_remote":' || app_hidden.json_bool(coalesce(m.is_remote, false) or coalesce(m.day_remote, false))
                          || ',"is_offsite":' || app_hidden.json_bool(coalesce(m.is_offsite, false))
                          || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
                          || ',"absence":null,"pending_request":'
                end as head
-        from app_public.day_modifications m
-        left join lateral unnest(m.slots) with ordinality
-          as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-        left join app_public.posts po on po.id = sl.post_id
-        where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
-        order by m.employee_id, m.date, 3, sl.n
+        from (select m.employee_id, m.date, m.comment, m.is_remote as day_remote, m.is_offsite, sl.*
+              from app_public.day_modifications m
+              left join lateral unnest(m.slots) with ordinality
+                as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+              where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+              offset 0) m
+        -- the posts joined once, not scanned per day modification
+        left join app_public.posts po on po.id = m.post_id
+        order by m.employee_id, m.date, 3, m.n
       ) x
       group by x.employee_id, x.date
     ),
+    -- head: a granted absence's block up to its part, the same on each of its days: written once
+    -- per absence (offset 0: evaluated here, not on each day of the absence).
     absence_day as (
-      select a.employee_id, d.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
+      select a.employee_id, d.date, a.id, a.type_id, a.type_code, a.type_name,
              a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
              case when a.start_time is not null then 'hours'
                   when d.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
                   when d.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
-                  else 'day' end as part
-      from app_public.absences a
-      join app_public.absence_types t on t.id = a.type_id
+                  else 'day' end as part,
+             a.head
+      from (
+        select a.employee_id, a.id, a.type_id, t.code as type_code, t.name as type_name,
+               a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
+               case when a.status <> 'pending' then
+                 '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
+                 || ',"start_time":' || app_hidden.json_hm(a.start_time) || ',"end_time":' || app_hidden.json_hm(a.end_time)
+                 || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
+                 || ',"minutes":' || app_hidden.json_int(case when a.start_time is not null
+                                                             then app_hidden.span_minutes(a.start_time, a.end_time) end)
+                 || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
+                 || ',"absence":{"id":' || a.id || ',"type":' || a.type_id || ',"type_code":' || app_hidden.json_text(t.code)
+                 || ',"type_name":' || app_hidden.json_text(t.name) || ',"date_start":' || app_hidden.json_date(a.date_start)
+                 || ',"date_end":' || app_hidden.json_date(a.date_end) || ',"start_half":' || app_hidden.json_text(a.start_half)
+                 || ',"end_half":' || app_hidden.json_text(a.end_half) || ',"start_time":' || app_hidden.json_hm(a.start_time)
+                 || ',"end_time":' || app_hidden.json_hm(a.end_time) || ',"comment":' || app_hidden.json_text(a.comment)
+                 || ',"status":' || app_hidden.json_text(a.status) || ',"part":'
+               end as head
+        from app_public.absences a
+        join app_public.absence_types t on t.id = a.type_id
+        where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+          and a.status in ('pending', 'validated', 'cancellation_requested')
+        offset 0
+      ) a
       cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
       cross join lateral (select g.day::date as date) d
-      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
-        and a.status in ('pending', 'validated', 'cancellation_requested')
     ),
     granted as (
       -- whole: the granted absences of the cell cover the whole day (one whole-day absence, or
@@ -314,18 +339,7 @@ begin
         select g.employee_id, g.date, g.whole,
                case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
                coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
-               '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
-               || ',"start_time":' || app_hidden.json_hm(g.start_time) || ',"end_time":' || app_hidden.json_hm(g.end_time)
-               || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
-               || ',"minutes":' || app_hidden.json_int(case when g.start_time is not null
-                                                           then app_hidden.span_minutes(g.start_time, g.end_time) end)
-               || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
-               || ',"absence":{"id":' || g.id || ',"type":' || g.type_id || ',"type_code":' || app_hidden.json_text(g.type_code)
-               || ',"type_name":' || app_hidden.json_text(g.type_name) || ',"date_start":' || app_hidden.json_date(g.date_start)
-               || ',"date_end":' || app_hidden.json_date(g.date_end) || ',"start_half":' || app_hidden.json_text(g.start_half)
-               || ',"end_half":' || app_hidden.json_text(g.end_half) || ',"start_time":' || app_hidden.json_hm(g.start_time)
-               || ',"end_time":' || app_hidden.json_hm(g.end_time) || ',"comment":' || app_hidden.json_text(g.comment)
-               || ',"status":' || app_hidden.json_text(g.status) || ',"part":' || app_hidden.json_text(g.part) || '}'
+               g.head || app_hidden.json_text(g.part) || '}'
                || ',"pending_request":' || case when g.status = 'cancellation_requested'
                                                 then '{"kind":"absence","id":' || g.id || ',"is_cancellation":true}'
                                                 when g.whole then t.pending
