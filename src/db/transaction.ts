@@ -209,69 +209,46 @@ export async function withAuthenticatorTransaction<T>(
 }
 
 /**
- * The values of the one column of `COPY (...) TO STDOUT (format binary)`, in order, as the
- * server sent them. node-postgres hands a row's value over only after reading it as UTF-8 text
- * (a binary value is encoded back to bytes after): for the planning's 2.5 MB, a string of 5 MB
- * (two bytes a character, its post labels being accented) per answer, then as many bytes
- * again, and their garbage. COPY's data messages are handed over as bytes, read here as they
- * come (the driver reuses its buffer): each value is copied once, into a buffer of its size.
- * The data: the signature, flags and header extension, then per row its field count, the
- * value's length and bytes; a field count of -1 ends it.
+ * The data of `COPY (...) TO STDOUT`, as the server sent it. node-postgres hands a row's value
+ * over only after reading it as UTF-8 text (a binary value is encoded back to bytes after): for
+ * the planning's 2.5 MB, a string of 5 MB (two bytes a character, its post labels being
+ * accented) per answer, then as many bytes again, and their garbage. COPY's data messages are
+ * handed over as bytes; each is copied at once (the driver reuses its buffer).
  */
-export function copyOutColumn(client: pg.ClientBase, text: string): Promise<Array<Buffer | null>> {
+export function copyOut(client: pg.ClientBase, text: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const values: Array<Buffer | null> = [];
-    let header = false;
-    let ended = false;
-    let pending: Buffer | null = null;
-    let broken: Error | null = null;
-    const read = (chunk: Buffer) => {
-      const data = pending ? Buffer.concat([pending, chunk]) : chunk;
-      pending = null;
-      let at = 0;
-      if (!header) {
-        if (data.length < 19 || data.length < 19 + data.readUInt32BE(15)) {
-          pending = Buffer.from(data);
-          return;
-        }
-        if (data.toString('latin1', 0, 11) !== 'PGCOPY\n\xff\r\n\0') throw new Error('not COPY binary data');
-        at = 19 + data.readUInt32BE(15);
-        header = true;
-      }
-      while (!ended && at + 2 <= data.length) {
-        const fields = data.readInt16BE(at);
-        if (fields === -1) {
-          ended = true;
-          return;
-        }
-        if (fields !== 1) throw new Error(`COPY binary data: ${fields} fields, one expected`);
-        if (at + 6 > data.length) break;
-        const length = data.readInt32BE(at + 2);
-        if (length < 0) {
-          values.push(null);
-          at += 6;
-          continue;
-        }
-        if (at + 6 + length > data.length) break;
-        values.push(Buffer.from(data.subarray(at + 6, at + 6 + length)));
-        at += 6 + length;
-      }
-      if (!ended && at < data.length) pending = Buffer.from(data.subarray(at));
-    };
-    const query = new pg.Query({ text }, undefined, (error: Error | undefined) => {
-      if (error) reject(error);
-      else if (broken) reject(broken);
-      else if (!ended) reject(new Error('COPY binary data: no end'));
-      else resolve(values);
-    });
+    const chunks: Buffer[] = [];
+    const query = new pg.Query({ text }, undefined, (error: Error | undefined) =>
+      error ? reject(error) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     (query as unknown as { handleCopyData: (message: { chunk: Buffer }) => void }).handleCopyData = (message) => {
-      if (broken || ended) return;
-      try {
-        read(message.chunk);
-      } catch (error) {
-        broken = error as Error;
-      }
+      chunks.push(Buffer.from(message.chunk));
     };
     client.query(query);
   });
+}
+
+/**
+ * The values of the one column of `COPY ... TO STDOUT (format binary)` data, in order (views
+ * of `data`): the signature, flags and header extension, then per row its field count, and
+ * the value's length and bytes; a field count of -1 ends it.
+ */
+export function copyBinaryColumn(data: Buffer): Array<Buffer | null> {
+  if (data.length < 19 || data.toString('latin1', 0, 11) !== 'PGCOPY\n\xff\r\n\0') throw new Error('not COPY binary data');
+  let at = 15;
+  at += 4 + data.readUInt32BE(at);
+  const values: Array<Buffer | null> = [];
+  for (;;) {
+    const fields = data.readInt16BE(at);
+    at += 2;
+    if (fields === -1) return values;
+    if (fields !== 1) throw new Error(`COPY binary data: ${fields} fields, one expected`);
+    const length = data.readInt32BE(at);
+    at += 4;
+    if (length < 0) {
+      values.push(null);
+      continue;
+    }
+    values.push(data.subarray(at, at + length));
+    at += length;
+  }
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
 import {
-  copyOutColumn, runRequestCall, runRequestIssue, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
+  copyBinaryColumn, copyOut, runRequestCall, runRequestIssue, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
 } from '../db/transaction.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
@@ -373,9 +373,10 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       if (spec.resultParts) {
         // The parts as the server's bytes (copyOut: a row's value would be read as UTF-8 text
         // first); COPY takes no parameters, so the values are written as literals.
-        const parts = await runRequestIssue(deps.pool, identity, (client) =>
-          copyOutColumn(client, `copy (${inlineValues(route.sql!, values, (value) => client.escapeLiteral(value))}) to stdout (format binary)`),
+        const data = await runRequestIssue(deps.pool, identity, (client) =>
+          copyOut(client, `copy (${inlineValues(route.sql!, values, (value) => client.escapeLiteral(value))}) to stdout (format binary)`),
         transaction);
+        const parts = copyBinaryColumn(data);
         for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
         res.status(spec.status).type('application/json');
         res.setHeader('Content-Length', String(parts.reduce((length, part) => length + (part?.length ?? 0), 0)));
