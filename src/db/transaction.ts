@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { ROLES } from './roles.js';
 import { transactionSettingsStatement } from './pool.js';
 
@@ -132,24 +132,11 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   query: pg.QueryConfig,
   options: TransactionOptions = {},
 ): Promise<pg.QueryResult<R>> {
-  return runRequestIssue(pool, identity, (client) => client.query<R>(query), options);
-}
-
-/**
- * runRequestCall with the call issued by `issue` on the transaction's client (one statement,
- * issued at once, not awaited before the commit is written: copyOut).
- */
-export async function runRequestIssue<T>(
-  pool: pg.Pool,
-  identity: RequestIdentity | null,
-  issue: (client: pg.PoolClient) => Promise<T>,
-  options: TransactionOptions = {},
-): Promise<T> {
   const prelude = requestPrelude(pool, identity, options);
   const client = await pool.connect();
   if (!(client as unknown as { pipeline?: boolean }).pipeline) {
     client.release();
-    return withRequestTransaction(pool, identity, (c) => issue(c), options);
+    return withRequestTransaction(pool, identity, (c) => c.query<R>(query), options);
   }
   let broken = false;
   try {
@@ -159,10 +146,10 @@ export async function runRequestIssue<T>(
       .connection?.stream;
     stream?.cork?.();
     let sent: Array<Promise<unknown>>;
-    let call: Promise<T>;
+    let call: Promise<pg.QueryResult<R>>;
     try {
       sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
-      call = issue(client);
+      call = client.query<R>(query);
       sent.push(call, client.query('commit'));
     } finally {
       stream?.uncork?.();
@@ -205,50 +192,5 @@ export async function withAuthenticatorTransaction<T>(
     throw error;
   } finally {
     client.release(broken);
-  }
-}
-
-/**
- * The data of `COPY (...) TO STDOUT`, as the server sent it. node-postgres hands a row's value
- * over only after reading it as UTF-8 text (a binary value is encoded back to bytes after): for
- * the planning's 2.5 MB, a string of 5 MB (two bytes a character, its post labels being
- * accented) per answer, then as many bytes again, and their garbage. COPY's data messages are
- * handed over as bytes; each is copied at once (the driver reuses its buffer).
- */
-export function copyOut(client: pg.ClientBase, text: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const query = new pg.Query({ text }, undefined, (error: Error | undefined) =>
-      error ? reject(error) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    (query as unknown as { handleCopyData: (message: { chunk: Buffer }) => void }).handleCopyData = (message) => {
-      chunks.push(Buffer.from(message.chunk));
-    };
-    client.query(query);
-  });
-}
-
-/**
- * The values of the one column of `COPY ... TO STDOUT (format binary)` data, in order (views
- * of `data`): the signature, flags and header extension, then per row its field count, and
- * the value's length and bytes; a field count of -1 ends it.
- */
-export function copyBinaryColumn(data: Buffer): Array<Buffer | null> {
-  if (data.length < 19 || data.toString('latin1', 0, 11) !== 'PGCOPY\n\xff\r\n\0') throw new Error('not COPY binary data');
-  let at = 15;
-  at += 4 + data.readUInt32BE(at);
-  const values: Array<Buffer | null> = [];
-  for (;;) {
-    const fields = data.readInt16BE(at);
-    at += 2;
-    if (fields === -1) return values;
-    if (fields !== 1) throw new Error(`COPY binary data: ${fields} fields, one expected`);
-    const length = data.readInt32BE(at);
-    at += 4;
-    if (length < 0) {
-      values.push(null);
-      continue;
-    }
-    values.push(data.subarray(at, at + length));
-    at += length;
   }
 }

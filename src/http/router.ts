@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
 import {
-  copyBinaryColumn, copyOut, runRequestCall, runRequestIssue, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
+  runRequestCall, withAuthenticatorTransaction, withRequestTransaction, InactiveAccountError, type RequestIdentity, type TransactionOptions,
 } from '../db/transaction.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
@@ -65,18 +65,6 @@ export function sqlTextForResponse(route: RouteSpec): string {
   return route.paginated
     ? `select (r ->> 'count')::int as count, (r -> 'results')::text as results from (select ${call} as r offset 0) x`
     : `select (${call})::text as result`;
-}
-
-/**
- * A route's statement with its parameters written as literals (a COPY takes no parameters):
- * `$n` becomes the n-th value quoted by `quote` (or null); the statement is the manifest's
- * (sqlTextForResponse), where `$` appears only in its parameters.
- */
-export function inlineValues(text: string, values: unknown[], quote: (value: string) => string): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = values[Number(n) - 1];
-    return value === null || value === undefined ? 'null' : quote(String(value));
-  });
 }
 
 /**
@@ -371,19 +359,15 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
 
       const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
       if (spec.resultParts) {
-        // The parts as the server's bytes (copyOut: a row's value would be read as UTF-8 text
-        // first); COPY takes no parameters, so the values are written as literals.
-        const data = await runRequestIssue(deps.pool, identity, (client) =>
-          copyOut(client, `copy (${inlineValues(route.sql!, values, (value) => client.escapeLiteral(value))}) to stdout (format binary)`),
-        transaction);
-        const parts = copyBinaryColumn(data);
+        const { rows: parts } = await runRequestCall<{ part: Buffer }>(deps.pool, identity,
+          { text: route.sql!, values, binary: true, types: RAW_BYTES } as pg.QueryConfig, transaction);
         for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
         res.status(spec.status).type('application/json');
-        res.setHeader('Content-Length', String(parts.reduce((length, part) => length + (part?.length ?? 0), 0)));
+        res.setHeader('Content-Length', String(parts.reduce((length, row) => length + row.part.length, 0)));
         // Corked: the head and the parts leave in one write of all their buffers, not one each
         // (end() uncorks).
         res.cork();
-        for (const part of parts) if (part) res.write(part);
+        for (const row of parts) res.write(row.part);
         res.end();
         return;
       }
