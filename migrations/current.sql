@@ -4,6 +4,7 @@
 --!include core/input_contract.sql
 --!include auth/rate_limits.sql
 --!include planning/helpers.sql
+--!include planning/planning.sql
 --!include absences/rules.sql
 --!include counters/functions.sql
 --!include absences/json.sql

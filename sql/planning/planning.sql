@@ -118,8 +118,13 @@ $$;
 --   * each employee's cells are aggregated in the order of the days, so the answer sorts
 --     employees, not cells; the answer is one aggregate of its parts (head, employees' cells,
 --     holidays), not concatenations that would each copy its 2.5 MB.
+--   * the answer is its parts in order (head, each employee's cells, holidays): the route sends
+--     them re-cut in 64 KiB (planning_read_chunks) and never holds the whole 2.5 MB text (each
+--     copy of a value that large is fresh memory: page faults, zeroing, copies); planning_cells
+--     joins them for the callers that need one text.
 drop function if exists app_hidden.planning_cells(int[], date, date);
-create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
+drop function if exists app_hidden.planning_parts(int[], date, date);
+create or replace function app_hidden.planning_parts(p_employee_ids int[], p_from date, p_to date) returns setof text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
 declare
@@ -131,7 +136,7 @@ declare
   -- The same rest block with the usual tail: no pending request, no on-call period.
   v_rest_block constant text := v_rest_head || 'null,"on_call":[]}';
 begin
-  return (
+  return query
     with days as (
       select d::date as date, app_hidden.json_date(d::date) as date_json, extract(isodow from d)::int as weekday
       from generate_series(p_from, p_to, interval '1 day') d
@@ -208,51 +213,76 @@ begin
     modification as (
       select x.employee_id, x.date, array_agg(x.head) as heads, array_agg(x.start_minute) as starts
       from (
-        select m.employee_id, m.date, coalesce(extract(epoch from sl.start_time)::int / 60, 0) as start_minute,
-               case when sl.n is null
+        select m.employee_id, m.date, coalesce(extract(epoch from m.start_time)::int / 60, 0) as start_minute,
+               case when m.n is null
                     then '{"kind":"rest","post":null,"post_code":null,"post_label":null,"establishment":null'
                          || ',"start_time":null,"end_time":null,"break_start_time":null,"break_end_time":null'
                          || ',"break_paid":false,"minutes":0,"is_remote":false,"is_offsite":false'
                          || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
                          || ',"absence":null,"pending_request":'
-                    else '{"kind":"work","post":' || app_hidden.json_int(sl.post_id)
+                    else '{"kind":"work","post":' || app_hidden.json_int(m.post_id)
                          || ',"post_code":' || app_hidden.json_text(po.code) || ',"post_label":' || app_hidden.json_text(po.label)
-                         || ',"establishment":' || app_hidden.json_int(sl.establishment_id)
-                         || ',"start_time":' || app_hidden.json_hm(sl.start_time)
-                         || ',"end_time":' || app_hidden.json_hm(sl.end_time)
-                         || ',"break_start_time":' || app_hidden.json_hm(sl.break_start_time)
-                         || ',"break_end_time":' || app_hidden.json_hm(sl.break_end_time)
-                         || ',"break_paid":' || app_hidden.json_bool(coalesce(sl.break_paid, false))
+                         || ',"establishment":' || app_hidden.json_int(m.establishment_id)
+                         || ',"start_time":' || app_hidden.json_hm(m.start_time)
+                         || ',"end_time":' || app_hidden.json_hm(m.end_time)
+                         || ',"break_start_time":' || app_hidden.json_hm(m.break_start_time)
+                         || ',"break_end_time":' || app_hidden.json_hm(m.break_end_time)
+                         || ',"break_paid":' || app_hidden.json_bool(coalesce(m.break_paid, false))
                          || ',"minutes":' || app_hidden.json_int(app_hidden.slot_minutes(
-                                               row(sl.start_time, sl.end_time, sl.break_start_time, sl.break_end_time,
-                                                   sl.break_paid, sl.post_id, sl.establishment_id, sl.is_remote)::app_public.slot))
-                         || ',"is_remote":' || app_hidden.json_bool(coalesce(sl.is_remote, false) or coalesce(m.is_remote, false))
+                                               row(m.start_time, m.end_time, m.break_start_time, m.break_end_time,
+                                                   m.break_paid, m.post_id, m.establishment_id, m.is_remote)::app_public.slot))
+                         || ',"is_remote":' || app_hidden.json_bool(coalesce(m.is_remote, false) or coalesce(m.day_remote, false))
                          || ',"is_offsite":' || app_hidden.json_bool(coalesce(m.is_offsite, false))
                          || ',"modified":true,"comment":' || app_hidden.json_text(m.comment)
                          || ',"absence":null,"pending_request":'
                end as head
-        from app_public.day_modifications m
-        left join lateral unnest(m.slots) with ordinality
-          as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-        left join app_public.posts po on po.id = sl.post_id
-        where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
-        order by m.employee_id, m.date, 3, sl.n
+        from (select m.employee_id, m.date, m.comment, m.is_remote as day_remote, m.is_offsite, sl.*
+              from app_public.day_modifications m
+              left join lateral unnest(m.slots) with ordinality
+                as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+              where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+              offset 0) m
+        -- the posts joined once, not scanned per day modification
+        left join app_public.posts po on po.id = m.post_id
+        order by m.employee_id, m.date, 3, m.n
       ) x
       group by x.employee_id, x.date
     ),
+    -- head: a granted absence's block up to its part, the same on each of its days: written once
+    -- per absence (offset 0: evaluated here, not on each day of the absence).
     absence_day as (
-      select a.employee_id, d.date, a.id, a.type_id, t.code as type_code, t.name as type_name,
+      select a.employee_id, d.date, a.id, a.type_id, a.type_code, a.type_name,
              a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
              case when a.start_time is not null then 'hours'
                   when d.date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
                   when d.date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
-                  else 'day' end as part
-      from app_public.absences a
-      join app_public.absence_types t on t.id = a.type_id
+                  else 'day' end as part,
+             a.head
+      from (
+        select a.employee_id, a.id, a.type_id, t.code as type_code, t.name as type_name,
+               a.date_start, a.date_end, a.start_half, a.end_half, a.start_time, a.end_time, a.comment, a.status,
+               case when a.status <> 'pending' then
+                 '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
+                 || ',"start_time":' || app_hidden.json_hm(a.start_time) || ',"end_time":' || app_hidden.json_hm(a.end_time)
+                 || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
+                 || ',"minutes":' || app_hidden.json_int(case when a.start_time is not null
+                                                             then app_hidden.span_minutes(a.start_time, a.end_time) end)
+                 || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
+                 || ',"absence":{"id":' || a.id || ',"type":' || a.type_id || ',"type_code":' || app_hidden.json_text(t.code)
+                 || ',"type_name":' || app_hidden.json_text(t.name) || ',"date_start":' || app_hidden.json_date(a.date_start)
+                 || ',"date_end":' || app_hidden.json_date(a.date_end) || ',"start_half":' || app_hidden.json_text(a.start_half)
+                 || ',"end_half":' || app_hidden.json_text(a.end_half) || ',"start_time":' || app_hidden.json_hm(a.start_time)
+                 || ',"end_time":' || app_hidden.json_hm(a.end_time) || ',"comment":' || app_hidden.json_text(a.comment)
+                 || ',"status":' || app_hidden.json_text(a.status) || ',"part":'
+               end as head
+        from app_public.absences a
+        join app_public.absence_types t on t.id = a.type_id
+        where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+          and a.status in ('pending', 'validated', 'cancellation_requested')
+        offset 0
+      ) a
       cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
       cross join lateral (select g.day::date as date) d
-      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
-        and a.status in ('pending', 'validated', 'cancellation_requested')
     ),
     granted as (
       -- whole: the granted absences of the cell cover the whole day (one whole-day absence, or
@@ -309,18 +339,7 @@ begin
         select g.employee_id, g.date, g.whole,
                case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
                coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2,
-               '{"kind":"absence","post":null,"post_code":null,"post_label":null,"establishment":null'
-               || ',"start_time":' || app_hidden.json_hm(g.start_time) || ',"end_time":' || app_hidden.json_hm(g.end_time)
-               || ',"break_start_time":null,"break_end_time":null,"break_paid":false'
-               || ',"minutes":' || app_hidden.json_int(case when g.start_time is not null
-                                                           then app_hidden.span_minutes(g.start_time, g.end_time) end)
-               || ',"is_remote":false,"is_offsite":false,"modified":false,"comment":null'
-               || ',"absence":{"id":' || g.id || ',"type":' || g.type_id || ',"type_code":' || app_hidden.json_text(g.type_code)
-               || ',"type_name":' || app_hidden.json_text(g.type_name) || ',"date_start":' || app_hidden.json_date(g.date_start)
-               || ',"date_end":' || app_hidden.json_date(g.date_end) || ',"start_half":' || app_hidden.json_text(g.start_half)
-               || ',"end_half":' || app_hidden.json_text(g.end_half) || ',"start_time":' || app_hidden.json_hm(g.start_time)
-               || ',"end_time":' || app_hidden.json_hm(g.end_time) || ',"comment":' || app_hidden.json_text(g.comment)
-               || ',"status":' || app_hidden.json_text(g.status) || ',"part":' || app_hidden.json_text(g.part) || '}'
+               g.head || app_hidden.json_text(g.part) || '}'
                || ',"pending_request":' || case when g.status = 'cancellation_requested'
                                                 then '{"kind":"absence","id":' || g.id || ',"is_cancellation":true}'
                                                 when g.whole then t.pending
@@ -395,8 +414,8 @@ begin
         from days d
       ) cells
     )
-    -- The answer as one aggregate of its parts in order (concatenations would copy 2.5 MB each).
-    select string_agg(part.text, '' order by part.k)
+    -- The answer's parts in order (concatenations would copy 2.5 MB each).
+    select part.text
     from (
       select 0::bigint as k,
              '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
@@ -417,8 +436,14 @@ begin
                   where h.day between p_from and p_to), '')
              || ']}'
     ) part
-  );
+    order by part.k;
 end;
+$$;
+
+-- The answer as one text: its parts joined in their order.
+create or replace function app_hidden.planning_cells(p_employee_ids int[], p_from date, p_to date) returns text
+language sql stable as $$
+  select string_agg(p.part, '' order by p.n) from app_hidden.planning_parts(p_employee_ids, p_from, p_to) with ordinality as p(part, n);
 $$;
 
 -- GET /api/planning/?from=&to=&employee=&establishment=&team=
@@ -434,10 +459,11 @@ $$;
 -- of 200 employees is 2.5 MB); the route calls planning_read_chunks, the same bytes in parts.
 -- planning_read is the same answer typed json, for SQL callers and GraphQL.
 drop function if exists app_public.planning_read(date, date, int);
-create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
-                                                         p_establishment int default null, p_team int default null)
-returns text
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+-- The window and the employees of a planning read (its checks and errors), for planning_read_text
+-- and planning_read_chunks; called by them only (security definer), as they were its body.
+create or replace function app_hidden.planning_scope(p_from date, p_to date, p_employee int, p_establishment int, p_team int,
+                                                     out from_date date, out to_date date, out employee_ids int[])
+language plpgsql stable as $$
 declare
   v_today date := app_hidden.today();
   v_from date;
@@ -491,7 +517,20 @@ begin
                                  where ta.employee_id = x and ta.team_id = p_team
                                    and app_hidden.date_in(v_on, ta.start_date, ta.end_date)));
   end if;
-  return app_hidden.planning_cells(v_ids, v_from, v_to);
+  from_date := v_from;
+  to_date := v_to;
+  employee_ids := v_ids;
+end;
+$$;
+
+create or replace function app_public.planning_read_text(p_from date default null, p_to date default null, p_employee int default null,
+                                                         p_establishment int default null, p_team int default null)
+returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_scope record := app_hidden.planning_scope(p_from, p_to, p_employee, p_establishment, p_team);
+begin
+  return app_hidden.planning_cells(v_scope.employee_ids, v_scope.from_date, v_scope.to_date);
 end;
 $$;
 
@@ -509,16 +548,49 @@ by default, at most 62 days), with absences and pending requests; a directory re
 absences.view_absence_queue perimeter, any other account its own cells; narrowed by employee,
 establishment or team.';
 
--- The same answer in bytes of at most 64 KiB, in order, for the route to send as they come: one
+-- The same answer in parts of at most 64 KiB, in order, for the route to send as they come: one
 -- 2.5 MB value was received whole by the service's driver, in a buffer doubled up to 4 MiB
--- per request (docs/architecture.md, Performance notes).
+-- per request (docs/architecture.md, Performance notes). Cut from the answer's parts as they
+-- come (a part may straddle two pieces), without ever forming the whole text. Each piece is
+-- whole UTF-8 characters (cut before a continuation byte, so 64 KiB less at most 3 bytes): the
+-- driver reads every value as UTF-8 text before handing its bytes over, and a character cut in
+-- two would become two replacement characters.
 create or replace function app_public.planning_read_chunks(p_from date default null, p_to date default null, p_employee int default null,
                                                            p_establishment int default null, p_team int default null)
 returns setof bytea
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_answer bytea := convert_to(app_public.planning_read_text(p_from, p_to, p_employee, p_establishment, p_team), 'UTF8');
+  v_scope record := app_hidden.planning_scope(p_from, p_to, p_employee, p_establishment, p_team);
+  v_part bytea;
+  v_length int;
+  v_at int;
+  v_cut int;
+  v_pieces bytea[] := '{}';  -- of the piece being filled
+  v_room int := 65536;       -- bytes still free in it
 begin
-  return query select substring(v_answer from i for 65536) from generate_series(1, length(v_answer), 65536) i;
+  for v_part in select convert_to(p.part, 'UTF8')
+                from app_hidden.planning_parts(v_scope.employee_ids, v_scope.from_date, v_scope.to_date) as p(part) loop
+    v_length := length(v_part);
+    v_at := 0;
+    while v_length - v_at >= v_room loop
+      v_cut := v_room;
+      -- never between the bytes of one character (get_byte counts from 0: the next piece's first byte)
+      while v_at + v_cut < v_length and get_byte(v_part, v_at + v_cut) between 128 and 191 loop
+        v_cut := v_cut - 1;
+      end loop;
+      v_pieces := array_append(v_pieces, substring(v_part from v_at + 1 for v_cut));
+      return next (select string_agg(x.piece, ''::bytea order by x.n) from unnest(v_pieces) with ordinality as x(piece, n));
+      v_at := v_at + v_cut;
+      v_room := 65536;
+      v_pieces := '{}';
+    end loop;
+    if v_length > v_at then
+      v_pieces := array_append(v_pieces, case when v_at = 0 then v_part else substring(v_part from v_at + 1) end);
+      v_room := v_room - (v_length - v_at);
+    end if;
+  end loop;
+  if cardinality(v_pieces) > 0 then
+    return next (select string_agg(x.piece, ''::bytea order by x.n) from unnest(v_pieces) with ordinality as x(piece, n));
+  end if;
 end;
 $$;

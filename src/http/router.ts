@@ -369,6 +369,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
         res.status(spec.status).type('application/json');
         res.setHeader('Content-Length', String(parts.reduce((length, row) => length + row.part.length, 0)));
+        // Corked: the head and the parts leave in one write of all their buffers, not one each
+        // (end() uncorks).
+        res.cork();
         for (const row of parts) res.write(row.part);
         res.end();
         return;

@@ -171,6 +171,31 @@ describe('GET /api/planning/', () => {
     expect(own.cells).toEqual(body.cells);
   });
 
+  it('an answer cut in parts where a 64 KiB boundary falls inside a character arrives whole', async () => {
+    // The route sends planning_read_chunks' parts as they come; the driver reads each value as
+    // UTF-8 text before handing its bytes over, so a part ending in the middle of a character
+    // became replacement characters. RH n1, 53 days: byte 196 608 of the text is inside one.
+    const client = await env.db.connect();
+    let text: string;
+    try {
+      await client.query('begin');
+      await client.query("select app_private.begin_request((select id from app_public.accounts where username = 'rh1'))");
+      await client.query('set local role wfm_visitor');
+      text = (await client.query<{ t: string }>("select app_public.planning_read_text('2026-11-30', '2027-01-21') as t")).rows[0]!.t;
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+    const bytes = Buffer.from(text);
+    const inside = (at: number) => at < bytes.length && (bytes[at]! & 0xc0) === 0x80;
+    expect(Array.from({ length: Math.floor(bytes.length / 65536) }, (_, i) => (i + 1) * 65536).some(inside)).toBe(true);
+    const res = await env.get('/api/planning/?from=2026-11-30&to=2027-01-21', await env.login('rh1'));
+    expect(res.status).toBe(200);
+    expect(res.text.includes('\uFFFD')).toBe(false);
+    expect(res.bytes.equals(bytes)).toBe(true);
+    expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+  });
+
   it('a month for a 200-employee perimeter in one call', async () => {
     await env.db.query(`
       with new_employees as (
