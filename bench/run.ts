@@ -16,6 +16,7 @@
  *            --duration <s> (10), --warmup <s> (2), --connections <n> (10),
  *            --only <key,key> (scenarios), --label <name> (results file; default or scale),
  *            --no-md (leave BENCHMARKS.md alone), --keep (keep the run database),
+ *            --pool-size <n> (the service's DB_POOL_SIZE, 10),
  *            --node-options=<flags> (NODE_OPTIONS of the service; default below),
  *            --node-defaults (run the service with Node's and glibc's defaults: no runtime settings),
  *            --transaction-paths (instead of the scenarios: absence creation and validation, or the
@@ -64,6 +65,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     'transaction-paths': { type: 'boolean', default: false },
     template: { type: 'string' },
+    'pool-size': { type: 'string', default: '10' },
   },
 });
 if (args.template !== undefined && !/^wfm_bench_[a-z0-9_]+$/.test(args.template)) throw new Error('--template: a wfm_bench_* database name is expected');
@@ -107,7 +109,9 @@ const SERVICE_RUNTIME: Record<string, string> = {
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',
 };
-const POOL_SIZE = 10;
+// The service's connection pool (DB_POOL_SIZE): how many PostgreSQL backends its requests share.
+const POOL_SIZE = Number(args['pool-size']);
+if (!Number.isInteger(POOL_SIZE) || POOL_SIZE < 1 || POOL_SIZE > 100) throw new Error('--pool-size: a whole number from 1 to 100 is expected');
 
 async function main(): Promise<void> {
   const machinePg = await withClient(databaseUrl('postgres'), async (c) => (await c.query<{ v: string }>('select version() as v')).rows[0]!.v);
