@@ -13,6 +13,54 @@ language sql immutable as $$
   end;
 $$;
 
+-- The cancellation effects of the granted absences among p_ids (a queue of pending requests or a
+-- fresh request computes none: without a granted absence the function is not called).
+create or replace function app_hidden.absences_granted_effects(p_ids int[])
+returns table (absence_id int, effects jsonb)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
+#variable_conflict use_column
+declare
+  v_granted int[] := array(select a.id from app_public.absences a
+                           where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested'));
+begin
+  if cardinality(v_granted) > 0 then
+    return query select x.absence_id, x.effects from app_private.absence_cancellation_effects(v_granted) x;
+  end if;
+end;
+$$;
+
+-- The documents of the absences p_ids, as the caller sees them, one array per absence in id order;
+-- `file` (the content's address) only for readers allowed to read it: the perimeter of
+-- absences.view_absencedocument_file and the employee concerned.
+create or replace function app_hidden.absence_documents_json(p_ids int[], p_public_url text)
+returns table (absence_id int, documents jsonb)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
+#variable_conflict use_column
+begin
+  return query
+    with file_readers as (
+      select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
+      union
+      select app_hidden.current_employee_id()
+    )
+    select d.absence_id,
+           jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
+                                        'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
+                                        'uploaded_by', d.uploaded_by_name)
+                     || case when a.employee_id in (select f.id from file_readers f)
+                             then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
+                                                             || '/api/absence-documents/' || d.id || '/file/')
+                             else '{}'::jsonb end
+                     order by d.id)
+    from app_public.absence_documents d
+    join app_public.absences a on a.id = d.absence_id
+    where d.absence_id = any (p_ids)
+    group by d.absence_id;
+end;
+$$;
+
 -- Records of the absences p_ids (as the caller sees them), in the order of p_ids.
 -- Documents carry `file` only for readers allowed to read their content. In a list
 -- (p_in_list), warnings are null (CONTRACT: list reads carry no warnings).
@@ -25,36 +73,11 @@ begin
     with ids as (
       select u.id, u.ord from unnest(p_ids) with ordinality as u(id, ord)
     ),
-    file_readers as (
-      select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
-      union
-      select app_hidden.current_employee_id()
-    ),
-    -- Only a granted absence carries its cancellation's effects (a queue of pending requests
-    -- or a fresh request computes none: without a granted absence the function is not called).
-    granted as (
-      select array(select a.id from app_public.absences a
-                   where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')) as ids
-    ),
     effects as (
-      select x.* from granted g
-      cross join lateral app_private.absence_cancellation_effects(g.ids) x
-      where cardinality(g.ids) > 0
+      select * from app_hidden.absences_granted_effects(p_ids)
     ),
     docs as (
-      select d.absence_id,
-             jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
-                                          'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
-                                          'uploaded_by', d.uploaded_by_name)
-                       || case when a.employee_id in (select f.id from file_readers f)
-                               then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
-                                                               || '/api/absence-documents/' || d.id || '/file/')
-                               else '{}'::jsonb end
-                       order by d.id) as documents
-      from app_public.absence_documents d
-      join app_public.absences a on a.id = d.absence_id
-      where d.absence_id = any (p_ids)
-      group by d.absence_id
+      select * from app_hidden.absence_documents_json(p_ids, p_public_url)
     )
     select coalesce(jsonb_agg(
       jsonb_build_object(
@@ -119,32 +142,11 @@ begin
     with ids as (
       select u.id, u.ord from unnest(p_ids) with ordinality as u(id, ord)
     ),
-    file_readers as (
-      select x.id from app_hidden.perimeter_employee_ids('absences.view_absencedocument_file') as x(id)
-      union
-      select app_hidden.current_employee_id()
-    ),
-    -- Only a granted absence carries its cancellation's effects (a queue of pending requests
-    -- or a fresh request computes none).
     effects as (
-      select * from app_private.absence_cancellation_effects(array(
-        select a.id from app_public.absences a
-        where a.id = any (p_ids) and a.status in ('validated', 'cancellation_requested')))
+      select * from app_hidden.absences_granted_effects(p_ids)
     ),
     docs as (
-      select d.absence_id,
-             jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'content_type', d.content_type,
-                                          'size_bytes', d.size_bytes, 'uploaded_at', d.uploaded_at,
-                                          'uploaded_by', d.uploaded_by_name)
-                       || case when a.employee_id in (select f.id from file_readers f)
-                               then jsonb_build_object('file', coalesce(rtrim(p_public_url, '/'), '')
-                                                               || '/api/absence-documents/' || d.id || '/file/')
-                               else '{}'::jsonb end
-                       order by d.id) as documents
-      from app_public.absence_documents d
-      join app_public.absences a on a.id = d.absence_id
-      where d.absence_id = any (p_ids)
-      group by d.absence_id
+      select * from app_hidden.absence_documents_json(p_ids, p_public_url)
     )
     select '[' || coalesce(string_agg(concat(
         '{"id": ', coalesce((a.id)::text, 'null'),
