@@ -1,16 +1,1 @@
--- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
--- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
-
---!include core/input_contract.sql
---!include auth/rate_limits.sql
---!include planning/helpers.sql
---!include planning/planning.sql
---!include absences/rules.sql
---!include counters/functions.sql
---!include absences/json.sql
---!include absences/api.sql
---!include absences/status_counts.sql
---!include org/import.sql
---!include graphql.sql
---!include backoffice/reference.sql
---!include finalize.sql
+-- Enter migration here
