@@ -2,7 +2,7 @@
  * Requests written byte by byte on a socket, for bodies fetch() will not send: truncated
  * multipart bodies, a Content-Length the client never fulfils, paths with raw percent signs.
  */
-import { readdir, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -101,4 +101,23 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5_00
 export async function storedFiles(storageDir: string): Promise<string[]> {
   const entries = await readdir(storageDir, { recursive: true }).catch(() => [] as string[]);
   return entries.filter((entry) => /[0-9a-f]{32}$/.test(entry)).sort();
+}
+
+/** The TCP endpoints of a process's sockets ("socket:[inode]" → "local → remote, state"), for a failure message. */
+export async function socketEndpoints(pid: number): Promise<Record<string, string>> {
+  const endpoints: Record<string, string> = {};
+  const address = (hex: string) => {
+    const [ip, port] = hex.split(':');
+    const bytes = ip!.length === 8 ? ip!.match(/../g)!.reverse().map((byte) => parseInt(byte, 16)).join('.') : ip!;
+    return `${bytes}:${parseInt(port!, 16)}`;
+  };
+  for (const table of ['tcp', 'tcp6']) {
+    const text = await readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      endpoints[`socket:[${fields[9]}]`] = `${address(fields[1]!)} → ${address(fields[2]!)} state ${fields[3]}`;
+    }
+  }
+  return endpoints;
 }
