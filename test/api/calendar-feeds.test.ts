@@ -149,6 +149,14 @@ describe('calendar feeds', () => {
     expect((await env.delete('/api/calendar-feeds/planning/', token)).status).toBe(404);
     expect((await env.post('/api/calendar-feeds/planning/rotate/', token)).status).toBe(404);
     expect((await env.delete('/api/calendar-feeds/agenda/', token)).status).toBe(404);
+
+    // Each write is audited, refusals are not; no line holds the hash of a secret.
+    const audit = await env.get('/api/audit-log/?model=calendar_feed&actor=gaelle', await env.login('rh1'));
+    expect(audit.status).toBe(200);
+    const lines = [...audit.body.results].reverse();
+    expect(lines.map((line: { verb: string }) => line.verb)).toEqual(['Creation', 'Modification', 'Suppression']);
+    expect(JSON.stringify(lines)).not.toContain('token_hash');
+    expect(lines[0].after.kind).toBe('planning');
   });
 
   it('unknown addresses and a closed owner answer 404', async () => {
