@@ -529,8 +529,7 @@ begin
   v_eval := app_private.absence_evaluate(d, v.id, 'manager',
                                          case when v.author_account_id = app_private.employee_account_id(v.employee_id)
                                               then v.submitted_at end, v_today);
-  v_bucket := case when v.status in ('validated', 'cancellation_requested') and d.date_start <= v_today
-                   then 'taken' else 'planned' end;
+  v_bucket := app_hidden.absence_counter_bucket(v.status, d.date_start, v_today);
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, v.id));
 end;
 $$;

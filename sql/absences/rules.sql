@@ -201,6 +201,14 @@ language sql immutable parallel safe as $$
   select p_status in ('pending', 'validated', 'cancellation_requested');
 $$;
 
+-- The counter bucket an active absence holds on business date p_today: a granted absence
+-- (validated or cancellation requested) that has started is Pris, anything else Planifiés.
+create or replace function app_hidden.absence_counter_bucket(p_status text, p_date_start date, p_today date) returns text
+language sql immutable parallel safe as $$
+  select case when p_status in ('validated', 'cancellation_requested') and p_date_start <= p_today
+              then 'taken' else 'planned' end;
+$$;
+
 -- Counters an absence would move: one line per consumable counter associated with the
 -- type and per civil year of the period (an absence spanning two years moves each year's
 -- counter for its share). counter_id is null when the counter of that year is not open.

@@ -61,20 +61,38 @@ type p_type_name (units that differ, no open counter, or more than its remaining
 absence already holds on it), or null; p_requested null checks the unit and the opening only.';
 
 -- What an absence must hold now: one line per (counter, bucket).
-create or replace function app_private.absence_counter_target(p_absence app_public.absences, p_today date)
+-- p_plan: the "plan" of app_private.absence_evaluate for this very row, evaluated without any
+-- error in the same transaction (the creation): its lines are open counters in the type's unit,
+-- in the order of app_private.absence_counter_plan, so they are read from it instead of counting
+-- the period again; null: counted here.
+drop function if exists app_private.absence_counter_target(app_public.absences, date);
+create or replace function app_private.absence_counter_target(p_absence app_public.absences, p_today date,
+                                                              p_plan jsonb default null)
 returns table (counter_id int, code text, year int, bucket text, quantity numeric, counter_unit text, type_unit text)
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 #variable_conflict use_column
 begin
+  if p_absence.id is null or not coalesce(app_hidden.absence_is_active(p_absence.status), false) then
+    return;
+  end if;
+  if p_plan is not null then
+    return query
+    select (x ->> 'counter_id')::int, x ->> 'code', (x ->> 'year')::int,
+           app_hidden.absence_counter_bucket(p_absence.status, p_absence.date_start, p_today),
+           (x ->> 'quantity')::numeric, t.unit, t.unit
+    from jsonb_array_elements(p_plan) with ordinality l(x, n)
+    cross join app_public.absence_types t
+    where t.id = p_absence.type_id
+    order by l.n;
+    return;
+  end if;
   return query
   select p.counter_id, p.code, p.year,
-         case when p_absence.status in ('validated', 'cancellation_requested') and p_absence.date_start <= p_today
-              then 'taken' else 'planned' end,
+         app_hidden.absence_counter_bucket(p_absence.status, p_absence.date_start, p_today),
          p.quantity, p.counter_unit, p.type_unit
   from app_private.absence_counter_plan(row(p_absence.employee_id, p_absence.type_id, p_absence.date_start,
                                             p_absence.date_end, p_absence.start_half, p_absence.end_half,
-                                            p_absence.start_time, p_absence.end_time)::app_hidden.absence_draft) p
-  where p_absence.id is not null and app_hidden.absence_is_active(p_absence.status);
+                                            p_absence.start_time, p_absence.end_time)::app_hidden.absence_draft) p;
 end;
 $$;
 
@@ -102,9 +120,7 @@ $$;
  * counter is missing, its unit does not match, or a debit exceeds its remaining.
  * Returns the effects: [{"counter", "year", "column", "direction", "quantity"}].
  * p_plan: the "plan" of app_private.absence_evaluate for this very row, evaluated without any
- * error in the same transaction (the creation): its counters are open and in the type's unit,
- * so the target is read from it instead of counting the period again (what
- * app_private.absence_counter_target would compute from the same row).
+ * error in the same transaction (the creation), handed to app_private.absence_counter_target.
  */
 drop function if exists app_private.absence_sync_counters(int, text, date) cascade;
 create or replace function app_private.absence_sync_counters(p_absence_id int, p_transition text, p_today date default null,
@@ -123,19 +139,7 @@ declare
   r record;
 begin
   select * into v_absence from app_public.absences a where a.id = p_absence_id;
-  if p_plan is not null then
-    -- The same lines as absence_counter_target's (the plan lists them in its order), bucket included.
-    if v_absence.id is not null and app_hidden.absence_is_active(v_absence.status) then
-      select coalesce(jsonb_agg(jsonb_build_object(
-               'counter_id', (x ->> 'counter_id')::int, 'code', x ->> 'code', 'year', (x ->> 'year')::int,
-               'bucket', case when v_absence.status in ('validated', 'cancellation_requested') and v_absence.date_start <= v_today
-                              then 'taken' else 'planned' end,
-               'quantity', (x ->> 'quantity')::numeric) order by n), '[]'::jsonb)
-        into v_target
-      from jsonb_array_elements(p_plan) with ordinality p(x, n);
-    end if;
-  end if;
-  for r in select * from app_private.absence_counter_target(v_absence, v_today) where p_plan is null loop
+  for r in select * from app_private.absence_counter_target(v_absence, v_today, p_plan) loop
     if r.counter_unit <> r.type_unit or r.counter_id is null then
       perform app_hidden.invalid('counters', app_private.counter_request_error(
         r.code, r.year, r.counter_id, r.counter_unit, r.type_unit,

@@ -2,7 +2,7 @@
 -- compensation, restitution, refusal of overdraws and unit mismatches, the daily start
 -- job, years), reasons without counter, and consumable counters tied to active reasons.
 begin;
-select plan(60);
+select plan(61);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.body(p_employee text, p_type text, p_start date, p_end date default null,
@@ -115,6 +115,18 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-12-28')), 'reservation planned 4.00, reservation planned 1.00',
   '4 days on 2026 (Monday to Thursday), 1 on 2027 (1 January is a holiday, 2 January a Saturday)');
 select is(pg_temp.bal('alice', 'CP', 2027), '25.00/0.00/1.00', 'CP 2027 reserved for its share');
+-- The creation hands the plan it evaluated to the journal: its target is the one counted again.
+select tests.as_owner();
+select is(p.from_plan, p.counted, 'the target read from the evaluated plan is the target counted again (both years, in order)')
+from (select (select array_agg(x::text) from app_private.absence_counter_target(a, app_hidden.today(),
+                app_private.absence_rule_counters(row(a.employee_id, a.type_id, a.date_start, a.date_end, a.start_half,
+                                                      a.end_half, a.start_time, a.end_time)::app_hidden.absence_draft,
+                                                  t, a.id) -> 'plan') x) as from_plan,
+             (select array_agg(x::text) from app_private.absence_counter_target(a, app_hidden.today()) x) as counted
+      from app_public.absences a join app_public.absence_types t on t.id = a.type_id
+      where a.id = pg_temp.abs('alice', '2026-12-28') and a.status = 'pending') p
+where cardinality(p.counted) = 2;  -- no row, so a missing assertion, if the two years were not both there
+select tests.authenticate_as('alice');
 
 -- Withdrawal releases the reservation; refusal releases and takes nothing.
 select lives_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('alice', '2026-12-28')), 'withdrawn');
