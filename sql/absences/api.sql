@@ -774,7 +774,7 @@ begin
   -- The route schema's format time-hm, for a GraphQL caller (a JSON value of any kind).
   foreach v_key in array array['start_time', 'end_time'] loop
     if not app_hidden.json_time_ok(v_body -> v_key) then
-      perform app_hidden.invalid(v_key, 'Heure invalide : format attendu HH:MM.');
+      perform app_hidden.invalid(v_key, app_hidden.time_format_message());
     end if;
   end loop;
 

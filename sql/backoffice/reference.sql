@@ -476,7 +476,7 @@ begin
   foreach v_field in array array['start_time', 'end_time', 'break_start_time', 'break_end_time'] loop
     if coalesce(app_hidden.in_text(p_body, v_field), '') !~ app_hidden.time_pattern()
        and (v_field in ('start_time', 'end_time') or app_hidden.in_text(p_body, v_field) is not null) then
-      v_errors := app_hidden.add_error(v_errors, v_field, 'Heure invalide : format attendu HH:MM.');
+      v_errors := app_hidden.add_error(v_errors, v_field, app_hidden.time_format_message());
     end if;
   end loop;
   perform app_hidden.invalid_fields(v_errors, 'WV517') where v_errors <> '{}'::jsonb;

@@ -78,6 +78,11 @@ $$;
 create or replace function app_hidden.time_pattern() returns text
 language sql immutable parallel safe as $$ select '^([01][0-9]|2[0-3]):[0-5][0-9]$' $$;
 
+-- The answer to a time that does not match it, under the field to correct (the route schemas'
+-- ajv message for format time-hm says the same, src/http/validation.ts).
+create or replace function app_hidden.time_format_message() returns text
+language sql immutable parallel safe as $$ select 'Heure invalide : format attendu HH:MM.' $$;
+
 -- The answer to a text over its limit, under the field to correct.
 create or replace function app_hidden.max_length_message(p_max int) returns text
 language sql immutable parallel safe as $$ select format('Au plus %s caractères.', p_max) $$;
