@@ -12,7 +12,7 @@ grant execute on function app_private.begin_request(int, int), app_private.begin
   app_private.login_lookup(text),
   app_private.record_login(int), app_private.password_reset_request(text),
   app_private.password_token_check(text), app_private.password_reset_confirm(text, text),
-  app_private.rate_limit_hit(text, int, interval)
+  app_private.rate_limit_hit(text, int, interval), app_private.rate_limit_hit_or_fail(text, int, interval)
   to wfm_authenticator;
 
 -- API functions that are security definer run as wfm_api, which does not own the tables:

@@ -10,7 +10,8 @@ import type pg from 'pg';
 import { ApiError, apiErrorFromPg, isConnectionLoss } from './http/errors.js';
 import { manifestMismatches } from './http/manifest-check.js';
 import { inputContractMismatches } from './http/input-contract.js';
-import { buildApiRouter, expressPath } from './http/router.js';
+import { buildApiRouter, expressPath, foldsRateLimit } from './http/router.js';
+import { takePendingHit } from './http/request-context.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { mountWeb } from './http/web.js';
@@ -116,7 +117,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   const sessions = new SessionStore(pool, config);
   app.use(authenticate(config, sessions));
-  app.use(rateLimit(config, limiter, routes.filter((route) => route.auth === 'public').map((route) => route.path)));
+  app.use(rateLimit(config, limiter, routes.filter((route) => route.auth === 'public').map((route) => route.path),
+    routes.filter(foldsRateLimit)));
   // Routes with their own bucket (the manifest's rateLimit: the password reset, 5 per hour).
   for (const route of routes.filter((r) => r.rateLimit === 'password_reset')) {
     app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
@@ -147,8 +149,12 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   // The web application at `/` (web/dist, built by `npm run web:build`); without a build, `/`
   // leads to the interactive documentation.
   if (!mountWeb(app, options.webDist)) app.get('/', (_req: Request, res: Response) => res.redirect(302, '/api/docs/'));
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const apiError = apiErrorFromPg(error);
+  app.use(async (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // A hit the middleware handed to a route that never took it (the router did not dispatch
+    // the request): counted now, and over the limit 429 is the answer.
+    const hit = takePendingHit(req);
+    const wait = hit ? await hit.settle().catch(() => 0) : 0;
+    const apiError = wait > 0 ? ApiError.tooManyRequests(wait) : apiErrorFromPg(error);
     if (!apiError) {
       req.log?.error({ err: error }, 'unhandled error');
       res.status(500).json({ detail: 'Erreur interne du serveur.' });

@@ -49,6 +49,28 @@ $$;
 comment on function app_private.rate_limit_hit(text, int, interval) is
   'Counts one request in a rate-limit bucket: allowed, remaining, retry_after (seconds, 0 when allowed).';
 
+-- The same hit counted inside a request's own transaction (src/db/transaction.ts, runRequestCall),
+-- after its call and before its commit, as the authenticator: one round trip per request instead of
+-- two. Over the limit it raises WL429 (DETAIL: the seconds to wait), so the whole transaction rolls
+-- back and the request is answered 429, its call undone. Placed last, the bucket's row is locked only
+-- for the commit, not for the call. A request whose transaction fails for another reason is counted
+-- again on its own by the service (rate_limit_hit): every request counts once, answered or refused.
+create or replace function app_private.rate_limit_hit_or_fail(p_bucket text, p_limit int, p_window interval)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_retry_after int;
+begin
+  select h.retry_after into v_retry_after from app_private.rate_limit_hit(p_bucket, p_limit, p_window) h;
+  -- rate_limit_hit answers one row; without one the request passes, as the limiter fails open.
+  if coalesce(v_retry_after, 0) > 0 then
+    raise exception using errcode = 'WL429', message = 'Trop de requêtes.', detail = v_retry_after::text;
+  end if;
+end;
+$$;
+comment on function app_private.rate_limit_hit_or_fail(text, int, interval) is
+  'Counts one request in a rate-limit bucket inside its transaction; over the limit, raises WL429 with the seconds to wait as DETAIL.';
+
 -- Removes the windows that ended (job purge_rate_limit_windows, every 10 minutes). Returns the count.
 create or replace function app_private.purge_rate_limit_windows() returns int
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { getRequestAuth, setRequestAuth } from '../http/request-context.js';
+import { getRequestAuth, setPendingHit, setRequestAuth } from '../http/request-context.js';
 import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from '../backoffice/sessions.js';
 import { verifyAccessToken } from './jwt.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -65,20 +65,48 @@ export function authenticate(config: Config, sessions?: SessionStore) {
 /** A route path as Express matches it (case-insensitive, trailing slash optional). */
 const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
 
+/** A manifest path with parameters (/api/feeds/{token}.ics) as a pattern on routeKey(path). */
+const pathPattern = (path: string) => new RegExp(
+  `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`);
+
+/** Whether a request's method and path are those of one of `routes` (HEAD as GET, as Express). */
+function routeMatcher(routes: ReadonlyArray<{ method: string; path: string }>): (method: string, path: string) => boolean {
+  const exact = new Set(routes.filter((route) => !route.path.includes('{'))
+    .map((route) => `${route.method.toUpperCase()} ${routeKey(route.path)}`));
+  const patterns = routes.filter((route) => route.path.includes('{'))
+    .map((route) => ({ method: route.method.toUpperCase(), pattern: pathPattern(route.path) }));
+  return (method, path) => {
+    const verb = method === 'HEAD' ? 'GET' : method;
+    const key = routeKey(path);
+    return exact.has(`${verb} ${key}`) || patterns.some((p) => p.method === verb && p.pattern.test(key));
+  };
+}
+
 /**
  * 60/min anonymous (by address), 1000/min authenticated (by account), every route. The
  * public routes (`publicPaths`: the login, the password reset, the probe) always count in
  * the address's bucket: a token, even a closed account's, must not lift a login to 1000/min.
+ * An authenticated request to one of `foldedRoutes` (a route whose work is one SQL call, see
+ * foldsRateLimit in src/http/router.ts) is not counted here: its hit is handed to the route
+ * (setPendingHit), which counts it inside its transaction or, failing that, on its own; unless
+ * its account was refused within the current window, then it is counted here first.
  */
-export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: string[]) {
-  const publicKeys = new Set(publicPaths.filter((path) => !path.includes('{')).map(routeKey));
-  // Public paths with parameters (the calendar feeds, /api/feeds/{token}.ics): one pattern each.
-  const publicPatterns = publicPaths.filter((path) => path.includes('{')).map((path) => new RegExp(
-    `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`));
-  const isPublic = (path: string) => publicKeys.has(routeKey(path)) || publicPatterns.some((re) => re.test(routeKey(path)));
+export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: string[],
+                          foldedRoutes: ReadonlyArray<{ method: string; path: string }> = []) {
+  const isPublic = routeMatcher(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+    .flatMap((method) => publicPaths.map((path) => ({ method, path }))));
+  const isFolded = routeMatcher(foldedRoutes);
   return (req: Request, _res: Response, next: NextFunction) => {
     const { identity } = getRequestAuth(req);
-    const counted = identity && !isPublic(req.path)
+    const hit = identity && !isPublic(req.method, req.path) && isFolded(req.method, req.path)
+      ? limiter.pending(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
+      : null;
+    if (hit) {
+      setPendingHit(req, hit);
+      next();
+      return;
+    }
+    const counted = identity && !isPublic(req.method, req.path)
       ? limiter.hit(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
     counted.then((wait) => next(wait > 0 ? ApiError.tooManyRequests(wait) : undefined), next);

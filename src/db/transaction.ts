@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { ROLES } from './roles.js';
 import { transactionSettingsStatement } from './pool.js';
+import type { PendingHit } from '../auth/rate-limit.js';
 
 export interface RequestIdentity {
   accountId: number;
@@ -32,6 +33,12 @@ export interface TransactionOptions {
    * account (app_private.begin_request_or_fail, WF002, answered 403) before anything else runs.
    */
   staffOnly?: boolean;
+  /**
+   * The request's rate-limit hit, counted after the work and before the commit, as the
+   * authenticator (reset role): one round trip less than counting it on its own. Over the limit
+   * it raises WL429 and the transaction rolls back; committed, the hit is marked counted.
+   */
+  rateLimitHit?: PendingHit | null;
 }
 
 /** The statements setting `options`' transaction-local values (uploaded files, route settings), parameterised. */
@@ -102,7 +109,12 @@ export async function withRequestTransaction<T>(
     const account = identity ? ((results[results.length - 2]?.rows[0]?.account as ActingAccount | null) ?? null) : null;
     for (const statement of settingStatements(options)) await client.query(statement);
     const result = await work(client, account);
+    if (options.rateLimitHit) {
+      await client.query('reset role');
+      await client.query(options.rateLimitHit.statement());
+    }
     await client.query('commit');
+    options.rateLimitHit?.committed();
     return result;
   } catch (error) {
     try {
@@ -118,8 +130,9 @@ export async function withRequestTransaction<T>(
 }
 
 /**
- * The one call of a SQL route in ONE round trip: the prelude, the call and the commit are
- * written together on a pipelined connection (src/db/pool.ts) and their answers read together,
+ * The one call of a SQL route in ONE round trip: the prelude, the call, the request's rate-limit
+ * hit when it is folded in (options.rateLimitHit) and the commit are written together on a
+ * pipelined connection (src/db/pool.ts) and their answers read together,
  * where withRequestTransaction waits for each. Same transaction, same statements: a refused
  * prelude (inactive account, non-staff caller of a staff route) aborts the transaction, so the
  * call runs in an aborted transaction and does nothing, and the commit of an aborted
@@ -150,7 +163,9 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
     try {
       sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
       call = client.query<R>(query);
-      sent.push(call, client.query('commit'));
+      sent.push(call);
+      if (options.rateLimitHit) sent.push(client.query('reset role'), client.query(options.rateLimitHit.statement()));
+      sent.push(client.query('commit'));
     } finally {
       stream?.uncork?.();
     }
@@ -163,6 +178,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
       if (settled[0]!.status === 'rejected' && reason.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
       throw failed.reason;
     }
+    options.rateLimitHit?.committed();
     return await call;
   } finally {
     client.release(broken);

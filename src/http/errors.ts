@@ -122,6 +122,8 @@ export function apiErrorFromPg(error: unknown): ApiError | null {
   if (isConnectionLoss(error)) return ApiError.unavailable();
   if (!isPgError(error)) return null;
   const code = error.code!;
+  // The request's own rate-limit hit, counted in its transaction (app_private.rate_limit_hit_or_fail).
+  if (code === 'WL429') return ApiError.tooManyRequests(Math.max(1, Number.parseInt(error.detail ?? '', 10) || 1));
   const status = STATUS_BY_CLASS[code.slice(0, 2)];
   if (status === 400) return ApiError.badRequest(fieldErrorsFromDetail(error.message, error.detail));
   if (status) return new ApiError(status, { detail: error.message });

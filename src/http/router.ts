@@ -8,10 +8,10 @@ import {
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
 import { loginPerUsernameLimit } from '../auth/middleware.js';
-import type { RateLimiter } from '../auth/rate-limit.js';
+import type { PendingHit, RateLimiter } from '../auth/rate-limit.js';
 import { ApiError, isConnectionLoss } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
-import { getRequestAuth } from './request-context.js';
+import { getRequestAuth, takePendingHit } from './request-context.js';
 import { streamExport } from './exports/stream.js';
 import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
 import { compileValidator, jsonBodyErrors, nulCharacterErrors, toFieldErrors } from './validation.js';
@@ -226,10 +226,28 @@ async function checkAccount(spec: RouteSpec, identity: RequestIdentity, deps: Ro
  */
 function handlerFor(route: CompiledRoute, deps: RouterDeps) {
   const handle = routeHandler(route, deps);
+  const folds = foldsRateLimit(route.spec);
   return async (req: Request, res: Response): Promise<void> => {
+    // The request's rate-limit hit, when the middleware handed it over (src/auth/middleware.ts).
+    const hit = takePendingHit(req);
+    // An upload stores its files before the call: its hit is counted first.
+    const foldsHere = folds && !(route.spec.multipart && isMultipart(req));
+    if (hit && !foldsHere) {
+      const wait = await hit.settle();
+      if (wait > 0) throw ApiError.tooManyRequests(wait);
+    }
     try {
-      await handle(req, res);
+      await handle(req, res, foldsHere ? hit : null);
+      // Every path of a folding route counts its hit in its call's transaction; should one not
+      // have, it is counted now (too late to refuse, never uncounted).
+      await hit?.settle();
     } catch (error) {
+      // The hit's own refusal (the transaction rolled back), else the hit counted on its own
+      // unless the transaction committed it: over the limit, 429 comes before any other answer.
+      if (hit) {
+        const wait = hit.refusal(error) || (await hit.settle());
+        if (wait > 0) throw ApiError.tooManyRequests(wait);
+      }
       const { identity } = getRequestAuth(req);
       const inputRefused = !(req as unknown as Record<symbol, boolean>)[INPUT_READ];
       if (route.spec.auth !== 'public' && identity && inputRefused && error instanceof ApiError) {
@@ -240,9 +258,19 @@ function handlerFor(route: CompiledRoute, deps: RouterDeps) {
   };
 }
 
+/**
+ * Whether a route's authenticated requests count their rate-limit hit inside the transaction of
+ * its call (src/auth/rate-limit.ts, PendingHit): a route whose work is one SQL call, but for a
+ * multipart body (an upload stores its files before the call). The others (custom handlers,
+ * exports, and the routes with their own bucket) count it before they start.
+ */
+export function foldsRateLimit(spec: RouteSpec): boolean {
+  return spec.auth !== 'public' && Boolean(spec.sql) && !spec.handler && !spec.export && !spec.rateLimit;
+}
+
 function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (req: Request, res: Response, hit: PendingHit | null): Promise<void> => {
     const auth = getRequestAuth(req);
     if (spec.auth !== 'public') {
       if (auth.tokenError) throw ApiError.unauthorized(auth.tokenError);
@@ -324,6 +352,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       uploadedFiles,
       settings: spec.settings?.(deps.config),
       staffOnly: spec.auth === 'staff',
+      rateLimitHit: hit,
     };
     const ctx: HandlerContext = {
       req,

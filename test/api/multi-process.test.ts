@@ -74,6 +74,24 @@ describe('two server processes on one database', () => {
     }
   });
 
+  it('share an account\'s limit, counted inside the requests\' transactions: 500 on each, then the 1001st is refused by both', async () => {
+    const login = await a.post('/api/auth/token/', null, { username: 'bruno', password: FIXTURE_PASSWORD });
+    const token = login.body.access as string;
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 10; batch += 1) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).get('/api/auth/me/', token)));
+      statuses.push(...answers.map((r) => r.status));
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const { rows } = await db.query("select hits from app_private.rate_limit_windows where bucket like 'account:%'");
+    expect(rows).toEqual([{ hits: 1000 }]);
+    for (const client of [a, b]) {
+      const refused = await client.get('/api/auth/me/', token);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('share the per-username login limit: 10 attempts on each, the 21st is refused', async () => {
     const attempts = await Promise.all(Array.from({ length: 20 }, (_, i) =>
       (i % 2 ? a : b).post('/api/auth/token/', null, { username: 'alice', password: 'wrong' })));

@@ -8,6 +8,8 @@ import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import type { HttpResponse } from '../helpers/http.js';
 import type { JobHelpers } from 'graphile-worker';
 import purgeRateLimitWindows from '../../worker/tasks/purge_rate_limit_windows.js';
+import { storedFiles } from '../helpers/raw-http.js';
+import { PDF, form, typeIds } from './absence-helpers.js';
 
 const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5, loginPerUsernamePerHour: 20 };
 
@@ -91,6 +93,60 @@ describe('authenticated clients: 1000 requests a minute per account', () => {
     expect(other.status).toBe(200);
     expect(other.body.username).toBe('mgr1');
     expect429(await env.get('/api/health/'), 60);
+  });
+});
+
+describe('an account\'s hit counted inside its request\'s transaction (issue 15 point 3)', () => {
+  const hits = async (accountId: number) => (await env!.db.query<{ hits: number }>(
+    'select hits from app_private.rate_limit_windows where bucket = $1', [`account:${accountId}`])).rows[0]?.hits ?? 0;
+
+  it('every request counts once, answered or refused; over the limit the call is undone and 429 is the answer', async () => {
+    env = await startTestEnv({ rateLimits: { ...PRODUCTION, authenticatedPerMinute: 4 } });
+    const alice = await env.login('alice');
+    const account = env.ids.accounts!.alice!;
+    const employee = env.ids.employees!.alice!;
+    const T = await typeIds(env);
+    const file = (day: string) => env!.post('/api/absences/', alice, { employee, type: T.FOR, date_start: day });
+
+    expect((await file('2026-12-01')).status).toBe(201);
+    expect(await hits(account)).toBe(1);
+    // Refused by the route schema before any call, then by SQL (an absence that does not exist):
+    // each counted on its own, once.
+    expect((await env.post('/api/absences/', alice, { employee, date_start: '2026-12-02' })).status).toBe(400);
+    expect(await hits(account)).toBe(2);
+    expect((await env.get('/api/absences/999999/', alice)).status).toBe(404);
+    expect(await hits(account)).toBe(3);
+    expect((await file('2026-12-02')).status).toBe(201);
+    expect(await hits(account)).toBe(4);
+
+    // The fifth: the call ran, the hit refused it, the transaction rolled back.
+    expect429(await file('2026-12-03'), 60);
+    const { rows } = await env.db.query<{ day: string }>(
+      "select date_start::text as day from app_public.absences where employee_id = $1 and date_start between '2026-12-01' and '2026-12-03' order by 1",
+      [employee]);
+    expect(rows.map((row) => row.day)).toEqual(['2026-12-01', '2026-12-02']);
+    expect((await env.db.query("select count(*)::int as n from app_private.audit_log where model = 'absence' and verb = 'Creation' and (after ->> 'date_start') = '2026-12-03'")).rows[0].n).toBe(0);
+    expect(await hits(account)).toBe(4);
+    // Once refused, the account's next requests are counted first, on their own (no call is run).
+    expect429(await env.get('/api/auth/me/', alice), 60);
+    expect429(await file('2026-12-04'), 60);
+    expect(await hits(account)).toBe(5);
+    // Another account is not affected.
+    expect((await env.get('/api/auth/me/', await env.login('bruno'))).status).toBe(200);
+  });
+
+  it('an upload over the limit is refused before its files reach the disk', async () => {
+    env = await startTestEnv({ rateLimits: { ...PRODUCTION, authenticatedPerMinute: 1 } });
+    const alice = await env.login('alice');
+    const T = await typeIds(env);
+    expect((await env.get('/api/auth/me/', alice)).status).toBe(200);
+    const upload = await env.request('POST', '/api/absences/', {
+      token: alice,
+      form: form({ employee: env.ids.employees!.alice!, type: T.MAL!, date_start: '2026-11-16' }, [['add_documents', PDF, 'arrêt.pdf']]),
+    });
+    expect429(upload, 60);
+    expect(await storedFiles(env.config.storageDir)).toEqual([]);
+    expect(await hits(env.ids.accounts!.alice!)).toBe(2);
   });
 });
 

@@ -2,7 +2,7 @@
 -- windows shared by every server process; the table is unreachable to the request roles;
 -- purge_rate_limit_windows removes the windows that ended.
 begin;
-select plan(22);
+select plan(29);
 
 create function pg_temp.hit(p_bucket text, p_limit int, p_window interval default '1 minute')
 returns record language sql as $$
@@ -35,11 +35,35 @@ select is((select allowed is not null and remaining is not null and retry_after 
            from app_private.rate_limit_hit('t:c', 1, '1 minute')), true, 'allowed, remaining and retry_after are never NULL');
 select is((select count(*)::int from app_private.rate_limit_hit('t:c', 1, '1 minute')), 1, 'exactly one row per hit');
 
+-- The hit counted inside a request's transaction (app_private.rate_limit_hit_or_fail).
+select lives_ok($$select app_private.rate_limit_hit_or_fail('t:tx', 2, '1 minute')$$, 'within the limit: nothing raised');
+select is((select hits from app_private.rate_limit_windows where bucket = 't:tx'), 1, 'and the hit is counted');
+select lives_ok($$select app_private.rate_limit_hit_or_fail('t:tx', 2, '1 minute')$$, 'the last one allowed');
+select throws_ok($$select app_private.rate_limit_hit_or_fail('t:tx', 2, '1 minute')$$, 'WL429', 'Trop de requêtes.',
+                 'over the limit: WL429, so the request''s transaction rolls back');
+create function pg_temp.refusal_detail() returns text language plpgsql as $$
+begin
+  perform app_private.rate_limit_hit_or_fail('t:tx', 2, '1 minute');
+  return null;
+exception when sqlstate 'WL429' then
+  declare v_detail text;
+  begin
+    get stacked diagnostics v_detail = pg_exception_detail;
+    return v_detail;
+  end;
+end;
+$$;
+select ok(pg_temp.refusal_detail()::int between 1 and 60, 'its DETAIL is the seconds to wait, within the window');
+select is((select hits from app_private.rate_limit_windows where bucket = 't:tx'), 2,
+          'a refused hit rolls back with its transaction: the bucket stays full, not beyond');
+select is(has_function_privilege('wfm_visitor', 'app_private.rate_limit_hit_or_fail(text, int, interval)', 'execute'), false,
+          'the visitor may not count hits (the service resets the role first)');
+
 -- Purge: only the windows that ended.
 update app_private.rate_limit_windows set window_end = clock_timestamp() - interval '1 second' where bucket in ('t:b', 't:c');
 select is(app_private.purge_rate_limit_windows(), 2, 'the purge removes the two windows that ended');
 select is((select string_agg(bucket, ',' order by bucket) from app_private.rate_limit_windows where bucket like 't:%'),
-          't:a,t:hour,t:zero', 'the live windows stay');
+          't:a,t:hour,t:tx,t:zero', 'the live windows stay');
 select is(app_private.purge_rate_limit_windows(), 0, 'a second purge finds nothing');
 
 -- The table: unlogged, row-level security, unreachable to the request roles.
