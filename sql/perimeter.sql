@@ -10,13 +10,22 @@ language sql stable parallel safe as $$
   select nullif(current_setting('app.account_id', true), '')::int;
 $$;
 
-create or replace function app_hidden.current_employee_id() returns int
+-- The employee record of an account (the fallback of current_employee_id when a caller set the
+-- account alone).
+create or replace function app_hidden.account_employee_id(p_account int) returns int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
-  return coalesce(
-    nullif(current_setting('app.employee_id', true), '')::int,
-    (select a.employee_id from app_public.accounts a where a.id = app_hidden.current_account_id()));
+  return (select a.employee_id from app_public.accounts a where a.id = p_account);
 end;
+$$;
+
+-- The acting employee record: app.employee_id, which begin_request sets with the account, else the
+-- account's. One SQL expression, inlined where it is called (a security definer function with its
+-- SET was a context switch at each of the seven calls of a creation).
+create or replace function app_hidden.current_employee_id() returns int
+language sql stable parallel safe as $$
+  select coalesce(nullif(current_setting('app.employee_id', true), '')::int,
+                  app_hidden.account_employee_id(app_hidden.current_account_id()));
 $$;
 
 -- Is this employee record the acting account's own? False (never NULL) for an account without
@@ -40,29 +49,62 @@ language sql immutable parallel safe as $$
   select coalesce((p_start is null or p_start <= p_on) and (p_end is null or p_end >= p_on), false);
 $$;
 
+-- The permissions an account may use at a time (no perimeter involved): its explicit ones and
+-- those of its role attributions active on that day; '*' alone for a superuser, who holds them
+-- all; none for an inactive or unknown account. Never NULL.
+create or replace function app_hidden.account_permission_codes(p_account int, p_at timestamptz default null)
+returns text[]
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return coalesce((
+    select case when a.is_superuser then array['*']
+                else array(select ap.permission_code from app_public.account_permissions ap
+                           where ap.account_id = a.id
+                           union
+                           select rp.permission_code
+                           from app_public.role_attributions ra
+                           join app_public.role_permissions rp on rp.role_id = ra.role_id
+                           where ra.account_id = a.id
+                             and app_hidden.date_in(app_hidden.business_date(coalesce(p_at, app_hidden.now())),
+                                                    ra.start_date, ra.end_date)) end
+    from app_public.accounts a
+    where a.id = p_account and a.is_active), '{}');
+end;
+$$;
+
 -- May this account use this permission at all at that time? (No perimeter involved.)
 create or replace function app_hidden.account_has_permission(p_account int, p_permission text, p_at timestamptz default null)
 returns boolean
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+-- One expression (&&: the codes meet '*' or the permission), so that it is inlined where it is called.
+language sql stable as $$
+  select coalesce(app_hidden.account_permission_codes(p_account, p_at) && array['*', p_permission], false);
+$$;
+
+-- The acting account's permissions now, as one array kept for the transaction: policies and
+-- guards ask current_account_has several times a request (the employees' and the absences'
+-- select policies, five times in a creation). Keyed like the memo of the perimeters below
+-- (account, instant, generation of the tables they are computed from); plain plpgsql, neither
+-- security definer nor SET, so that a repeated ask is one lookup in a transaction-local setting.
+create or replace function app_hidden.current_permission_codes() returns text[]
+language plpgsql stable as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_key text := pg_catalog.concat(v_account, '|', app_hidden.now(), '|', app_hidden.perimeter_generation(), '|');
+  v_memo text := pg_catalog.current_setting('app.memo_permission_codes', true);
+  v_codes text[];
 begin
-  return exists (
-    select 1 from app_public.accounts a
-    where a.id = p_account and a.is_active
-      and (a.is_superuser
-           or exists (select 1 from app_public.account_permissions ap
-                      where ap.account_id = a.id and ap.permission_code = p_permission)
-           or exists (select 1
-                      from app_public.role_attributions ra
-                      join app_public.role_permissions rp on rp.role_id = ra.role_id
-                      where ra.account_id = a.id and rp.permission_code = p_permission
-                        and app_hidden.date_in(app_hidden.business_date(coalesce(p_at, app_hidden.now())),
-                                               ra.start_date, ra.end_date))));
+  if pg_catalog.left(v_memo, pg_catalog.length(v_key)) = v_key then
+    return pg_catalog.substr(v_memo, pg_catalog.length(v_key) + 1)::text[];
+  end if;
+  v_codes := app_hidden.account_permission_codes(v_account);
+  perform pg_catalog.set_config('app.memo_permission_codes', v_key || v_codes::text, true);
+  return v_codes;
 end;
 $$;
 
 create or replace function app_hidden.current_account_has(p_permission text) returns boolean
 language sql stable as $$
-  select app_hidden.account_has_permission(app_hidden.current_account_id(), p_permission);
+  select coalesce(app_hidden.current_permission_codes() && array['*', p_permission], false);
 $$;
 
 -- Establishment scope of a permission for accounts at a time, one row per existing account:

@@ -47,8 +47,8 @@ begin
     v_memo := pg_catalog.substr(v_memo, pg_catalog.length(v_key) + 1);
     return case when v_memo = 'W' then null else v_memo::int[] end;
   end if;
-  if not (app_hidden.account_has_permission(v_account, 'absences.view_absence_queue')
-          or app_hidden.account_has_permission(v_account, 'employee.view_payroll')) then
+  if not (app_hidden.current_account_has('absences.view_absence_queue')
+          or app_hidden.current_account_has('employee.view_payroll')) then
     v_readers := array(select x from (select app_hidden.current_employee_id()) e(x) where x is not null);
   elsif app_hidden.perimeter_is_whole('absences.view_absence_queue')
         or app_hidden.perimeter_is_whole('employee.view_payroll') then

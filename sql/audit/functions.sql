@@ -166,7 +166,7 @@ $$;
 create or replace function app_hidden.current_account_reads_audit_log() returns boolean
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select app_hidden.current_account_id() is not null
-     and app_hidden.account_has_permission(app_hidden.current_account_id(), 'audit.view_actionlog')
+     and app_hidden.current_account_has('audit.view_actionlog')
      and app_hidden.account_has_backoffice_access(app_hidden.current_account_id());
 $$;
 
