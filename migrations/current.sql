@@ -5,5 +5,7 @@
 --!include absences/policies.sql
 --!include auth/rate_limits.sql
 --!include audit/functions.sql
+--!include notifications/functions.sql
+--!include counters/functions.sql
 --!include guards.sql
 --!include finalize.sql

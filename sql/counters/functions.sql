@@ -148,10 +148,15 @@ begin
     v_target := v_target || jsonb_build_object('counter_id', r.counter_id, 'code', r.code, 'year', r.year,
                                                'bucket', r.bucket, 'quantity', r.quantity);
   end loop;
-  select coalesce(jsonb_agg(jsonb_build_object('counter_id', n.counter_id, 'code', n.code, 'year', n.year,
-                                               'bucket', n.bucket, 'quantity', n.quantity)), '[]'::jsonb)
-    into v_current
-  from app_private.absence_counter_nets(array[p_absence_id]) n;
+  -- A fresh absence holds nothing yet (its id is new, and the journal is keyed by it).
+  if p_transition = 'create' then
+    v_current := '[]'::jsonb;
+  else
+    select coalesce(jsonb_agg(jsonb_build_object('counter_id', n.counter_id, 'code', n.code, 'year', n.year,
+                                                 'bucket', n.bucket, 'quantity', n.quantity)), '[]'::jsonb)
+      into v_current
+    from app_private.absence_counter_nets(array[p_absence_id]) n;
+  end if;
 
   v_ids := array(select distinct (x ->> 'counter_id')::int from jsonb_array_elements(v_target || v_current) x order by 1);
   if cardinality(v_ids) = 0 then

@@ -199,7 +199,9 @@ begin
     join app_public.role_permissions rp on rp.role_id = ra.role_id
                                        and rp.permission_code in (p_decide_permission, 'absences.view_absence_queue')
     join app_public.roles r on r.id = ra.role_id
-    left join app_public.role_attribution_establishments rae on rae.attribution_id = ra.id
+    -- its establishments through the primary key (offset 0: not a scan of every attribution's)
+    left join lateral (select x.establishment_id from app_public.role_attribution_establishments x
+                       where x.attribution_id = ra.id offset 0) rae on true
     where app_hidden.date_in(v_today, ra.start_date, ra.end_date)
     group by ra.account_id
   ),
