@@ -69,16 +69,21 @@ const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
 const pathPattern = (path: string) => new RegExp(
   `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`);
 
-/** Whether a request's method and path are those of one of `routes` (HEAD as GET, as Express). */
-function routeMatcher(routes: ReadonlyArray<{ method: string; path: string }>): (method: string, path: string) => boolean {
+/**
+ * Whether a request's method and path are those of one of `routes` (HEAD as GET, as Express;
+ * a route without method matches any).
+ */
+function routeMatcher(routes: ReadonlyArray<{ method?: string; path: string }>): (method: string, path: string) => boolean {
+  const verbOf = (route: { method?: string }) => route.method?.toUpperCase() ?? '*';
   const exact = new Set(routes.filter((route) => !route.path.includes('{'))
-    .map((route) => `${route.method.toUpperCase()} ${routeKey(route.path)}`));
+    .map((route) => `${verbOf(route)} ${routeKey(route.path)}`));
   const patterns = routes.filter((route) => route.path.includes('{'))
-    .map((route) => ({ method: route.method.toUpperCase(), pattern: pathPattern(route.path) }));
+    .map((route) => ({ method: verbOf(route), pattern: pathPattern(route.path) }));
   return (method, path) => {
     const verb = method === 'HEAD' ? 'GET' : method;
     const key = routeKey(path);
-    return exact.has(`${verb} ${key}`) || patterns.some((p) => p.method === verb && p.pattern.test(key));
+    return exact.has(`${verb} ${key}`) || exact.has(`* ${key}`)
+      || patterns.some((p) => (p.method === verb || p.method === '*') && p.pattern.test(key));
   };
 }
 
@@ -93,21 +98,21 @@ function routeMatcher(routes: ReadonlyArray<{ method: string; path: string }>): 
  */
 export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: string[],
                           foldedRoutes: ReadonlyArray<{ method: string; path: string }> = []) {
-  const isPublic = routeMatcher(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
-    .flatMap((method) => publicPaths.map((path) => ({ method, path }))));
+  const isPublic = routeMatcher(publicPaths.map((path) => ({ path })));
   const isFolded = routeMatcher(foldedRoutes);
   return (req: Request, _res: Response, next: NextFunction) => {
     const { identity } = getRequestAuth(req);
-    const hit = identity && !isPublic(req.method, req.path) && isFolded(req.method, req.path)
-      ? limiter.pending(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
+    const account = identity && !isPublic(req.method, req.path) ? `account:${identity.accountId}` : null;
+    const hit = account && isFolded(req.method, req.path)
+      ? limiter.pending(account, config.rateLimits.authenticatedPerMinute, 60_000)
       : null;
     if (hit) {
       setPendingHit(req, hit);
       next();
       return;
     }
-    const counted = identity && !isPublic(req.method, req.path)
-      ? limiter.hit(`account:${identity.accountId}`, config.rateLimits.authenticatedPerMinute, 60_000)
+    const counted = account
+      ? limiter.hit(account, config.rateLimits.authenticatedPerMinute, 60_000)
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
     counted.then((wait) => next(wait > 0 ? ApiError.tooManyRequests(wait) : undefined), next);
   };

@@ -20,13 +20,10 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { isConnectionLoss } from '../http/errors.js';
+import { isConnectionLoss, rateLimitedWait } from '../http/errors.js';
 
 /** Bucket keys stay short in the table; a longer one (a long username) is replaced by its hash. */
 const MAX_KEY_LENGTH = 200;
-
-/** SQLSTATE of app_private.rate_limit_hit_or_fail over the limit; DETAIL: the seconds to wait. */
-export const RATE_LIMITED_SQLSTATE = 'WL429';
 
 /** Refusals remembered at most (buckets of addresses can be many): the oldest are forgotten first. */
 const MAX_REMEMBERED_REFUSALS = 10_000;
@@ -120,10 +117,9 @@ export class PendingHit {
    * own refusal (the transaction rolled back; the bucket was already full), else 0.
    */
   refusal(error: unknown): number {
-    const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
-    if (code !== RATE_LIMITED_SQLSTATE) return 0;
+    const wait = rateLimitedWait(error);
+    if (wait === 0) return 0;
     this.counted = true;
-    const wait = Math.max(1, Number.parseInt(String(detail), 10) || 1);
     this.limiter.remember(this.bucket, wait);
     return wait;
   }

@@ -53,6 +53,11 @@ function settingStatements(options: TransactionOptions): pg.QueryConfig[] {
   return statements;
 }
 
+/** The statements counting the request's rate-limit hit before the commit, as the authenticator (none without a hit). */
+function rateLimitStatements(options: TransactionOptions): Array<string | pg.QueryConfig> {
+  return options.rateLimitHit ? ['reset role', options.rateLimitHit.statement()] : [];
+}
+
 const FROZEN_NOW_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The clock statement of a prelude; the value is checked against a strict pattern first. */
@@ -109,10 +114,7 @@ export async function withRequestTransaction<T>(
     const account = identity ? ((results[results.length - 2]?.rows[0]?.account as ActingAccount | null) ?? null) : null;
     for (const statement of settingStatements(options)) await client.query(statement);
     const result = await work(client, account);
-    if (options.rateLimitHit) {
-      await client.query('reset role');
-      await client.query(options.rateLimitHit.statement());
-    }
+    for (const statement of rateLimitStatements(options)) await client.query(statement);
     await client.query('commit');
     options.rateLimitHit?.committed();
     return result;
@@ -164,7 +166,7 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
       sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
       call = client.query<R>(query);
       sent.push(call);
-      if (options.rateLimitHit) sent.push(client.query('reset role'), client.query(options.rateLimitHit.statement()));
+      for (const statement of rateLimitStatements(options)) sent.push(client.query(statement));
       sent.push(client.query('commit'));
     } finally {
       stream?.uncork?.();

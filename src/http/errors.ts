@@ -99,6 +99,19 @@ const CONSTRAINT_MESSAGES: Record<string, [field: string, message: string]> = {
   shift_change_requests_one_pending_key: ['date', 'Une demande de modification est déjà en attente pour cette date.'],
 };
 
+/** SQLSTATE of app_private.rate_limit_hit_or_fail over the limit; DETAIL: the seconds to wait. */
+const RATE_LIMITED_SQLSTATE = 'WL429';
+
+/**
+ * The seconds to wait when `error` is a request's own rate-limit hit refused inside its transaction
+ * (app_private.rate_limit_hit_or_fail), at least 1; else 0.
+ */
+export function rateLimitedWait(error: unknown): number {
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+  if (code !== RATE_LIMITED_SQLSTATE) return 0;
+  return Math.max(1, Number.parseInt(String(detail), 10) || 1);
+}
+
 /** The database is unreachable, or the connection was lost mid-request. */
 export function isConnectionLoss(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
@@ -122,8 +135,8 @@ export function apiErrorFromPg(error: unknown): ApiError | null {
   if (isConnectionLoss(error)) return ApiError.unavailable();
   if (!isPgError(error)) return null;
   const code = error.code!;
-  // The request's own rate-limit hit, counted in its transaction (app_private.rate_limit_hit_or_fail).
-  if (code === 'WL429') return ApiError.tooManyRequests(Math.max(1, Number.parseInt(error.detail ?? '', 10) || 1));
+  const wait = rateLimitedWait(error);
+  if (wait > 0) return ApiError.tooManyRequests(wait);
   const status = STATUS_BY_CLASS[code.slice(0, 2)];
   if (status === 400) return ApiError.badRequest(fieldErrorsFromDetail(error.message, error.detail));
   if (status) return new ApiError(status, { detail: error.message });
