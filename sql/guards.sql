@@ -19,8 +19,9 @@ create table if not exists app_private.never_null_guards (
 alter table app_private.never_null_guards enable row level security;
 
 insert into app_private.never_null_guards (helper, why) values
-  ('app_hidden.account_has_permission(integer,text,timestamp with time zone)', 'coalesce(..., false)'),
-  ('app_hidden.current_account_has(text)', 'coalesce(..., false)'),
+  ('app_hidden.permission_in(text[],text)', 'coalesce(..., false)'),
+  ('app_hidden.account_has_permission(integer,text,timestamp with time zone)', 'permission_in'),
+  ('app_hidden.current_account_has(text)', 'permission_in'),
   ('app_hidden.may(integer,text,integer,timestamp with time zone)', 'false for a NULL employee; exists otherwise'),
   ('app_hidden.perimeter_is_whole(text)', 'coalesce(..., false)'),
   ('app_hidden.is_current_employee(integer)', 'coalesce(p_employee = current_employee_id(), false)'),

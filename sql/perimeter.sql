@@ -72,29 +72,36 @@ begin
 end;
 $$;
 
+-- Do these codes (account_permission_codes) grant the permission: it is among them, or '*' (a
+-- superuser) is. One expression (&&: the codes meet '*' or the permission), inlined where it is
+-- called, as are the two wrappers below.
+create or replace function app_hidden.permission_in(p_codes text[], p_permission text) returns boolean
+language sql immutable parallel safe as $$
+  select coalesce(p_codes && array['*', p_permission], false);
+$$;
+
 -- May this account use this permission at all at that time? (No perimeter involved.)
 create or replace function app_hidden.account_has_permission(p_account int, p_permission text, p_at timestamptz default null)
 returns boolean
--- One expression (&&: the codes meet '*' or the permission), so that it is inlined where it is called.
 language sql stable as $$
-  select coalesce(app_hidden.account_permission_codes(p_account, p_at) && array['*', p_permission], false);
+  select app_hidden.permission_in(app_hidden.account_permission_codes(p_account, p_at), p_permission);
 $$;
 
 -- The acting account's permissions now, as one array kept for the transaction: policies and
 -- guards ask current_account_has several times a request (the employees' and the absences'
--- select policies, five times in a creation). Keyed like the memo of the perimeters below
--- (account, instant, generation of the tables they are computed from); plain plpgsql, neither
--- security definer nor SET, so that a repeated ask is one lookup in a transaction-local setting.
+-- select policies, five times in a creation). Kept like the perimeters below (perimeter_memo_key,
+-- memo_read); plain plpgsql, neither security definer nor SET, so that a repeated ask is one
+-- lookup in a transaction-local setting.
 create or replace function app_hidden.current_permission_codes() returns text[]
 language plpgsql stable as $$
 declare
   v_account int := app_hidden.current_account_id();
-  v_key text := pg_catalog.concat(v_account, '|', app_hidden.now(), '|', app_hidden.perimeter_generation(), '|');
-  v_memo text := pg_catalog.current_setting('app.memo_permission_codes', true);
+  v_key text := app_hidden.perimeter_memo_key(v_account, app_hidden.now());
+  v_memo text := app_hidden.memo_read('app.memo_permission_codes', v_key);
   v_codes text[];
 begin
-  if pg_catalog.left(v_memo, pg_catalog.length(v_key)) = v_key then
-    return pg_catalog.substr(v_memo, pg_catalog.length(v_key) + 1)::text[];
+  if v_memo is not null then
+    return v_memo::text[];
   end if;
   v_codes := app_hidden.account_permission_codes(v_account);
   perform pg_catalog.set_config('app.memo_permission_codes', v_key || v_codes::text, true);
@@ -104,7 +111,7 @@ $$;
 
 create or replace function app_hidden.current_account_has(p_permission text) returns boolean
 language sql stable as $$
-  select coalesce(app_hidden.current_permission_codes() && array['*', p_permission], false);
+  select app_hidden.permission_in(app_hidden.current_permission_codes(), p_permission);
 $$;
 
 -- Establishment scope of a permission for accounts at a time, one row per existing account:
@@ -185,6 +192,20 @@ language sql stable parallel safe as $$
   select coalesce(nullif(current_setting('app.perimeter_generation', true), ''), '0');
 $$;
 
+-- The key of a memo of the perimeters: account, instant, generation.
+create or replace function app_hidden.perimeter_memo_key(p_account int, p_at timestamptz) returns text
+language sql stable parallel safe as $$
+  select pg_catalog.concat(p_account, '|', p_at, '|', app_hidden.perimeter_generation(), '|');
+$$;
+
+-- What the transaction-local setting p_name keeps under p_key (written as set_config(p_name,
+-- p_key || value, true)), or null when it keeps nothing under that key.
+create or replace function app_hidden.memo_read(p_name text, p_key text) returns text
+language sql stable parallel safe as $$
+  select case when pg_catalog.left(pg_catalog.current_setting(p_name, true), pg_catalog.length(p_key)) = p_key
+              then pg_catalog.substr(pg_catalog.current_setting(p_name, true), pg_catalog.length(p_key) + 1) end;
+$$;
+
 create or replace function app_hidden.tg__perimeter_changed() returns trigger
 language plpgsql volatile as $$
 begin
@@ -214,13 +235,12 @@ returns table (whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp rows 1 as $$
 declare
   v_name text := 'app.memo_scope_' || translate(coalesce(p_permission, ''), '.', '_');
-  v_key text := concat(p_account, '|', p_at, '|', app_hidden.perimeter_generation(), '|');
-  v_memo text := current_setting(v_name, true);
+  v_key text := app_hidden.perimeter_memo_key(p_account, p_at);
+  v_memo text := app_hidden.memo_read(v_name, v_key);
   v_whole boolean;
   v_ids int[];
 begin
-  if left(v_memo, length(v_key)) = v_key then
-    v_memo := substr(v_memo, length(v_key) + 1);
+  if v_memo is not null then
     return query select v_memo = 'W', case when v_memo = 'W' then null::int[] else v_memo::int[] end;
     return;
   end if;
@@ -283,14 +303,14 @@ declare
   v_at timestamptz := coalesce(p_at, app_hidden.now());
   v_account int := coalesce(p_account, app_hidden.current_account_id());
   v_name text := 'app.memo_perimeter_' || translate(coalesce(p_permission, ''), '.', '_');
-  v_key text := concat(v_account, '|', v_at, '|', app_hidden.perimeter_generation(), '|');
-  v_memo text := current_setting(v_name, true);
+  v_key text := app_hidden.perimeter_memo_key(v_account, v_at);
+  v_memo text := app_hidden.memo_read(v_name, v_key);
   v_whole boolean;
   v_ids int[];
   v_list int[];
 begin
-  if left(v_memo, length(v_key)) = v_key then
-    return query select unnest(substr(v_memo, length(v_key) + 1)::int[]);
+  if v_memo is not null then
+    return query select unnest(v_memo::int[]);
     return;
   end if;
   select s.whole, s.establishment_ids into v_whole, v_ids

@@ -40,11 +40,10 @@ declare
   v_account int := app_hidden.current_account_id();
   v_key text := pg_catalog.concat(v_account, '|', pg_catalog.current_setting('app.employee_id', true), '|',
                                   app_hidden.now(), '|', app_hidden.perimeter_generation(), '|');
-  v_memo text := pg_catalog.current_setting('app.memo_absence_readers', true);
+  v_memo text := app_hidden.memo_read('app.memo_absence_readers', v_key);
   v_readers int[];
 begin
-  if pg_catalog.left(v_memo, pg_catalog.length(v_key)) = v_key then
-    v_memo := pg_catalog.substr(v_memo, pg_catalog.length(v_key) + 1);
+  if v_memo is not null then
     return case when v_memo = 'W' then null else v_memo::int[] end;
   end if;
   if not (app_hidden.current_account_has('absences.view_absence_queue')
