@@ -38,7 +38,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
 import { memoryOf, startChild, rssMb, type Child } from './lib/children.js';
-import { buildDataset, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
+import { buildDataset, datasetParams, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
   dropStaleTemplates, templateName, withClient,
@@ -85,16 +85,7 @@ if (only) {
   if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.key).join(', ')})`);
 }
 
-/** The business date in Paris: the history is built around it. */
-function parisToday(): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-}
-
-const params: DatasetParams = args.scale
-  ? { employees: 10_000, establishments: 100, absences: 1_000_000, shiftChanges: 100_000, today: parisToday() }
-  : args.small
-    ? { employees: 200, establishments: 2, absences: 10_000, shiftChanges: 2_000, today: parisToday() }
-    : { employees: 2_000, establishments: 20, absences: 100_000, shiftChanges: 20_000, today: parisToday() };
+const params: DatasetParams = datasetParams(size);
 
 const log = (line: string) => console.log(line);
 

@@ -18,6 +18,21 @@ export interface DatasetParams {
   today: string;
 }
 
+export type DatasetSize = 'default' | 'scale' | 'small';
+
+/** The business date in Paris: the history is built around it. */
+export function parisToday(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+}
+
+/** The parameters of each dataset size (README of bench/run.ts), around today. */
+export function datasetParams(size: DatasetSize): DatasetParams {
+  const today = parisToday();
+  if (size === 'scale') return { employees: 10_000, establishments: 100, absences: 1_000_000, shiftChanges: 100_000, today };
+  if (size === 'small') return { employees: 200, establishments: 2, absences: 10_000, shiftChanges: 2_000, today };
+  return { employees: 2_000, establishments: 20, absences: 100_000, shiftChanges: 20_000, today };
+}
+
 /** Every bench account has this password (one argon2id hash, computed once). */
 export const BENCH_PASSWORD = 'Bench-Passw0rd!';
 
