@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { buildDataset, datasetParams, type DatasetSize } from './lib/dataset.js';
+import { datasetParams, generateTemplate, type DatasetSize } from './lib/dataset.js';
 import { createDatabase, databaseExists, dropDatabase, templateName } from './lib/db.js';
 import { pairsTable, summarisePairs, type PairRound } from './lib/pairs.js';
 import type { BenchReport } from './lib/report.js';
@@ -80,10 +80,7 @@ async function worktreeOf(commit: string): Promise<string> {
 async function datasetCopy(): Promise<string> {
   const params = datasetParams(size);
   const template = await templateName(size, params);
-  if (!(await databaseExists(template))) {
-    log(`dataset: generating ${template}`);
-    await buildDataset(template, params, log);
-  }
+  if (!(await databaseExists(template))) await generateTemplate(template, params, size, log);
   const copy = `wfm_bench_against_${size}`;
   await dropDatabase(copy);
   await createDatabase(copy, template);

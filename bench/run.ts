@@ -38,10 +38,10 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
 import { memoryOf, startChild, rssMb, type Child } from './lib/children.js';
-import { buildDataset, datasetParams, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
+import { datasetParams, generateTemplate, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
-  dropStaleTemplates, templateName, withClient,
+  templateName, withClient,
 } from './lib/db.js';
 import { runExport } from './lib/export.js';
 import { runLoad, type LoadResult } from './lib/load.js';
@@ -123,12 +123,7 @@ async function main(): Promise<void> {
   } else if (reused) {
     log(`dataset: reusing ${template}`);
   } else {
-    log(`dataset: generating ${template}`);
-    await dropDatabase(template);
-    build = await buildDataset(template, params, log);
-    log(`dataset: ${build.seconds.toFixed(1)} s`);
-    const dropped = await dropStaleTemplates(args['transaction-paths'] ? `paths_${size}` : size, template);
-    if (dropped.length) log(`dataset: dropped stale ${dropped.join(', ')}`);
+    build = await generateTemplate(template, params, args['transaction-paths'] ? `paths_${size}` : size, log);
   }
   const datasetSize = await databaseSize(template);
 

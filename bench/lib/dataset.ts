@@ -7,7 +7,7 @@ import path from 'node:path';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { ROOT_DIR, hasCurrentMigration, migrateDatabase } from '../../src/db/migrate.js';
 import { ensureRoles } from '../../src/db/roles.js';
-import { ROOT_URL, createDatabase, databaseUrl, dropDatabase, withClient } from './db.js';
+import { ROOT_URL, createDatabase, databaseUrl, dropDatabase, dropStaleTemplates, withClient } from './db.js';
 
 export interface DatasetParams {
   employees: number;
@@ -48,6 +48,21 @@ export async function generatorSteps(): Promise<Array<{ step: string; sql: strin
   const steps: Array<{ step: string; sql: string }> = [];
   for (let i = 1; i < parts.length; i += 2) steps.push({ step: parts[i]!.trim(), sql: parts[i + 1]! });
   return steps;
+}
+
+/**
+ * Generates the dataset `template` anew, then drops the other templates of its kind (`kind`: the
+ * size, or paths_<size> for the comparison of transaction paths) to save disk.
+ */
+export async function generateTemplate(template: string, params: DatasetParams, kind: string,
+                                       log: (line: string) => void): Promise<DatasetBuild> {
+  log(`dataset: generating ${template}`);
+  await dropDatabase(template);
+  const build = await buildDataset(template, params, log);
+  log(`dataset: ${build.seconds.toFixed(1)} s`);
+  const dropped = await dropStaleTemplates(kind, template);
+  if (dropped.length) log(`dataset: dropped stale ${dropped.join(', ')}`);
+  return build;
 }
 
 export async function buildDataset(name: string, params: DatasetParams, log: (line: string) => void): Promise<DatasetBuild> {
