@@ -87,8 +87,18 @@ async function datasetCopy(): Promise<string> {
   return copy;
 }
 
-async function benchRun(cwd: string, label: string, extra: string[]): Promise<BenchReport> {
-  await run('npm', ['run', 'bench', '--', ...sizeFlags, ...extra, '--only', only.join(','), '--duration', String(duration),
+/**
+ * The scenarios of `only` an earlier commit's bench knows (a key written in its
+ * bench/lib/scenarios.ts): a scenario added since (the creation's floor, say) is run on this
+ * checkout alone, and the summary shows it without a ratio.
+ */
+async function scenariosKnownTo(cwd: string): Promise<string[]> {
+  const source = await readFile(path.join(cwd, 'bench/lib/scenarios.ts'), 'utf8').catch(() => null);
+  return source === null ? only : only.filter((key) => source.includes(`key: '${key}'`));
+}
+
+async function benchRun(cwd: string, label: string, extra: string[], scenarios: string[]): Promise<BenchReport> {
+  await run('npm', ['run', 'bench', '--', ...sizeFlags, ...extra, '--only', scenarios.join(','), '--duration', String(duration),
     '--no-md', '--label', label], cwd);
   const file = path.join(cwd, 'bench/results', `${label}.json`);
   const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
@@ -103,11 +113,15 @@ async function main(): Promise<void> {
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
   const before = await worktreeOf(commit);
   const copy = await datasetCopy();
+  const beforeScenarios = await scenariosKnownTo(before);
+  if (!beforeScenarios.length) throw new Error(`--only: ${commit.slice(0, 12)} knows none of ${only.join(', ')}`);
+  const missing = only.filter((key) => !beforeScenarios.includes(key));
+  if (missing.length) log(`${commit.slice(0, 12)} does not know ${missing.join(', ')}: run on this checkout only`);
   const results: PairRound[] = [];
   try {
     for (let round = 1; round <= rounds; round += 1) {
-      const runBefore = () => benchRun(before, `against-before-${round}`, ['--reuse']);
-      const runAfter = () => benchRun(ROOT_DIR, `against-after-${round}`, ['--template', copy]);
+      const runBefore = () => benchRun(before, `against-before-${round}`, ['--reuse'], beforeScenarios);
+      const runAfter = () => benchRun(ROOT_DIR, `against-after-${round}`, ['--template', copy], only);
       // The first of the two alternates, so that a drift of the machine favours neither side.
       if (round % 2 === 1) {
         const b = await runBefore();
