@@ -1,0 +1,128 @@
+/**
+ * `npm run bench:variants -- --variants routing,answer`: the creation's pgbench transaction
+ * (bench/pgbench/absence_create.sql) on copies of this checkout's dataset, one unchanged (the
+ * baseline) and one per variant with its SQL applied (bench/variants/<name>.sql, or a path):
+ * ablations that replace one part of the transaction by a constant, so that its gain is the most
+ * any work on that part could give; or a candidate change measured before it is written into sql/.
+ *
+ *   npm run bench:variants -- --variants routing,answer,counters,audit
+ *   options: --clients 10 --duration 6 --rounds 3 --script absence_create.sql --small
+ *
+ * Every copy gets a warm-up run, then each round runs them all, in an order that rotates from one
+ * round to the next so that a drift of the machine favours none. Per run: pgbench's transactions per
+ * second and the busy CPU of the whole machine per transaction (/proc/stat: PostgreSQL and pgbench;
+ * on a shared machine it moves less than the throughput). The summary (bench/lib/variants.ts) goes
+ * to stdout and bench/results/variants.{json,md}. The copies are dropped at the end.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT_DIR } from '../src/db/migrate.js';
+import { datasetParams, generateTemplate, type DatasetSize } from './lib/dataset.js';
+import { authDatabaseUrl, createDatabase, databaseExists, databaseUrl, dropDatabase, templateName, withClient } from './lib/db.js';
+import { runPgbench } from './lib/pgbench.js';
+import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
+
+const { values: args } = parseArgs({
+  options: {
+    variants: { type: 'string', default: 'routing,answer,counters,audit' },
+    clients: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '3' },
+    script: { type: 'string', default: 'absence_create.sql' },
+    small: { type: 'boolean', default: false },
+  },
+});
+const BASELINE = 'baseline';
+const variants = args.variants!.split(',').map((v) => v.trim()).filter(Boolean);
+const clients = Number(args.clients);
+const duration = Number(args.duration);
+const rounds = Number(args.rounds);
+const nameOf = (variant: string) => path.basename(variant, '.sql');
+if (!variants.length || variants.some((v) => !/^[a-z0-9_]+$/.test(nameOf(v)) || nameOf(v) === BASELINE)) {
+  throw new Error('--variants: names of bench/variants/*.sql or paths to .sql files (lower case, digits, underscores; not "baseline")');
+}
+if (!Number.isInteger(clients) || clients < 1 || clients > 100) throw new Error('--clients: a whole number from 1 to 100 is expected');
+if (!Number.isFinite(duration) || duration <= 0) throw new Error('--duration: a positive number of seconds is expected');
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds: a whole number from 1 to 20 is expected');
+if (!/^[a-z0-9_]+\.sql$/.test(args.script!)) throw new Error('--script: a file of bench/pgbench/ is expected');
+const size: DatasetSize = args.small ? 'small' : 'default';
+const log = (line: string) => console.log(line);
+
+interface Copy {
+  variant: string;
+  database: string;
+  /** The next free slot of the writes window (as bench/run.ts advances it). */
+  slot: number;
+  variables: Record<string, string | number>;
+}
+
+const sqlFileOf = (variant: string) => (variant.endsWith('.sql') ? path.resolve(variant) : path.join(ROOT_DIR, 'bench/variants', `${variant}.sql`));
+
+/** A copy of the dataset with the variant's SQL applied (none for the baseline) and its pgbench variables. */
+async function makeCopy(template: string, variant: string): Promise<Copy> {
+  const database = `wfm_bench_variant_${nameOf(variant)}`;
+  await dropDatabase(database);
+  await createDatabase(database, template);
+  return withClient(databaseUrl(database), async (db) => {
+    if (variant !== BASELINE) await db.query(await readFile(sqlFileOf(variant), 'utf8'));
+    const { rows: [ctx] } = await db.query<{ employees: number; acc_base: number; emp_base: number; type: number; days: string }>(
+      `select (select count(*)::int from bench.employees) as employees,
+              (select account_id from bench.employees order by idx limit 1) as acc_base,
+              (select id from bench.employees order by idx limit 1) as emp_base,
+              (select id from app_public.absence_types where code = 'CP') as type,
+              (select '{' || string_agg(day::text, ',' order by n) || '}' from bench.write_days) as days`);
+    return { variant: nameOf(variant), database, slot: 0, variables: { clients, n: 0, ...ctx! } };
+  });
+}
+
+/** After a run: the next slot starts a fresh weekday of the writes window (bench/run.ts, advanceSlots). */
+async function advance(copy: Copy): Promise<void> {
+  const { rows: [row] } = await withClient(databaseUrl(copy.database), (db) =>
+    db.query<{ n: number | null }>('select max(w.n)::int as n from app_public.absences a join bench.write_days w on w.day = a.date_start'));
+  copy.slot = Math.max(copy.slot, ((row!.n ?? -1) + 1) * Number(copy.variables.employees));
+}
+
+async function measure(copy: Copy, seconds: number): Promise<VariantRun> {
+  const before = cpuJiffies(await readFile('/proc/stat', 'utf8'));
+  const result = await runPgbench({ url: authDatabaseUrl(copy.database), script: args.script!, connections: clients, duration: seconds,
+    variables: { ...copy.variables, base: copy.slot } });
+  const after = cpuJiffies(await readFile('/proc/stat', 'utf8'));
+  await advance(copy);
+  // Jiffies are hundredths of a second: busy jiffies × 10 = busy ms.
+  const busyMs = (after.busy - before.busy) * 10;
+  return { variant: copy.variant, tps: result.rps, transactions: result.transactions,
+    cpuMsPerTransaction: result.transactions > 0 ? busyMs / result.transactions : null, errors: result.errors };
+}
+
+async function main(): Promise<void> {
+  const params = datasetParams(size);
+  const template = await templateName(size, params);
+  if (!(await databaseExists(template))) await generateTemplate(template, params, size, log);
+  const copies: Copy[] = [];
+  const runs: VariantRun[] = [];
+  try {
+    for (const variant of [BASELINE, ...variants]) copies.push(await makeCopy(template, variant));
+    for (const copy of copies) await measure(copy, Math.min(3, duration));
+    for (let round = 0; round < rounds; round += 1) {
+      const order = copies.map((_, i) => copies[(i + round) % copies.length]!);
+      for (const copy of order) {
+        const run = await measure(copy, duration);
+        runs.push(run);
+        log(`  round ${round + 1}: ${run.variant.padEnd(12)} ${run.tps.toFixed(1)} tps, ${run.cpuMsPerTransaction?.toFixed(2) ?? '–'} ms CPU/tx, errors ${run.errors}`);
+      }
+    }
+  } finally {
+    for (const copy of copies) await dropDatabase(copy.database);
+  }
+  const summaries = summariseVariants(runs, BASELINE);
+  const heading = `Variants of ${template} (${size} dataset), bench/pgbench/${args.script}, ${clients} clients, ` +
+    `${rounds} rounds of ${duration} s, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
+  const table = variantsTable(summaries);
+  console.log(`\n${heading}\n\n${table}\n`);
+  await writeFile(path.join(ROOT_DIR, 'bench/results/variants.md'), `${heading}\n\n${table}\n`);
+  await writeFile(path.join(ROOT_DIR, 'bench/results/variants.json'),
+    `${JSON.stringify({ template, size, script: args.script, clients, rounds, duration, runs, summaries }, null, 2)}\n`);
+}
+
+await main();
