@@ -7,6 +7,8 @@
  *
  *   npm run bench:variants -- --variants routing,answer,counters,audit
  *   options: --clients 10 --duration 6 --rounds 3 --script absence_create.sql --small
+ *   --http: POST /api/absences/ through the service instead (`npm run bench -- --template <copy>
+ *   --only absence_create`, 10 connections, its own 2 s warm-up): requests per second, no CPU figure
  *
  * Every copy gets a warm-up run, then each round runs them all, in an order that rotates from one
  * round to the next so that a drift of the machine favours none. Per run: pgbench's transactions per
@@ -14,13 +16,15 @@
  * on a shared machine it moves less than the throughput). The summary (bench/lib/variants.ts) goes
  * to stdout and bench/results/variants.{json,md}. The copies are dropped at the end.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT_DIR } from '../src/db/migrate.js';
 import { datasetParams, generateTemplate, type DatasetSize } from './lib/dataset.js';
 import { authDatabaseUrl, createDatabase, databaseExists, databaseUrl, dropDatabase, templateName, withClient } from './lib/db.js';
 import { runPgbench } from './lib/pgbench.js';
+import type { BenchReport } from './lib/report.js';
 import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
 
 const { values: args } = parseArgs({
@@ -31,6 +35,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     script: { type: 'string', default: 'absence_create.sql' },
     small: { type: 'boolean', default: false },
+    http: { type: 'boolean', default: false },
   },
 });
 const BASELINE = 'baseline';
@@ -95,6 +100,24 @@ async function measure(copy: Copy, seconds: number): Promise<VariantRun> {
     cpuMsPerTransaction: result.transactions > 0 ? busyMs / result.transactions : null, errors: result.errors };
 }
 
+/** The HTTP creation of the bench (a child `npm run bench`) on a copy used as its template. */
+async function measureHttp(copy: Copy, seconds: number, round: number): Promise<VariantRun> {
+  const label = `variant-${copy.variant}-${round}`;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('npm', ['run', 'bench', '--', ...(size === 'small' ? ['--small'] : []), '--template', copy.database,
+      '--only', 'absence_create', '--duration', String(seconds), '--no-md', '--label', label], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm run bench on ${copy.database} ended with ${code}`))));
+  });
+  const file = path.join(ROOT_DIR, 'bench/results', `${label}.json`);
+  const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
+  await rm(file, { force: true });
+  await rm(file.replace(/\.json$/, '.md'), { force: true });
+  const scenario = report.scenarios.find((s) => s.key === 'absence_create');
+  return { variant: copy.variant, tps: scenario?.rps ?? 0, transactions: scenario?.requests ?? 0, cpuMsPerTransaction: null,
+    errors: scenario?.errors ?? 1 };
+}
+
 async function main(): Promise<void> {
   const params = datasetParams(size);
   const template = await templateName(size, params);
@@ -103,11 +126,12 @@ async function main(): Promise<void> {
   const runs: VariantRun[] = [];
   try {
     for (const variant of [BASELINE, ...variants]) copies.push(await makeCopy(template, variant));
-    for (const copy of copies) await measure(copy, Math.min(3, duration));
+    // The HTTP bench writes into a copy of its template (each run starts from the same data) and warms up itself.
+    if (!args.http) for (const copy of copies) await measure(copy, Math.min(3, duration));
     for (let round = 0; round < rounds; round += 1) {
       const order = copies.map((_, i) => copies[(i + round) % copies.length]!);
       for (const copy of order) {
-        const run = await measure(copy, duration);
+        const run = args.http ? await measureHttp(copy, duration, round + 1) : await measure(copy, duration);
         runs.push(run);
         log(`  round ${round + 1}: ${run.variant.padEnd(12)} ${run.tps.toFixed(1)} tps, ${run.cpuMsPerTransaction?.toFixed(2) ?? '–'} ms CPU/tx, errors ${run.errors}`);
       }
@@ -116,13 +140,15 @@ async function main(): Promise<void> {
     for (const copy of copies) await dropDatabase(copy.database);
   }
   const summaries = summariseVariants(runs, BASELINE);
-  const heading = `Variants of ${template} (${size} dataset), bench/pgbench/${args.script}, ${clients} clients, ` +
+  const what = args.http ? 'POST /api/absences/ (the bench service, 10 connections)' : `bench/pgbench/${args.script}, ${clients} clients`;
+  const heading = `Variants of ${template} (${size} dataset), ${what}, ` +
     `${rounds} rounds of ${duration} s, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
   const table = variantsTable(summaries);
   console.log(`\n${heading}\n\n${table}\n`);
-  await writeFile(path.join(ROOT_DIR, 'bench/results/variants.md'), `${heading}\n\n${table}\n`);
-  await writeFile(path.join(ROOT_DIR, 'bench/results/variants.json'),
-    `${JSON.stringify({ template, size, script: args.script, clients, rounds, duration, runs, summaries }, null, 2)}\n`);
+  const name = args.http ? 'variants-http' : 'variants';
+  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.md`), `${heading}\n\n${table}\n`);
+  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.json`),
+    `${JSON.stringify({ template, size, http: args.http, script: args.script, clients, rounds, duration, runs, summaries }, null, 2)}\n`);
 }
 
 await main();
