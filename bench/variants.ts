@@ -94,7 +94,7 @@ async function measure(copy: Copy, seconds: number): Promise<VariantRun> {
     variables: { ...copy.variables, base: copy.slot } });
   const after = cpuJiffies(await readFile('/proc/stat', 'utf8'));
   await advance(copy);
-  // Jiffies are hundredths of a second: busy jiffies × 10 = busy ms.
+  // Jiffies of /proc/stat are USER_HZ ticks, hundredths of a second on Linux: busy jiffies × 10 = busy ms.
   const busyMs = (after.busy - before.busy) * 10;
   return { variant: copy.variant, tps: result.rps, transactions: result.transactions,
     cpuMsPerTransaction: result.transactions > 0 ? busyMs / result.transactions : null, errors: result.errors };
