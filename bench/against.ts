@@ -16,15 +16,16 @@
  * (`--template wfm_bench_against_<size>`), the first of the two alternating; each with --no-md.
  * The summary (bench/lib/pairs.ts) goes to stdout and bench/results/against-<commit>.{json,md}.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { datasetParams, generateTemplate, type DatasetSize } from './lib/dataset.js';
-import { createDatabase, databaseExists, dropDatabase, templateName } from './lib/db.js';
+import { runBenchChild, runCommand } from './lib/bench-child.js';
+import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
+import { createDatabase, dropDatabase } from './lib/db.js';
 import { pairsTable, summarisePairs, type PairRound } from './lib/pairs.js';
 import type { BenchReport } from './lib/report.js';
 import { SCENARIOS } from './lib/scenarios.js';
@@ -54,16 +55,6 @@ const sizeFlags = size === 'default' ? [] : [`--${size}`];
 const git = (...gitArgs: string[]) => execFileSync('git', gitArgs, { cwd: ROOT_DIR, encoding: 'utf8' }).trim();
 const log = (line: string) => console.log(line);
 
-/** Runs a command with its output passed through; rejects on a non-zero exit. */
-function run(command: string, commandArgs: string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, commandArgs, { cwd, stdio: 'inherit' });
-    child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`${command} ${commandArgs.join(' ')} (in ${cwd}) ended with ${signal ?? code}`)));
-  });
-}
-
 /** The earlier commit's worktree, made and installed once. */
 async function worktreeOf(commit: string): Promise<string> {
   const dir = path.join(tmpdir(), `wfm-bench-against-${commit.slice(0, 12)}`);
@@ -72,15 +63,13 @@ async function worktreeOf(commit: string): Promise<string> {
     git('worktree', 'prune');
     git('worktree', 'add', '--detach', dir, commit);
   }
-  if (!existsSync(path.join(dir, 'node_modules'))) await run('npm', ['ci', '--no-audit', '--no-fund'], dir);
+  if (!existsSync(path.join(dir, 'node_modules'))) await runCommand('npm', ['ci', '--no-audit', '--no-fund'], dir);
   return dir;
 }
 
 /** This checkout's dataset, under a name only this tool uses. */
 async function datasetCopy(): Promise<string> {
-  const params = datasetParams(size);
-  const template = await templateName(size, params);
-  if (!(await databaseExists(template))) await generateTemplate(template, params, size, log);
+  const template = await ensureTemplate(size, log);
   const copy = `wfm_bench_against_${size}`;
   await dropDatabase(copy);
   await createDatabase(copy, template);
@@ -97,14 +86,8 @@ async function scenariosKnownTo(cwd: string): Promise<string[]> {
   return source === null ? only : only.filter((key) => source.includes(`key: '${key}'`));
 }
 
-async function benchRun(cwd: string, label: string, extra: string[], scenarios: string[]): Promise<BenchReport> {
-  await run('npm', ['run', 'bench', '--', ...sizeFlags, ...extra, '--only', scenarios.join(','), '--duration', String(duration),
-    '--no-md', '--label', label], cwd);
-  const file = path.join(cwd, 'bench/results', `${label}.json`);
-  const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
-  await rm(file, { force: true });
-  await rm(file.replace(/\.json$/, '.md'), { force: true });
-  return report;
+function benchRun(cwd: string, label: string, extra: string[], scenarios: string[]): Promise<BenchReport> {
+  return runBenchChild(cwd, [...sizeFlags, ...extra, '--only', scenarios.join(','), '--duration', String(duration)], label);
 }
 
 async function main(): Promise<void> {

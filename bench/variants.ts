@@ -16,15 +16,14 @@
  * on a shared machine it moves less than the throughput). The summary (bench/lib/variants.ts) goes
  * to stdout and bench/results/variants.{json,md}. The copies are dropped at the end.
  */
-import { spawn } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { datasetParams, generateTemplate, type DatasetSize } from './lib/dataset.js';
-import { authDatabaseUrl, createDatabase, databaseExists, databaseUrl, dropDatabase, templateName, withClient } from './lib/db.js';
+import { runBenchChild } from './lib/bench-child.js';
+import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
+import { authDatabaseUrl, createDatabase, databaseUrl, dropDatabase, withClient } from './lib/db.js';
 import { runPgbench } from './lib/pgbench.js';
-import type { BenchReport } from './lib/report.js';
 import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
 
 const { values: args } = parseArgs({
@@ -102,26 +101,15 @@ async function measure(copy: Copy, seconds: number): Promise<VariantRun> {
 
 /** The HTTP creation of the bench (a child `npm run bench`) on a copy used as its template. */
 async function measureHttp(copy: Copy, seconds: number, round: number): Promise<VariantRun> {
-  const label = `variant-${copy.variant}-${round}`;
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('npm', ['run', 'bench', '--', ...(size === 'small' ? ['--small'] : []), '--template', copy.database,
-      '--only', 'absence_create', '--duration', String(seconds), '--no-md', '--label', label], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm run bench on ${copy.database} ended with ${code}`))));
-  });
-  const file = path.join(ROOT_DIR, 'bench/results', `${label}.json`);
-  const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
-  await rm(file, { force: true });
-  await rm(file.replace(/\.json$/, '.md'), { force: true });
+  const report = await runBenchChild(ROOT_DIR, [...(size === 'small' ? ['--small'] : []), '--template', copy.database,
+    '--only', 'absence_create', '--duration', String(seconds)], `variant-${copy.variant}-${round}`, true);
   const scenario = report.scenarios.find((s) => s.key === 'absence_create');
   return { variant: copy.variant, tps: scenario?.rps ?? 0, transactions: scenario?.requests ?? 0, cpuMsPerTransaction: null,
     errors: scenario?.errors ?? 1 };
 }
 
 async function main(): Promise<void> {
-  const params = datasetParams(size);
-  const template = await templateName(size, params);
-  if (!(await databaseExists(template))) await generateTemplate(template, params, size, log);
+  const template = await ensureTemplate(size, log);
   const copies: Copy[] = [];
   const runs: VariantRun[] = [];
   try {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { ROOT_DIR, hasCurrentMigration, migrateDatabase } from '../../src/db/migrate.js';
 import { ensureRoles } from '../../src/db/roles.js';
-import { ROOT_URL, createDatabase, databaseUrl, dropDatabase, dropStaleTemplates, withClient } from './db.js';
+import { ROOT_URL, createDatabase, databaseExists, databaseUrl, dropDatabase, dropStaleTemplates, templateName, withClient } from './db.js';
 
 export interface DatasetParams {
   employees: number;
@@ -63,6 +63,14 @@ export async function generateTemplate(template: string, params: DatasetParams, 
   const dropped = await dropStaleTemplates(kind, template);
   if (dropped.length) log(`dataset: dropped stale ${dropped.join(', ')}`);
   return build;
+}
+
+/** The template of this checkout's dataset of `size`, generated when missing (as `npm run bench -- --reuse` would). */
+export async function ensureTemplate(size: DatasetSize, log: (line: string) => void): Promise<string> {
+  const params = datasetParams(size);
+  const template = await templateName(size, params);
+  if (!(await databaseExists(template))) await generateTemplate(template, params, size, log);
+  return template;
 }
 
 export async function buildDataset(name: string, params: DatasetParams, log: (line: string) => void): Promise<DatasetBuild> {
