@@ -5,6 +5,7 @@
  * and the smallest and largest ratio of one pair.
  */
 import type { BenchReport } from './report.js';
+import { fmt, mean, median, times } from './stats.js';
 
 export interface PairRound {
   before: BenchReport;
@@ -21,14 +22,6 @@ export interface PairSummary {
   pairRatios: { min: number | null; max: number | null };
   p99: { before: number | null; after: number | null };
 }
-
-const mean = (values: number[]) => (values.length ? values.reduce((sum, v) => sum + v, 0) / values.length : null);
-const median = (values: number[]) => {
-  if (!values.length) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 /** Per scenario of the after runs (in their order): the rounds' throughputs, ratios and median p99. */
 export function summarisePairs(rounds: PairRound[]): PairSummary[] {
@@ -64,9 +57,6 @@ export function summarisePairs(rounds: PairRound[]): PairSummary[] {
     };
   });
 }
-
-const fmt = (value: number | null, digits = 1) => (value === null ? '–' : value.toFixed(digits));
-const times = (value: number | null) => (value === null ? '–' : `×${value.toFixed(2)}`);
 
 /** The markdown table of a summary. */
 export function pairsTable(summaries: PairSummary[]): string {

@@ -4,6 +4,7 @@
  * replaced by a constant; or a candidate change), runs alternated round by round on one machine.
  * What a part of the transaction is worth at most is read from its ablation's gain.
  */
+import { fmt, mean, times } from './stats.js';
 
 export interface VariantRun {
   variant: string;
@@ -26,8 +27,6 @@ export interface VariantSummary {
   cpuSavedMs: number | null;
   errors: number;
 }
-
-const mean = (values: number[]) => (values.length ? values.reduce((sum, v) => sum + v, 0) / values.length : null);
 
 /** The busy and idle jiffies of the first line of /proc/stat (user nice system idle iowait irq softirq steal). */
 export function cpuJiffies(procStat: string): { busy: number; idle: number } {
@@ -67,8 +66,6 @@ export function summariseVariants(runs: VariantRun[], baseline: string): Variant
   });
 }
 
-const fmt = (value: number | null, digits = 1) => (value === null ? '–' : value.toFixed(digits));
-
 /** The markdown table of a summary. */
 export function variantsTable(summaries: VariantSummary[]): string {
   const lines = [
@@ -77,7 +74,7 @@ export function variantsTable(summaries: VariantSummary[]): string {
   ];
   for (const s of summaries) {
     lines.push(`| ${s.variant} | ${s.tps.map((v) => fmt(v)).join(', ') || '–'} | ${fmt(s.meanTps)} | ` +
-      `${s.gain === null ? '–' : `×${s.gain.toFixed(2)}`} | ${fmt(s.meanCpuMs, 2)} | ${fmt(s.cpuSavedMs, 2)} | ${s.errors} |`);
+      `${times(s.gain)} | ${fmt(s.meanCpuMs, 2)} | ${fmt(s.cpuSavedMs, 2)} | ${s.errors} |`);
   }
   return lines.join('\n');
 }
