@@ -45,9 +45,9 @@ import {
 } from './lib/db.js';
 import { runExport } from './lib/export.js';
 import { runLoad, type LoadResult } from './lib/load.js';
-import { pgbenchVersion, runPgbench } from './lib/pgbench.js';
+import { absenceCreateVariables, pgbenchVersion, runPgbench } from './lib/pgbench.js';
 import { describeMachine, writeReport, type BenchReport, type ScenarioResult } from './lib/report.js';
-import { SCENARIOS, type BenchContext, type Scenario } from './lib/scenarios.js';
+import { SCENARIOS, slotsAfterWrites, type BenchContext, type Scenario } from './lib/scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -317,13 +317,9 @@ async function waitIdle(ctx: BenchContext): Promise<void> {
 /** After writers: the next slot starts a fresh weekday of the writes window. */
 async function advanceSlots(ctx: BenchContext): Promise<void> {
   await waitIdle(ctx);
-  const { rows } = await ctx.db.query<{ absences: number | null; shifts: number | null }>(
-    `select (select max(w.n)::int from app_public.absences a join bench.write_days w on w.day = a.date_start) as absences,
-            (select max(w.n)::int from app_public.shift_change_requests r join bench.write_days w on w.day = r.date) as shifts`,
-  );
-  const e = ctx.employees.length;
-  ctx.absenceSlot = Math.max(ctx.absenceSlot, ((rows[0]!.absences ?? -1) + 1) * e);
-  ctx.shiftSlot = Math.max(ctx.shiftSlot, ((rows[0]!.shifts ?? -1) + 1) * e);
+  const next = await slotsAfterWrites(ctx.db, ctx.employees.length);
+  ctx.absenceSlot = Math.max(ctx.absenceSlot, next.absences);
+  ctx.shiftSlot = Math.max(ctx.shiftSlot, next.shifts);
 }
 
 async function httpPhase(scenario: Scenario, ctx: BenchContext, server: Child, servicePid: number): Promise<ScenarioResult> {
@@ -371,10 +367,8 @@ async function pgbenchPhase(scenario: Scenario, ctx: BenchContext, runDb: string
       script: floor ? 'absence_create_floor.sql' : 'absence_create.sql',
       connections: conns,
       duration: seconds,
-      variables: {
-        base: ctx.absenceSlot, clients: conns, employees: ctx.employees.length, acc_base: first.account_id, emp_base: first.id,
-        type: ctx.cpTypeId, days: `{${ctx.writeDays.join(',')}}`, n: 0,
-      },
+      variables: absenceCreateVariables({ employees: ctx.employees.length, firstAccount: first.account_id, firstEmployee: first.id,
+        cpTypeId: ctx.cpTypeId, writeDays: ctx.writeDays }, ctx.absenceSlot, conns),
     });
     await advanceSlots(ctx);
     if (result.errors) log(result.output.split('\n').filter((line) => /error|abort/i.test(line)).slice(0, 5).join('\n'));

@@ -23,7 +23,8 @@ import { ROOT_DIR } from '../src/db/migrate.js';
 import { runBenchChild } from './lib/bench-child.js';
 import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
 import { authDatabaseUrl, createDatabase, databaseUrl, dropDatabase, withClient } from './lib/db.js';
-import { runPgbench } from './lib/pgbench.js';
+import { absenceCreateVariables, runPgbench, type AbsenceWrites } from './lib/pgbench.js';
+import { slotsAfterWrites } from './lib/scenarios.js';
 import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
 
 const { values: args } = parseArgs({
@@ -58,39 +59,38 @@ interface Copy {
   database: string;
   /** The next free slot of the writes window (as bench/run.ts advances it). */
   slot: number;
-  variables: Record<string, string | number>;
+  writes: AbsenceWrites;
 }
 
 const sqlFileOf = (variant: string) => (variant.endsWith('.sql') ? path.resolve(variant) : path.join(ROOT_DIR, 'bench/variants', `${variant}.sql`));
 
-/** A copy of the dataset with the variant's SQL applied (none for the baseline) and its pgbench variables. */
+/** A copy of the dataset with the variant's SQL applied (none for the baseline) and what the creation script needs of it. */
 async function makeCopy(template: string, variant: string): Promise<Copy> {
   const database = `wfm_bench_variant_${nameOf(variant)}`;
   await dropDatabase(database);
   await createDatabase(database, template);
   return withClient(databaseUrl(database), async (db) => {
     if (variant !== BASELINE) await db.query(await readFile(sqlFileOf(variant), 'utf8'));
-    const { rows: [ctx] } = await db.query<{ employees: number; acc_base: number; emp_base: number; type: number; days: string }>(
+    const { rows: [writes] } = await db.query<AbsenceWrites>(
       `select (select count(*)::int from bench.employees) as employees,
-              (select account_id from bench.employees order by idx limit 1) as acc_base,
-              (select id from bench.employees order by idx limit 1) as emp_base,
-              (select id from app_public.absence_types where code = 'CP') as type,
-              (select '{' || string_agg(day::text, ',' order by n) || '}' from bench.write_days) as days`);
-    return { variant: nameOf(variant), database, slot: 0, variables: { clients, n: 0, ...ctx! } };
+              (select account_id from bench.employees order by idx limit 1) as "firstAccount",
+              (select id from bench.employees order by idx limit 1) as "firstEmployee",
+              (select id from app_public.absence_types where code = 'CP') as "cpTypeId",
+              array(select day::text from bench.write_days order by n) as "writeDays"`);
+    return { variant: nameOf(variant), database, slot: 0, writes: writes! };
   });
 }
 
 /** After a run: the next slot starts a fresh weekday of the writes window (bench/run.ts, advanceSlots). */
 async function advance(copy: Copy): Promise<void> {
-  const { rows: [row] } = await withClient(databaseUrl(copy.database), (db) =>
-    db.query<{ n: number | null }>('select max(w.n)::int as n from app_public.absences a join bench.write_days w on w.day = a.date_start'));
-  copy.slot = Math.max(copy.slot, ((row!.n ?? -1) + 1) * Number(copy.variables.employees));
+  const next = await withClient(databaseUrl(copy.database), (db) => slotsAfterWrites(db, copy.writes.employees));
+  copy.slot = Math.max(copy.slot, next.absences);
 }
 
 async function measure(copy: Copy, seconds: number): Promise<VariantRun> {
   const before = cpuJiffies(await readFile('/proc/stat', 'utf8'));
   const result = await runPgbench({ url: authDatabaseUrl(copy.database), script: args.script!, connections: clients, duration: seconds,
-    variables: { ...copy.variables, base: copy.slot } });
+    variables: absenceCreateVariables(copy.writes, copy.slot, clients) });
   const after = cpuJiffies(await readFile('/proc/stat', 'utf8'));
   await advance(copy);
   // Jiffies of /proc/stat are USER_HZ ticks, hundredths of a second on Linux: busy jiffies × 10 = busy ms.

@@ -28,6 +28,21 @@ export interface PgbenchResult extends LoadResult {
   output: string;
 }
 
+/** What the creation scripts (absence_create.sql, absence_create_floor.sql) need of the dataset. */
+export interface AbsenceWrites {
+  employees: number;
+  firstAccount: number;
+  firstEmployee: number;
+  cpTypeId: number;
+  writeDays: string[];
+}
+
+/** The -D variables of the creation scripts: distinct employees and weekdays from `slot` on (the scripts' header). */
+export function absenceCreateVariables(writes: AbsenceWrites, slot: number, clients: number): Record<string, string | number> {
+  return { base: slot, clients, employees: writes.employees, acc_base: writes.firstAccount, emp_base: writes.firstEmployee,
+    type: writes.cpTypeId, days: `{${writes.writeDays.join(',')}}`, n: 0 };
+}
+
 export async function pgbenchVersion(): Promise<string | null> {
   return new Promise((resolve) => {
     const child = spawn('pgbench', ['--version']);

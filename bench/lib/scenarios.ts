@@ -89,6 +89,18 @@ function slotWrites(ctx: BenchContext, kind: 'absenceSlot' | 'shiftSlot', reques
   };
 }
 
+/**
+ * The next free slots of the writes window once writers have run (the HTTP phases, pgbench): the
+ * weekday after the last one holding an absence (a day-change request), whoever wrote it.
+ */
+export async function slotsAfterWrites(db: pg.Pool | pg.ClientBase, employees: number): Promise<{ absences: number; shifts: number }> {
+  const { rows } = await db.query<{ absences: number | null; shifts: number | null }>(
+    `select (select max(w.n)::int from app_public.absences a join bench.write_days w on w.day = a.date_start) as absences,
+            (select max(w.n)::int from app_public.shift_change_requests r join bench.write_days w on w.day = r.date) as shifts`,
+  );
+  return { absences: ((rows[0]!.absences ?? -1) + 1) * employees, shifts: ((rows[0]!.shifts ?? -1) + 1) * employees };
+}
+
 async function planningRequests(ctx: BenchContext) {
   const token = tokenFor(ctx, ctx.managerN2.account_id);
   const { from, to } = monthWindow(ctx.today);
