@@ -14,7 +14,8 @@
  * round to the next so that a drift of the machine favours none. Per run: pgbench's transactions per
  * second and the busy CPU of the whole machine per transaction (/proc/stat: PostgreSQL and pgbench;
  * on a shared machine it moves less than the throughput). The summary (bench/lib/variants.ts) goes
- * to stdout and bench/results/variants.{json,md}. The copies are dropped at the end.
+ * to stdout and bench/results/<label>.{json,md} (--label; variants or variants-http by default). The
+ * copies are dropped at the end.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     script: { type: 'string', default: 'absence_create.sql' },
     small: { type: 'boolean', default: false },
     http: { type: 'boolean', default: false },
+    label: { type: 'string' },
   },
 });
 const BASELINE = 'baseline';
@@ -51,6 +53,7 @@ if (!Number.isInteger(clients) || clients < 1 || clients > 100) throw new Error(
 if (!Number.isFinite(duration) || duration <= 0) throw new Error('--duration: a positive number of seconds is expected');
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds: a whole number from 1 to 20 is expected');
 if (!/^[a-z0-9_]+\.sql$/.test(args.script!)) throw new Error('--script: a file of bench/pgbench/ is expected');
+if (args.label !== undefined && !/^[a-z0-9_-]+$/.test(args.label)) throw new Error('--label: lower case, digits, - and _ are expected');
 const size: DatasetSize = args.small ? 'small' : 'default';
 const log = (line: string) => console.log(line);
 
@@ -133,7 +136,7 @@ async function main(): Promise<void> {
     `${rounds} rounds of ${duration} s, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
   const table = variantsTable(summaries);
   console.log(`\n${heading}\n\n${table}\n`);
-  const name = args.http ? 'variants-http' : 'variants';
+  const name = args.label ?? (args.http ? 'variants-http' : 'variants');
   await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.md`), `${heading}\n\n${table}\n`);
   await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.json`),
     `${JSON.stringify({ template, size, http: args.http, script: args.script, clients, rounds, duration, runs, summaries }, null, 2)}\n`);
