@@ -14,9 +14,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 declare
   v_at timestamptz := app_hidden.now();
   v_today date := app_hidden.business_date(v_at);
-  v_exists boolean;
   v_now_establishments int[];
-  v_establishments int[];
   v_key text;
   v_ids int[];
   v_attached boolean[];
@@ -24,28 +22,14 @@ begin
   if p_employee_id is null then
     return;
   end if;
-  select exists (select 1 from app_public.employees e where e.id = p_employee_id),
-         coalesce(array_agg(x.establishment_id order by x.establishment_id) filter (where x.today), '{}'),
-         coalesce(array_agg(x.establishment_id order by x.establishment_id), '{}')
-    into v_exists, v_now_establishments, v_establishments
-  from (select y.establishment_id, bool_or(y.today) as today
-        from (select e.main_establishment_id as establishment_id, true as today
-              from app_public.employees e
-              where e.id = p_employee_id and e.main_establishment_id is not null
-              union all
-              select ses.establishment_id, true
-              from app_public.employee_secondary_establishments ses
-              where ses.employee_id = p_employee_id
-              union all
-              select te.establishment_id, app_hidden.date_in(v_today, ta.start_date, ta.end_date)
-              from app_public.team_assignments ta
-              join app_public.team_establishments te on te.team_id = ta.team_id
-              where ta.employee_id = p_employee_id
-                and (app_hidden.date_in(v_today, ta.start_date, ta.end_date)
-                     or app_hidden.date_in(coalesce(p_on, v_today), ta.start_date, ta.end_date))) y
-        group by y.establishment_id) x;
-  v_key := concat_ws('|', (select g.n from app_private.routing_generation_proto g), p_decide_permission, v_today, v_exists,
-                     v_now_establishments, v_establishments,
+  -- The employee's inputs of decider_candidates: whether it exists, its establishments today and on
+  -- either day (app_hidden.employee_establishments, the perimeter's definition of them).
+  v_now_establishments := array(select x from app_hidden.employee_establishments(p_employee_id, v_today) x order by x);
+  v_key := concat_ws('|', (select g.n from app_private.routing_generation_proto g), p_decide_permission, v_today,
+                     exists (select 1 from app_public.employees e where e.id = p_employee_id), v_now_establishments,
+                     array(select unnest(v_now_establishments)
+                           union select x from app_hidden.employee_establishments(p_employee_id, coalesce(p_on, v_today)) x
+                           order by 1),
                      array(select op.id from app_public.on_call_periods op where op.start_at <= v_at and v_at < op.end_at order by op.id));
   select c.ids, c.attached into v_ids, v_attached from app_private.decider_cache_proto c where c.key = v_key;
   if not found then
