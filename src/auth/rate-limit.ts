@@ -28,6 +28,13 @@ const MAX_KEY_LENGTH = 200;
 /** Refusals remembered at most (buckets of addresses can be many): the oldest are forgotten first. */
 const MAX_REMEMBERED_REFUSALS = 10_000;
 
+/**
+ * The arguments of app_private.rate_limit_hit and rate_limit_hit_or_fail, in their SQL order:
+ * the bucket, the limit and the window in seconds.
+ */
+const HIT_ARGUMENTS = '$1, $2, make_interval(secs => $3)';
+const hitValues = (bucket: string, limit: number, windowMs: number) => [bucket, limit, windowMs / 1000];
+
 function bucketKey(key: string): string {
   if (key.length <= MAX_KEY_LENGTH) return key;
   const kind = key.slice(0, key.indexOf(':') + 1);
@@ -45,8 +52,8 @@ export class RateLimiter {
     const bucket = bucketKey(key);
     try {
       const { rows } = await this.pool.query<{ retry_after: number }>(
-        'select retry_after from app_private.rate_limit_hit($1, $2, make_interval(secs => $3))',
-        [bucket, limit, windowMs / 1000],
+        `select retry_after from app_private.rate_limit_hit(${HIT_ARGUMENTS})`,
+        hitValues(bucket, limit, windowMs),
       );
       const wait = rows[0]?.retry_after ?? 0;
       if (wait > 0) this.remember(bucket, wait);
@@ -102,8 +109,8 @@ export class PendingHit {
   /** The statement of the transaction, run as the authenticator after the call: raises WL429 over the limit. */
   statement(): pg.QueryConfig {
     return {
-      text: 'select app_private.rate_limit_hit_or_fail($1, $2, make_interval(secs => $3))',
-      values: [this.bucket, this.limit, this.windowMs / 1000],
+      text: `select app_private.rate_limit_hit_or_fail(${HIT_ARGUMENTS})`,
+      values: hitValues(this.bucket, this.limit, this.windowMs),
     };
   }
 

@@ -186,9 +186,12 @@ function sendResult(res: Response, status: number, body: unknown, headers: Recor
   res.status(status).json(body);
 }
 
+/** The JSON body reader of every route (whatever the Content-Type said), made once. */
+const readJsonBody = express.json({ limit: '1mb', strict: false, type: () => true });
+
 function parseJsonBody(req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => {
-    express.json({ limit: '1mb', strict: false, type: () => true })(req, res, (error?: unknown) => {
+    readJsonBody(req, res, (error?: unknown) => {
       if (error) {
         const err = error as { type?: string; status?: number };
         if (err.type === 'entity.too.large') {

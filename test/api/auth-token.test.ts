@@ -141,6 +141,17 @@ describe('POST /api/auth/token/', () => {
     }
   });
 
+  it('answers 400 under non_field_errors for a body over 1 MB, and reads the next body as before', async () => {
+    const tooLarge = await env.request('POST', '/api/auth/token/',
+      { rawBody: JSON.stringify({ username: 'alice', password: 'x'.repeat(1024 * 1024) }) });
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body).toEqual({ non_field_errors: ['Corps de requête trop volumineux (1 Mo au plus).'] });
+
+    const next = await env.post('/api/auth/token/', null, { username: 'a'.repeat(151), password: 'x' });
+    expect(next.status).toBe(400);
+    expect(next.body).toEqual({ username: ['Au plus 150 caractères.'] });
+  });
+
   it('has no refresh route: POST /api/auth/token/refresh/ is 404', async () => {
     const token = await env.login('alice');
     const anonymous = await env.post('/api/auth/token/refresh/', null, { refresh: token });
