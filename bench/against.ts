@@ -6,7 +6,8 @@
  *
  *   npm run bench:against -- --rev da33811                      absence creation, 3 rounds of 30 s
  *   npm run bench:against -- --rev da33811 --only me,absence_create --rounds 5 --duration 15
- *   options: --scale / --small (dataset size), --keep (keep the dataset copy of this checkout)
+ *   options: --scale / --small (dataset size), --keep (keep the dataset copy of this checkout),
+ *            --label <name> (the results' file name, against-<commit> by default)
  *
  * Steps: a worktree of <commit> in the temporary directory (`git worktree add --detach`, then
  * `npm ci` there, once: it is reused while it exists); this checkout's dataset (generated when
@@ -14,7 +15,7 @@
  * earlier bench's clean-up of stale datasets never matches; then per round the earlier commit's
  * own bench (`npm run bench -- --reuse`, its own generator and SQL) and this checkout's
  * (`--template wfm_bench_against_<size>`), the first of the two alternating; each with --no-md.
- * The summary (bench/lib/pairs.ts) goes to stdout and bench/results/against-<commit>.{json,md}.
+ * The summary (bench/lib/pairs.ts) goes to stdout and bench/results/<label>.{json,md}.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -27,7 +28,7 @@ import { runBenchChild, runCommand } from './lib/bench-child.js';
 import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
 import { createDatabase, dropDatabase } from './lib/db.js';
 import { pairsTable, summarisePairs, type PairRound } from './lib/pairs.js';
-import type { BenchReport } from './lib/report.js';
+import { checkedLabel, type BenchReport } from './lib/report.js';
 import { SCENARIOS } from './lib/scenarios.js';
 
 const { values: args } = parseArgs({
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     scale: { type: 'boolean', default: false },
     small: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    label: { type: 'string' },
   },
 });
 if (!args.rev || !/^[A-Za-z0-9._/~^-]{1,100}$/.test(args.rev)) throw new Error('--rev: a commit (hash, tag or branch) is expected');
@@ -51,6 +53,7 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--r
 if (!Number.isFinite(duration) || duration <= 0) throw new Error('--duration: a positive number of seconds is expected');
 const size: DatasetSize = args.scale ? 'scale' : args.small ? 'small' : 'default';
 const sizeFlags = size === 'default' ? [] : [`--${size}`];
+if (args.label !== undefined) checkedLabel(args.label);
 
 const git = (...gitArgs: string[]) => execFileSync('git', gitArgs, { cwd: ROOT_DIR, encoding: 'utf8' }).trim();
 const log = (line: string) => console.log(line);
@@ -123,7 +126,7 @@ async function main(): Promise<void> {
     `${rounds} alternated rounds of ${duration} s, ${size} dataset, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
   const table = pairsTable(summaries);
   console.log(`\n${heading}\n\n${table}\n`);
-  const name = `against-${commit.slice(0, 12)}`;
+  const name = args.label ?? `against-${commit.slice(0, 12)}`;
   await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.md`), `${heading}\n\n${table}\n`);
   await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.json`),
     `${JSON.stringify({ before: commit, after: head, dirty, size, rounds, duration, summaries,

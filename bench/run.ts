@@ -46,7 +46,7 @@ import {
 import { runExport } from './lib/export.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { absenceCreateVariables, pgbenchVersion, runPgbench } from './lib/pgbench.js';
-import { describeMachine, writeReport, type BenchReport, type ScenarioResult } from './lib/report.js';
+import { checkedLabel, describeMachine, writeReport, type BenchReport, type ScenarioResult } from './lib/report.js';
 import { SCENARIOS, slotsAfterWrites, type BenchContext, type Scenario } from './lib/scenarios.js';
 
 const { values: args } = parseArgs({
@@ -77,8 +77,7 @@ for (const [name, value] of Object.entries({ duration, warmup, connections })) {
   if (!Number.isFinite(value) || value < 0 || (name !== 'warmup' && value <= 0)) throw new Error(`--${name}: a positive number is expected`);
 }
 const size = args.scale ? 'scale' : args.small ? 'small' : 'default';
-const label = args.label ?? size;
-if (!/^[a-z0-9][a-z0-9_-]{0,40}$/.test(label)) throw new Error('--label: lower-case letters, digits, - and _');
+const label = checkedLabel(args.label ?? size);
 const only = args.only ? new Set(args.only.split(',').map((key) => key.trim())) : null;
 if (only) {
   const unknown = [...only].filter((key) => !SCENARIOS.some((s) => s.key === key));

@@ -25,6 +25,7 @@ import { runBenchChild } from './lib/bench-child.js';
 import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
 import { authDatabaseUrl, createDatabase, databaseUrl, dropDatabase, withClient } from './lib/db.js';
 import { absenceCreateVariables, runPgbench, type AbsenceWrites } from './lib/pgbench.js';
+import { checkedLabel } from './lib/report.js';
 import { slotsAfterWrites } from './lib/scenarios.js';
 import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
 
@@ -53,7 +54,7 @@ if (!Number.isInteger(clients) || clients < 1 || clients > 100) throw new Error(
 if (!Number.isFinite(duration) || duration <= 0) throw new Error('--duration: a positive number of seconds is expected');
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds: a whole number from 1 to 20 is expected');
 if (!/^[a-z0-9_]+\.sql$/.test(args.script!)) throw new Error('--script: a file of bench/pgbench/ is expected');
-if (args.label !== undefined && !/^[a-z0-9_-]+$/.test(args.label)) throw new Error('--label: lower case, digits, - and _ are expected');
+if (args.label !== undefined) checkedLabel(args.label);
 const size: DatasetSize = args.small ? 'small' : 'default';
 const log = (line: string) => console.log(line);
 

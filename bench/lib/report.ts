@@ -11,6 +11,12 @@ import { ROOT_DIR } from '../../src/db/migrate.js';
 import type { LoadResult } from './load.js';
 import type { Scenario } from './scenarios.js';
 
+/** A results' file name given with --label (bench, bench:variants, bench:against): checked, then returned. */
+export function checkedLabel(label: string): string {
+  if (!/^[a-z0-9][a-z0-9_-]{0,60}$/.test(label)) throw new Error('--label: lower-case letters, digits, - and _ (at most 61)');
+  return label;
+}
+
 export interface ScenarioResult extends LoadResult {
   key: string;
   label: string;

@@ -1,11 +1,11 @@
 /**
  * The summary of alternated before/after bench runs (bench/lib/pairs.ts, used by
  * `npm run bench:against`): ratios of the means and of single pairs, median p99, a scenario
- * one side lacks.
+ * one side lacks; the results' file names (--label) the bench tools accept.
  */
 import { describe, expect, it } from 'vitest';
 import { pairsTable, summarisePairs, type PairRound } from '../../bench/lib/pairs.js';
-import type { BenchReport, ScenarioResult } from '../../bench/lib/report.js';
+import { checkedLabel, type BenchReport, type ScenarioResult } from '../../bench/lib/report.js';
 
 function scenario(key: string, rps: number, p99: number | null): ScenarioResult {
   return { key, label: `label of ${key}`, target: 'api', goal: 'baseline', connections: 10, seconds: 10, requests: rps * 10, rps,
@@ -50,5 +50,15 @@ describe('bench pairs summary', () => {
     expect(table).toHaveLength(4);
     expect(table[2]).toBe('| label of absence_create | 100.0, 200.0, 150.0 | 150.0, 250.0, 350.0 | ×1.67 | ×1.25 – ×2.33 | 100.0 → 70.0 |');
     expect(table[3]).toBe('| label of me | 1000.0, 1000.0 | 800.0, 700.0, 900.0 | ×0.80 | ×0.70 – ×0.80 | 21.0 → 30.0 |');
+  });
+});
+
+describe('checkedLabel', () => {
+  it('accepts a results file name and refuses a path, upper case or an empty name', () => {
+    expect(checkedLabel('against-da33811-2026-11-26')).toBe('against-da33811-2026-11-26');
+    expect(checkedLabel('variants_parts')).toBe('variants_parts');
+    for (const bad of ['', '-leading', '../escape', 'a/b', 'Upper', 'x'.repeat(62)]) {
+      expect(() => checkedLabel(bad)).toThrow('--label');
+    }
   });
 });
