@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +28,7 @@ import { runBenchChild, runCommand } from './lib/bench-child.js';
 import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
 import { createDatabase, dropDatabase } from './lib/db.js';
 import { pairsTable, summarisePairs, type PairRound } from './lib/pairs.js';
-import { checkedLabel, type BenchReport } from './lib/report.js';
+import { checkedLabel, writeComparison, type BenchReport } from './lib/report.js';
 import { SCENARIOS } from './lib/scenarios.js';
 
 const { values: args } = parseArgs({
@@ -123,14 +123,9 @@ async function main(): Promise<void> {
   }
   const summaries = summarisePairs(results);
   const heading = `Before: ${commit.slice(0, 12)} (its own bench and dataset); after: ${head.slice(0, 12)}${dirty ? ' with uncommitted changes' : ''}. ` +
-    `${rounds} alternated rounds of ${duration} s, ${size} dataset, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
-  const table = pairsTable(summaries);
-  console.log(`\n${heading}\n\n${table}\n`);
-  const name = args.label ?? `against-${commit.slice(0, 12)}`;
-  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.md`), `${heading}\n\n${table}\n`);
-  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.json`),
-    `${JSON.stringify({ before: commit, after: head, dirty, size, rounds, duration, summaries,
-      machine: results[0]?.after.machine ?? null }, null, 2)}\n`);
+    `${rounds} alternated rounds of ${duration} s, ${size} dataset`;
+  await writeComparison(args.label ?? `against-${commit.slice(0, 12)}`, heading, pairsTable(summaries),
+    { before: commit, after: head, dirty, size, rounds, duration, summaries, machine: results[0]?.after.machine ?? null });
 }
 
 await main();

@@ -17,7 +17,7 @@
  * to stdout and bench/results/<label>.{json,md} (--label; variants or variants-http by default). The
  * copies are dropped at the end.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT_DIR } from '../src/db/migrate.js';
@@ -25,7 +25,7 @@ import { runBenchChild } from './lib/bench-child.js';
 import { ensureTemplate, type DatasetSize } from './lib/dataset.js';
 import { authDatabaseUrl, createDatabase, databaseUrl, dropDatabase, withClient } from './lib/db.js';
 import { absenceCreateVariables, runPgbench, type AbsenceWrites } from './lib/pgbench.js';
-import { checkedLabel } from './lib/report.js';
+import { checkedLabel, writeComparison } from './lib/report.js';
 import { slotsAfterWrites } from './lib/scenarios.js';
 import { cpuJiffies, summariseVariants, variantsTable, type VariantRun } from './lib/variants.js';
 
@@ -133,14 +133,9 @@ async function main(): Promise<void> {
   }
   const summaries = summariseVariants(runs, BASELINE);
   const what = args.http ? 'POST /api/absences/ (the bench service, 10 connections)' : `bench/pgbench/${args.script}, ${clients} clients`;
-  const heading = `Variants of ${template} (${size} dataset), ${what}, ` +
-    `${rounds} rounds of ${duration} s, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
-  const table = variantsTable(summaries);
-  console.log(`\n${heading}\n\n${table}\n`);
-  const name = args.label ?? (args.http ? 'variants-http' : 'variants');
-  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.md`), `${heading}\n\n${table}\n`);
-  await writeFile(path.join(ROOT_DIR, 'bench/results', `${name}.json`),
-    `${JSON.stringify({ template, size, http: args.http, script: args.script, clients, rounds, duration, runs, summaries }, null, 2)}\n`);
+  const heading = `Variants of ${template} (${size} dataset), ${what}, ${rounds} rounds of ${duration} s`;
+  await writeComparison(args.label ?? (args.http ? 'variants-http' : 'variants'), heading, variantsTable(summaries),
+    { template, size, http: args.http, script: args.script, clients, rounds, duration, runs, summaries });
 }
 
 await main();

@@ -13,8 +13,20 @@ import type { Scenario } from './scenarios.js';
 
 /** A results' file name given with --label (bench, bench:variants, bench:against): checked, then returned. */
 export function checkedLabel(label: string): string {
-  if (!/^[a-z0-9][a-z0-9_-]{0,60}$/.test(label)) throw new Error('--label: lower-case letters, digits, - and _ (at most 61)');
+  if (!/^[a-z0-9][a-z0-9_-]{0,40}$/.test(label)) throw new Error('--label: lower-case letters, digits, - and _');
   return label;
+}
+
+/**
+ * The summary of a comparison tool (bench:against, bench:variants): its heading, stamped with the
+ * UTC minute, and its table printed, then written to bench/results/<label>.md, and `data` with the
+ * table's figures to bench/results/<label>.json.
+ */
+export async function writeComparison(label: string, heading: string, table: string, data: object): Promise<void> {
+  const stamped = `${heading}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
+  console.log(`\n${stamped}\n\n${table}\n`);
+  await writeFile(path.join(ROOT_DIR, 'bench/results', `${label}.md`), `${stamped}\n\n${table}\n`);
+  await writeFile(path.join(ROOT_DIR, 'bench/results', `${label}.json`), `${JSON.stringify(data, null, 2)}\n`);
 }
 
 export interface ScenarioResult extends LoadResult {
