@@ -20,7 +20,8 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { isConnectionLoss, rateLimitedWait } from '../http/errors.js';
+import { isConnectionLoss } from '../db/connection-loss.js';
+import { rateLimitedWait } from '../http/errors.js';
 
 /** Bucket keys stay short in the table; a longer one (a long username) is replaced by its hash. */
 const MAX_KEY_LENGTH = 200;
