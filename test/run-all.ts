@@ -1,5 +1,5 @@
 /**
- * `npm test`: type check, the sql/ drift check, the web application build, the vitest suite (HTTP against real
+ * `npm test`: type check, the layering check, the sql/ drift check, the web application build, the vitest suite (HTTP against real
  * PostgreSQL, and the browser tests of test/web), the pgTAP suite and a short fault-injection run
  * (bench/chaos.ts). Ends with one plain line "N passed, N failed" read by CI.
  */
@@ -26,6 +26,13 @@ let failed = 0;
 console.log('== Type check');
 const typecheck = await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
 if (typecheck === 0) passed += 1;
+else failed += 1;
+
+// The direction of imports (docs/architecture.md, "Layers"; .dependency-cruiser.cjs): src/db imports
+// nothing above it, src/auth not the back-office, src/ and worker/ neither bench/ nor test/, no cycles.
+console.log('== Layers (dependency-cruiser)');
+const layers = await run(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'worker', 'bench', 'test']);
+if (layers === 0) passed += 1;
 else failed += 1;
 
 // sql/ is the source: the migrations must produce what it defines (docs/architecture.md, "Migrations").

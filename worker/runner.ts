@@ -11,7 +11,7 @@ import { Logger as GraphileLogger, run, runMigrations, type Runner, type TaskLis
 import { pino, type Logger } from 'pino';
 import type pg from 'pg';
 import { waitForDatabase } from '../src/db/reachable.js';
-import { isConnectionLoss } from '../src/http/errors.js';
+import { isConnectionLoss } from '../src/db/connection-loss.js';
 import { smtpFromEnv, type SmtpSettings, type WorkerConfig } from './config.js';
 import { createWorkerPool, type MailTransport } from './jobs.js';
 import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';

@@ -20,7 +20,9 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { isConnectionLoss, rateLimitedWait } from '../http/errors.js';
+import { isConnectionLoss } from '../db/connection-loss.js';
+import type { StatementBeforeCommit } from '../db/transaction.js';
+import { rateLimitedWait } from '../http/errors.js';
 
 /** Bucket keys stay short in the table; a longer one (a long username) is replaced by its hash. */
 const MAX_KEY_LENGTH = 200;
@@ -95,7 +97,7 @@ export class RateLimiter {
  * `committed` once the commit succeeded), or on its own (`settle`) when it was not. Settling
  * again, or after the commit, counts nothing more.
  */
-export class PendingHit {
+export class PendingHit implements StatementBeforeCommit {
   private counted = false;
 
   constructor(

@@ -8,7 +8,7 @@ import express, { type Request, type Response } from 'express';
 import type { ValidateFunction } from 'ajv';
 import { apiErrorFromPg, type FieldErrors } from '../http/errors.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
-import { sqlText, sqlValues } from '../http/router.js';
+import { sqlText, sqlValues } from '../http/sql-call.js';
 import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
 import type { JsonSchema } from '../http/schema.js';

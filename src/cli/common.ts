@@ -1,6 +1,6 @@
 /** Shared pieces of the command-line entry points (npm start, db:reset, org:import). */
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { ConfigError, withOperatingSystemUser } from '../config.js';
 import { hasCurrentMigration, migrateDatabase } from '../db/migrate.js';
 import { sessionOptions } from '../db/pool.js';
@@ -33,21 +33,6 @@ export function cliSessionOptions(env: NodeJS.ProcessEnv, publicUrl?: string): s
     businessTimeZone: env.TZ_BUSINESS || 'Europe/Paris',
     publicUrl: publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${env.PORT || 8000}`,
   });
-}
-
-export async function withClient<T>(
-  connectionString: string,
-  options: string | undefined,
-  work: (client: pg.Client) => Promise<T>,
-): Promise<T> {
-  const client = new pg.Client({ connectionString, options, application_name: 'wfm-cli' });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /** ensureRoles, explaining what to do when the owner may not create roles. */

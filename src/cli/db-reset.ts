@@ -4,7 +4,8 @@
  * (categories, reasons, counter associations, contract types, public holidays) comes with
  * the migrations; no demo data is loaded.
  */
-import { CliError, cliSessionOptions, ensureServiceRoles, migrate, requireDatabaseUrl, runCommand, withClient } from './common.js';
+import { withClient } from '../db/client.js';
+import { CliError, cliSessionOptions, ensureServiceRoles, migrate, requireDatabaseUrl, runCommand } from './common.js';
 
 const APPLICATION_SCHEMAS = ['app_public', 'app_hidden', 'app_private', 'graphile_migrate', 'graphile_worker'];
 

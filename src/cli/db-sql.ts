@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { ROOT_DIR } from '../db/migrate.js';
 import { commitCurrent, driftCheck, writeCurrent, type Project } from '../db/sql-source.js';
-import { TEST_ROOT_URL } from '../../test/helpers/settings.js';
+import { TEST_ROOT_URL } from '../db/test-cluster.js';
 import { CliError, runCommand } from './common.js';
 
 const args = process.argv.slice(2);

@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ImportError, importOrganisation } from '../org/import.js';
 import { findJsonSyntaxError } from './json-syntax.js';
-import { CliError, cliSessionOptions, requireDatabaseUrl, runCommand, withClient } from './common.js';
+import { withClient } from '../db/client.js';
+import { CliError, cliSessionOptions, requireDatabaseUrl, runCommand } from './common.js';
 
 const USAGE = 'usage: npm run org:import -- FILE.json';
 

@@ -5,7 +5,7 @@
  * at once, and so does a database still unreachable after `timeoutMs`.
  */
 import pg from 'pg';
-import { isConnectionLoss } from '../http/errors.js';
+import { isConnectionLoss } from './connection-loss.js';
 
 export interface WaitOptions {
   timeoutMs?: number;

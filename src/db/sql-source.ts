@@ -16,7 +16,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { commit } from 'graphile-migrate';
 import pg from 'pg';
-import { withClient as withOptionsClient } from '../cli/common.js';
+import { withClient as withOptionsClient } from './client.js';
 import { hasCurrentMigration, migrateDatabase } from './migrate.js';
 import { ensureRoles } from './roles.js';
 import { makeSilentLogger } from './silent-logger.js';

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { ROLES } from './roles.js';
 import { transactionSettingsStatement } from './pool.js';
-import type { PendingHit } from '../auth/rate-limit.js';
 
 export interface RequestIdentity {
   accountId: number;
@@ -17,6 +16,15 @@ export interface ActingAccount {
 }
 
 export class InactiveAccountError extends Error {}
+
+/**
+ * A statement written last in a request's transaction, just before the commit, and told when
+ * that commit succeeded: the request's rate-limit hit (PendingHit, src/auth/rate-limit.ts).
+ */
+export interface StatementBeforeCommit {
+  statement(): pg.QueryConfig;
+  committed(): void;
+}
 
 export interface TransactionOptions {
   /** Test-only frozen clock (ISO timestamp with offset), applied as app.frozen_now. */
@@ -38,7 +46,7 @@ export interface TransactionOptions {
    * authenticator (reset role): one round trip less than counting it on its own. Over the limit
    * it raises WL429 and the transaction rolls back; committed, the hit is marked counted.
    */
-  rateLimitHit?: PendingHit | null;
+  rateLimitHit?: StatementBeforeCommit | null;
 }
 
 /** The statements setting `options`' transaction-local values (uploaded files, route settings), parameterised. */

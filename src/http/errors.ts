@@ -3,6 +3,8 @@
  *   400 {"<field>": ["message"], ...}  (non_field_errors when tied to no field)
  *   401/403/404/405/409/429 {"detail": "message"}
  */
+import { isConnectionLoss } from '../db/connection-loss.js';
+
 export type FieldErrors = Record<string, string[]>;
 
 export class ApiError extends Error {
@@ -110,18 +112,6 @@ export function rateLimitedWait(error: unknown): number {
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
   if (code !== RATE_LIMITED_SQLSTATE) return 0;
   return Math.max(1, Number.parseInt(String(detail), 10) || 1);
-}
-
-/** The database is unreachable, or the connection was lost mid-request. */
-export function isConnectionLoss(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string') {
-    // 08: connection exceptions; 57P01-57P03: terminated, crashed, not accepting; 53300: too many connections.
-    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
-    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) return true;
-  }
-  return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
 }
 
 /**

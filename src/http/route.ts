@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { FileStorage } from '../storage/storage.js';
 import type { Config } from '../config.js';
 import type { JsonSchema } from './schema.js';
-import type { ExportDefinition } from './exports/stream.js';
+import type { ExportDefinition } from './exports/definition.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

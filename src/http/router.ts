@@ -9,11 +9,13 @@ import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
 import { loginPerUsernameLimit } from '../auth/middleware.js';
 import type { PendingHit, RateLimiter } from '../auth/rate-limit.js';
-import { ApiError, isConnectionLoss } from './errors.js';
+import { isConnectionLoss } from '../db/connection-loss.js';
+import { ApiError } from './errors.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth, takePendingHit } from './request-context.js';
 import { streamExport } from './exports/stream.js';
-import type { ArgSpec, HandlerContext, RouteSpec } from './route.js';
+import type { HandlerContext, RouteSpec } from './route.js';
+import { sqlText, sqlValues } from './sql-call.js';
 import { compileValidator, jsonBodyErrors, nulCharacterErrors, toFieldErrors } from './validation.js';
 
 export interface RouterDeps {
@@ -26,31 +28,9 @@ export interface RouterDeps {
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-const SQL_CASTS: Record<ArgSpec['cast'], string> = {
-  int: 'int',
-  text: 'text',
-  date: 'date',
-  'int[]': 'int[]',
-  time: 'time',
-  timestamptz: 'timestamptz',
-  boolean: 'boolean',
-  jsonb: 'jsonb',
-};
-
 /** /api/absences/{id}/ → /api/absences/:id/ */
 export function expressPath(openApiPath: string): string {
   return openApiPath.replace(/\{([a-z_]+)\}/g, ':$1');
-}
-
-/** The SQL text of a manifest call: only manifest constants go into it. */
-export function sqlText(route: RouteSpec): string {
-  const call = route.sql!;
-  if (!/^app_public\.[a-z_][a-z0-9_]*$/.test(call.fn)) throw new Error(`${route.operationId}: bad function name`);
-  const args = call.args.map((arg, i) => {
-    if (!/^p_[a-z0-9_]+$/.test(arg.name)) throw new Error(`${route.operationId}: bad argument name ${arg.name}`);
-    return `${arg.name} => $${i + 1}::${SQL_CASTS[arg.cast]}`;
-  });
-  return `select ${call.fn}(${args.join(', ')}) as result`;
 }
 
 /**
@@ -115,44 +95,6 @@ function compile(route: RouteSpec): CompiledRoute {
     body: route.body ? compileValidator(route.body, false) : null,
     formBody: route.body && route.multipart ? compileValidator(route.body, true) : null,
   };
-}
-
-export interface ArgContext {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  body: Record<string, unknown>;
-  page: number;
-  pageSize: number;
-  config: Config;
-}
-
-function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
-  switch (arg.from) {
-    case 'path':
-      return ctx.params[arg.key];
-    case 'query':
-      return ctx.query[arg.key] ?? null;
-    case 'query-object':
-      return JSON.stringify(ctx.query);
-    case 'body':
-      return JSON.stringify(ctx.body);
-    case 'body-field': {
-      const value = ctx.body[arg.key];
-      if (value === undefined) return null;
-      return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
-    }
-    case 'page':
-      return ctx.page;
-    case 'page_size':
-      return ctx.pageSize;
-    case 'context':
-      return ctx.config.publicUrl;
-  }
-}
-
-/** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
-export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
-  return route.sql!.args.map((arg) => argValue(arg, ctx));
 }
 
 /** A link to another page of a list, on PUBLIC_URL: never on the client's Host header. */

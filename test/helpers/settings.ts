@@ -1,5 +1,7 @@
-/** Where tests find PostgreSQL: the system cluster (trust auth), never the embedded one. */
-export const TEST_ROOT_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+import { TEST_ROOT_URL } from '../../src/db/test-cluster.js';
+
+/** Where tests find PostgreSQL: the system cluster (trust auth), never the embedded one (src/db/test-cluster.ts). */
+export { TEST_ROOT_URL };
 
 export function databaseUrl(database: string, user?: string): string {
   const url = new URL(TEST_ROOT_URL);

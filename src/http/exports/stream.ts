@@ -1,10 +1,11 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
 import type pg from 'pg';
-import { sqlValues } from '../router.js';
 import type { HandlerContext, HandlerResult, RouteSpec } from '../route.js';
 import { contentDisposition } from '../downloads.js';
+import { sqlValues } from '../sql-call.js';
 import type { ExportColumn, RawValue } from './columns.js';
+import type { ExportDefinition } from './definition.js';
 import { CSV_CONTENT_TYPE, csvHeader, csvRow } from './csv.js';
 import { XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
 
@@ -12,14 +13,6 @@ import { XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
 export const FETCH_ROWS = 1000;
 
 export type ExportFormat = 'csv' | 'xlsx';
-
-export interface ExportDefinition {
-  columns: readonly ExportColumn[];
-  /** File name without extension (ASCII), e.g. absences-2026-11-25. */
-  filename: (query: Record<string, unknown>) => string;
-  /** The sheet's name in the workbook. */
-  sheet: string;
-}
 
 /** Every value as PostgreSQL's text: no Date or number parsing between the database and the file. */
 const AS_TEXT: pg.CustomTypesConfig = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;

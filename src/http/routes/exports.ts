@@ -6,7 +6,7 @@
  */
 import type { ExportColumn } from '../exports/columns.js';
 import { CSV_MEDIA_TYPE } from '../exports/csv.js';
-import type { ExportDefinition } from '../exports/stream.js';
+import type { ExportDefinition } from '../exports/definition.js';
 import { XLSX_CONTENT_TYPE } from '../exports/xlsx.js';
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec, RouteSpec, SqlCall } from '../route.js';

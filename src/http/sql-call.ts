@@ -1,0 +1,67 @@
+/**
+ * The SQL call of a manifest route: its statement text (function and argument names are
+ * manifest constants, checked here and against pg_proc at start-up) and its parameter values,
+ * taken from the request. Used by the router, the exports and the back-office's views.
+ */
+import type { Config } from '../config.js';
+import type { ArgSpec, RouteSpec } from './route.js';
+
+const SQL_CASTS: Record<ArgSpec['cast'], string> = {
+  int: 'int',
+  text: 'text',
+  date: 'date',
+  'int[]': 'int[]',
+  time: 'time',
+  timestamptz: 'timestamptz',
+  boolean: 'boolean',
+  jsonb: 'jsonb',
+};
+
+/** The SQL text of a manifest call: only manifest constants go into it. */
+export function sqlText(route: RouteSpec): string {
+  const call = route.sql!;
+  if (!/^app_public\.[a-z_][a-z0-9_]*$/.test(call.fn)) throw new Error(`${route.operationId}: bad function name`);
+  const args = call.args.map((arg, i) => {
+    if (!/^p_[a-z0-9_]+$/.test(arg.name)) throw new Error(`${route.operationId}: bad argument name ${arg.name}`);
+    return `${arg.name} => $${i + 1}::${SQL_CASTS[arg.cast]}`;
+  });
+  return `select ${call.fn}(${args.join(', ')}) as result`;
+}
+
+export interface ArgContext {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+  page: number;
+  pageSize: number;
+  config: Config;
+}
+
+function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
+  switch (arg.from) {
+    case 'path':
+      return ctx.params[arg.key];
+    case 'query':
+      return ctx.query[arg.key] ?? null;
+    case 'query-object':
+      return JSON.stringify(ctx.query);
+    case 'body':
+      return JSON.stringify(ctx.body);
+    case 'body-field': {
+      const value = ctx.body[arg.key];
+      if (value === undefined) return null;
+      return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
+    }
+    case 'page':
+      return ctx.page;
+    case 'page_size':
+      return ctx.pageSize;
+    case 'context':
+      return ctx.config.publicUrl;
+  }
+}
+
+/** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
+export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
+  return route.sql!.args.map((arg) => argValue(arg, ctx));
+}
