@@ -20,8 +20,27 @@ export type ArgSpec =
   | { name: string; from: 'query-object'; cast: 'jsonb' }
   | { name: string; from: 'body'; cast: 'jsonb' }
   | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
+  /**
+   * The keys the body sent (those the route's body schema declares, a null value included): a
+   * write that keeps what the body leaves out (PATCH, PUT) tells an absent key from a null one
+   * by this list (app_hidden.sent, sql/core/arguments.sql).
+   */
+  | { name: string; from: 'body-keys'; cast: 'text[]' }
   | { name: string; from: 'page' | 'page_size'; cast: 'int' }
   | { name: string; from: 'context'; key: 'public_url'; cast: 'text' };
+
+export type BodyFieldCast = Extract<ArgSpec, { from: 'body-field' }>['cast'];
+
+/** One key of the body as the typed argument `p_<key>` of the SQL function (absent: null). */
+export function bodyField(key: string, cast: BodyFieldCast): ArgSpec {
+  return { name: `p_${key}`, from: 'body-field', key, cast };
+}
+
+/**
+ * The keys the body sent, as `p_sent`: the argument of every PATCH and PUT function (a key left
+ * out keeps its value; a key sent as null clears it), checked at start-up (src/http/manifest-check.ts).
+ */
+export const SENT_KEYS: ArgSpec = { name: 'p_sent', from: 'body-keys', cast: 'text[]' };
 
 /** A call to one SQL function returning the response body as jsonb. */
 export interface SqlCall {

@@ -15,6 +15,7 @@ const SQL_CASTS: Record<ArgSpec['cast'], string> = {
   timestamptz: 'timestamptz',
   boolean: 'boolean',
   jsonb: 'jsonb',
+  'text[]': 'text[]',
 };
 
 /** The SQL text of a manifest call: only manifest constants go into it. */
@@ -37,7 +38,15 @@ export interface ArgContext {
   config: Config;
 }
 
-function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
+/** The keys of a body that its schema declares (every key when it declares none), in the body's order. */
+function declaredKeysSent(route: RouteSpec, body: Record<string, unknown>): string[] {
+  const properties = route.body?.properties as Record<string, unknown> | undefined;
+  const declared = new Set([...Object.keys(properties ?? {}), ...(route.multipart?.files ?? []), ...(route.multipart?.arrays ?? [])]);
+  // A key whose value is undefined is not sent (JSON has no undefined; a form leaves it out).
+  return Object.keys(body).filter((key) => body[key] !== undefined && (declared.size === 0 || declared.has(key)));
+}
+
+function argValue(route: RouteSpec, arg: ArgSpec, ctx: ArgContext): unknown {
   switch (arg.from) {
     case 'path':
       return ctx.params[arg.key];
@@ -52,6 +61,8 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
       if (value === undefined) return null;
       return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
     }
+    case 'body-keys':
+      return declaredKeysSent(route, ctx.body);
     case 'page':
       return ctx.page;
     case 'page_size':
@@ -63,5 +74,5 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
 
 /** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
 export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
-  return route.sql!.args.map((arg) => argValue(arg, ctx));
+  return route.sql!.args.map((arg) => argValue(route, arg, ctx));
 }
