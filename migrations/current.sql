@@ -4,6 +4,7 @@
 --!include core/arguments.sql
 --!include referentials/api.sql
 --!include teams/api.sql
+--!include events/api.sql
 --!include backoffice/team_members.sql
 --!include guards.sql
 --!include finalize.sql
