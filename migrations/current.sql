@@ -5,6 +5,7 @@
 --!include referentials/api.sql
 --!include teams/api.sql
 --!include events/api.sql
+--!include on_call/api.sql
 --!include backoffice/team_members.sql
 --!include guards.sql
 --!include finalize.sql
