@@ -2,10 +2,12 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/arguments.sql
+--!include employees/api.sql
 --!include referentials/api.sql
 --!include teams/api.sql
 --!include events/api.sql
 --!include on_call/api.sql
+--!include backoffice/contracts.sql
 --!include backoffice/team_members.sql
 --!include guards.sql
 --!include finalize.sql

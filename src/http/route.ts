@@ -21,9 +21,9 @@ export type ArgSpec =
   | { name: string; from: 'body'; cast: 'jsonb' }
   | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
   /**
-   * The keys the body sent (those the route's body schema declares, a null value included): a
-   * write that keeps what the body leaves out (PATCH, PUT) tells an absent key from a null one
-   * by this list (app_hidden.sent, sql/core/arguments.sql).
+   * The keys the body sent, a null value included: a write that keeps what the body leaves out
+   * (PATCH, PUT) tells an absent key from a null one by this list (app_hidden.sent,
+   * sql/core/arguments.sql).
    */
   | { name: string; from: 'body-keys'; cast: 'text[]' }
   | { name: string; from: 'page' | 'page_size'; cast: 'int' }

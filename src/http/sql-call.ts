@@ -38,15 +38,16 @@ export interface ArgContext {
   config: Config;
 }
 
-/** The keys of a body that its schema declares (every key when it declares none), in the body's order. */
-function declaredKeysSent(route: RouteSpec, body: Record<string, unknown>): string[] {
-  const properties = route.body?.properties as Record<string, unknown> | undefined;
-  const declared = new Set([...Object.keys(properties ?? {}), ...(route.multipart?.files ?? []), ...(route.multipart?.arrays ?? [])]);
+/**
+ * The keys a body sent, a null value included (those the schema does not declare too: a
+ * function may refuse one, as the employee record refuses a username after its creation).
+ */
+function keysSent(body: Record<string, unknown>): string[] {
   // A key whose value is undefined is not sent (JSON has no undefined; a form leaves it out).
-  return Object.keys(body).filter((key) => body[key] !== undefined && (declared.size === 0 || declared.has(key)));
+  return Object.keys(body).filter((key) => body[key] !== undefined);
 }
 
-function argValue(route: RouteSpec, arg: ArgSpec, ctx: ArgContext): unknown {
+function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
   switch (arg.from) {
     case 'path':
       return ctx.params[arg.key];
@@ -62,7 +63,7 @@ function argValue(route: RouteSpec, arg: ArgSpec, ctx: ArgContext): unknown {
       return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
     }
     case 'body-keys':
-      return declaredKeysSent(route, ctx.body);
+      return keysSent(ctx.body);
     case 'page':
       return ctx.page;
     case 'page_size':
@@ -74,5 +75,5 @@ function argValue(route: RouteSpec, arg: ArgSpec, ctx: ArgContext): unknown {
 
 /** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
 export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
-  return route.sql!.args.map((arg) => argValue(route, arg, ctx));
+  return route.sql!.args.map((arg) => argValue(arg, ctx));
 }

@@ -50,10 +50,10 @@ select throws_ok(format('select app_public.account_activation_set(%s, false)', t
 
 -- Employee record writes.
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
   tests.id('employees', 'alice')), 'WN001', null, 'RH n2 of E2 writes the record of an employee of E1: 404');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
   tests.id('employees', 'alice')), 'WF502', null, 'a manager (no right to write records): 403');
 
 select * from finish();

@@ -1,6 +1,6 @@
 import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
-import type { RouteSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec, type RouteSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
@@ -52,6 +52,21 @@ const employeeProperties = {
     description: 'Remplace les affectations aux équipes, même règle que contracts. Absente : affectations inchangées.',
   }),
 };
+
+/** The record's keys as the typed arguments of employee_create, employee_replace and employee_update. */
+const employeeArgs: ArgSpec[] = [
+  bodyField('first_name', 'text'),
+  bodyField('last_name', 'text'),
+  bodyField('professional_email', 'text'),
+  bodyField('birth_date', 'date'),
+  bodyField('is_polyvalent', 'boolean'),
+  bodyField('main_establishment', 'int'),
+  bodyField('secondary_establishments', 'int[]'),
+  bodyField('social_security_number', 'text'),
+  // JSON lists, read item by item in SQL (an item's id says which contract or assignment it keeps).
+  bodyField('contracts', 'jsonb'),
+  bodyField('teams', 'jsonb'),
+];
 
 const WRITE_RULES =
   'Écriture réservée à `employee.change_employee_record` sur les salariés de son périmètre (un rédacteur restreint ' +
@@ -122,7 +137,8 @@ const employeeRoutes: RouteSpec[] = [
         }) },
       ['first_name', 'last_name'],
     ),
-    sql: { fn: 'app_public.employee_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+    // p_sent: the number's key, even null, is refused to whoever may not read it.
+    sql: { fn: 'app_public.employee_create', args: [...employeeArgs, bodyField('username', 'text'), SENT_KEYS] },
     status: 201,
     response: s.ref('EmployeeCreated'),
     errors: [400, 403],
@@ -156,10 +172,7 @@ const employeeRoutes: RouteSpec[] = [
     body: s.object(employeeProperties, ['first_name', 'last_name']),
     sql: {
       fn: 'app_public.employee_replace',
-      args: [
-        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, ...employeeArgs, SENT_KEYS],
     },
     status: 200,
     response: s.ref('Employee'),
@@ -178,10 +191,7 @@ const employeeRoutes: RouteSpec[] = [
     body: s.object(employeeProperties),
     sql: {
       fn: 'app_public.employee_update',
-      args: [
-        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, ...employeeArgs, SENT_KEYS],
     },
     status: 200,
     response: s.ref('Employee'),
