@@ -3,6 +3,7 @@
 
 --!include core/arguments.sql
 --!include employees/api.sql
+--!include employees/annexes.sql
 --!include referentials/api.sql
 --!include teams/api.sql
 --!include events/api.sql

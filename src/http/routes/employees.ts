@@ -252,10 +252,8 @@ const contactRoutes: RouteSpec[] = [
     body: s.object({ contacts: s.array(contactInput, { maxItems: 10 }) }, ['contacts']),
     sql: {
       fn: 'app_public.emergency_contacts_replace',
-      args: [
-        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      // A JSON list, read item by item in SQL (an item's id says which contact it keeps).
+      args: [{ name: 'p_employee', from: 'path', key: 'id', cast: 'int' }, bodyField('contacts', 'jsonb')],
     },
     status: 200,
     response: s.object(
@@ -279,7 +277,11 @@ const contactRoutes: RouteSpec[] = [
       fn: 'app_public.emergency_contact_create',
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        bodyField('name', 'text'),
+        bodyField('phone', 'text'),
+        bodyField('relationship', 'text'),
+        bodyField('alternate_phone', 'text'),
+        bodyField('email', 'text'),
       ],
     },
     status: 201,
@@ -335,7 +337,9 @@ const attachmentRoutes: RouteSpec[] = [
       fn: 'app_public.employee_attachment_create',
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        // The stored file's metadata from the multipart reader; SQL accepts only files of this request.
+        bodyField('file', 'jsonb'),
+        bodyField('title', 'text'),
         { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
       ],
     },
@@ -359,7 +363,7 @@ const attachmentRoutes: RouteSpec[] = [
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
         { name: 'p_id', from: 'path', key: 'attachment_id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        bodyField('title', 'text'),
         { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
       ],
     },
