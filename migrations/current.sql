@@ -2,12 +2,14 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/arguments.sql
+--!include documents/functions.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
 --!include referentials/api.sql
 --!include teams/api.sql
 --!include events/api.sql
 --!include on_call/api.sql
+--!include calendar/api.sql
 --!include backoffice/contracts.sql
 --!include backoffice/team_members.sql
 --!include guards.sql

@@ -137,7 +137,7 @@ select is(array_length(pg_temp.garbage(), 1), 2, 'and forgets them');
 -- Honorability certificate.
 select tests.authenticate_as('alice');
 select is(app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-  jsonb_build_object('file', jsonb_build_array(pg_temp.file('honorabilite.pdf'))), 'http://wfm.test') ->> 'file',
+  p_file => jsonb_build_array(pg_temp.file('honorabilite.pdf')), p_public_url => 'http://wfm.test') ->> 'file',
   format('http://wfm.test/api/employees/%s/honorability-certificate/file/', tests.id('employees', 'alice')),
   'the employee deposits their certificate and reads it');
 select tests.authenticate_as('mgr1');

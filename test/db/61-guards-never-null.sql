@@ -37,7 +37,7 @@ begin
     'date_start', '2026-11-16', 'date_end', '2026-11-16',
     'add_documents', jsonb_build_array(tests.uploaded_file('arret-nx.pdf'))));
   perform app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-    jsonb_build_object('file', jsonb_build_array(tests.uploaded_file('casier-nx.pdf'))));
+    p_file => jsonb_build_array(tests.uploaded_file('casier-nx.pdf')));
 end;
 $$;
 select tests.as_owner();

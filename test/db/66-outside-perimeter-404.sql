@@ -9,7 +9,7 @@ select tests.authenticate_as('alice');
 do $$
 begin
   perform app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-    jsonb_build_object('file', jsonb_build_array(tests.uploaded_file('casier-alice.pdf'))));
+    p_file => jsonb_build_array(tests.uploaded_file('casier-alice.pdf')));
 end;
 $$;
 
@@ -17,8 +17,8 @@ $$;
 select tests.authenticate_as('rh2');
 select throws_ok(format('select app_public.honorability_certificate_file(%s)', tests.id('employees', 'alice')), 'WN001', null,
   'RH n2 of E2 downloads the certificate of an employee of E1: 404');
-select throws_ok(format($$select app_public.honorability_certificate_put(%s, jsonb_build_object('file',
-  jsonb_build_array(tests.uploaded_file('x.pdf'))))$$, tests.id('employees', 'alice')), 'WN001', null,
+select throws_ok(format($$select app_public.honorability_certificate_put(%s, p_file =>
+  jsonb_build_array(tests.uploaded_file('x.pdf')))$$, tests.id('employees', 'alice')), 'WN001', null,
   'nor deposits one: 404');
 select throws_ok(format('select app_public.honorability_certificate_delete(%s)', tests.id('employees', 'alice')), 'WN001', null,
   'nor removes it: 404');
