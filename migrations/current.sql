@@ -2,7 +2,9 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include core/arguments.sql
+--!include absences/rules.sql
 --!include documents/functions.sql
+--!include absences/api.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
 --!include referentials/api.sql
@@ -12,5 +14,6 @@
 --!include calendar/api.sql
 --!include backoffice/contracts.sql
 --!include backoffice/team_members.sql
+--!include backoffice/absences.sql
 --!include guards.sql
 --!include finalize.sql

@@ -31,3 +31,11 @@ create or replace function app_hidden.trimmed(p_text text) returns text
 language sql immutable parallel safe as $$
   select nullif(btrim(p_text), '');
 $$;
+
+-- The keys a write takes as sent: the list given, or (no list: GraphQL) the keys of the
+-- arguments given non-null (p_keys and p_given pair up). For a function that hands "was it
+-- sent?" to helpers which no longer see the arguments (the absence draft).
+create or replace function app_hidden.keys_sent(p_sent text[], p_keys text[], p_given boolean[]) returns text[]
+language sql immutable parallel safe as $$
+  select coalesce(p_sent, array(select k from unnest(p_keys, p_given) u(k, g) where g));
+$$;

@@ -136,3 +136,17 @@ returns jsonb language sql volatile as $$
     p_teams => p_body -> 'teams', p_sent => tests.keys_sent(p_body));
 $$;
 grant execute on function tests.employee_update(int, jsonb) to public;
+
+-- PATCH /api/absences/<id>/ as the route calls it: each key of the JSON body to its typed
+-- argument, the files' metadata as JSON, and the keys sent.
+create function tests.absence_update(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb language sql volatile as $$
+  select app_public.absence_update(p_id,
+    p_type => (p_body ->> 'type')::int, p_date_start => (p_body ->> 'date_start')::date,
+    p_date_end => (p_body ->> 'date_end')::date, p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
+    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
+    p_comment => p_body ->> 'comment', p_version => (p_body ->> 'version')::int,
+    p_remove_document_ids => tests.int_array(p_body -> 'remove_document_ids'), p_add_documents => p_body -> 'add_documents',
+    p_sent => tests.keys_sent(p_body), p_public_url => p_public_url);
+$$;
+grant execute on function tests.absence_update(int, jsonb, text) to public;
