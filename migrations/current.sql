@@ -5,6 +5,7 @@
 --!include absences/rules.sql
 --!include documents/functions.sql
 --!include absences/api.sql
+--!include employees/helpers.sql
 --!include employees/api.sql
 --!include employees/annexes.sql
 --!include referentials/api.sql

@@ -13,12 +13,15 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  */
 export type RouteAuth = 'public' | 'account' | 'staff';
 
-/** Where a SQL argument comes from. Casts are fixed strings of the manifest, never input. */
+/**
+ * Where a SQL argument comes from. Casts are fixed strings of the manifest, never input. A body
+ * reaches SQL key by key (typed arguments, docs/architecture.md "Typed arguments"), never as
+ * one JSON value.
+ */
 export type ArgSpec =
   | { name: string; from: 'path'; key: string; cast: 'int' | 'text' }
   | { name: string; from: 'query'; key: string; cast: 'int' | 'text' | 'date' | 'boolean' }
   | { name: string; from: 'query-object'; cast: 'jsonb' }
-  | { name: string; from: 'body'; cast: 'jsonb' }
   | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
   /**
    * The keys the body sent, a null value included: a write that keeps what the body leaves out

@@ -55,8 +55,6 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
       return ctx.query[arg.key] ?? null;
     case 'query-object':
       return JSON.stringify(ctx.query);
-    case 'body':
-      return JSON.stringify(ctx.body);
     case 'body-field': {
       const value = ctx.body[arg.key];
       if (value === undefined) return null;

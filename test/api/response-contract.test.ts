@@ -98,6 +98,23 @@ describe('the manifest against pg_proc', () => {
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
   });
 
+  it('a function taking the keys a body sent (p_sent) gets them from the body, under that name', async () => {
+    const update = routes.find((route) => route.operationId === 'employees_partial_update')!;
+    const call = update.sql!;
+    const doctored: RouteSpec[] = [
+      { ...update, operationId: 'forgotten', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_sent') } },
+      {
+        ...update, operationId: 'misnamed',
+        sql: { ...call, args: call.args.map((arg) => (arg.from === 'body-keys' ? { ...arg, name: 'p_keys' } : arg)) },
+      },
+    ];
+    const problems = await manifestMismatches(env.db, doctored);
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toBe("forgotten: app_public.employee_update takes p_sent, the manifest must give it from 'body-keys'");
+    expect(problems[1]).toBe("misnamed: the body's keys go to p_sent, not p_keys");
+    expect(problems[2]).toMatch(/^misnamed: app_public\.employee_update takes \(.*p_sent\), the manifest gives \(.*p_keys\)$/);
+  });
+
   it('a file size limit that differs from app_hidden.document_max_bytes() is named with both numbers', async () => {
     const upload = routes.find((route) => route.operationId === 'absence_create')!;
     const doctored: RouteSpec[] = [{ ...upload, operationId: 'bigger', multipart: { ...upload.multipart!, maxFileBytes: 20 * 1024 * 1024 } }];
