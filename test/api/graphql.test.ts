@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { BackofficeVisitor, enrolAs, totp } from '../helpers/backoffice.js';
+import { checkGraphqlData } from '../helpers/response-contract.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
 let env: TestEnv;
@@ -49,6 +50,8 @@ async function gql(who: BackofficeVisitor | null, query: string, variables?: Rec
   } catch {
     // Not JSON: the assertions read `text`.
   }
+  // What a function answers here is what its REST routes document (test/helpers/response-contract.ts).
+  if (page.status === 200) checkGraphqlData(query, body?.data);
   return { status: page.status, headers: page.headers, text: page.text, body };
 }
 
