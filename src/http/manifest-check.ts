@@ -1,5 +1,5 @@
 /**
- * The manifest names SQL functions and their arguments by name (`p_body => $1`); a renamed or
+ * The manifest names SQL functions and their arguments by name (`p_id => $1`); a renamed or
  * removed argument in sql/ would only show when the route is first called. At start-up every
  * route's call is compared with pg_proc: the function exists, each named argument is one of its
  * input arguments, every argument without a default is given, and a function taking the keys
@@ -8,10 +8,10 @@
  * (sql/core/limits.sql), so that a number is changed in one place or start-up names both.
  */
 import type pg from 'pg';
-import type { RouteSpec } from './route.js';
+import { SENT_KEYS as SENT_KEYS_ARG, type RouteSpec } from './route.js';
 
 /** The argument of the keys a body sent (sql/core/arguments.sql, app_hidden.sent). */
-const SENT_KEYS = 'p_sent';
+const SENT_KEYS = SENT_KEYS_ARG.name;
 
 interface Overload {
   name: string;

@@ -40,8 +40,10 @@ export function bodyField(key: string, cast: BodyFieldCast): ArgSpec {
 }
 
 /**
- * The keys the body sent, as `p_sent`: the argument of every PATCH and PUT function (a key left
- * out keeps its value; a key sent as null clears it), checked at start-up (src/http/manifest-check.ts).
+ * The keys the body sent, as `p_sent`: the argument of the writes that keep what a body leaves
+ * out (every PATCH and the PUT sharing its save, an absence's correction preview, the employee's
+ * creation): a key left out keeps its value, a key sent as null clears it. A function taking it
+ * must be given it (the start-up check, src/http/manifest-check.ts).
  */
 export const SENT_KEYS: ArgSpec = { name: 'p_sent', from: 'body-keys', cast: 'text[]' };
 
