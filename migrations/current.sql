@@ -1,1 +1,20 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include core/arguments.sql
+--!include absences/rules.sql
+--!include documents/functions.sql
+--!include absences/api.sql
+--!include employees/helpers.sql
+--!include employees/api.sql
+--!include employees/annexes.sql
+--!include referentials/api.sql
+--!include teams/api.sql
+--!include events/api.sql
+--!include on_call/api.sql
+--!include calendar/api.sql
+--!include backoffice/contracts.sql
+--!include backoffice/team_members.sql
+--!include backoffice/absences.sql
+--!include guards.sql
+--!include finalize.sql

@@ -46,5 +46,6 @@ insert into app_private.never_null_guards (helper, why) values
   ('app_hidden.current_account_is_verified_superuser()', 'coalesce(is_superuser, false) and coalesce(setting, '''') = ''on'''),
   ('app_hidden.may_write_counter(integer)', 'current_account_is_staff() or coalesce(may(...), false)'),
   ('app_hidden.may_decide_absence_of(integer)', 'coalesce(may(...) and is_current_employee(...) is false, false)'),
-  ('app_hidden.calendar_feed_allowed(text)', 'coalesce(case ... end, false)')
+  ('app_hidden.calendar_feed_allowed(text)', 'coalesce(case ... end, false)'),
+  ('app_hidden.sent(text[],text,boolean)', 'case of two coalesce(..., false)')
 on conflict (helper) do update set why = excluded.why;

@@ -98,9 +98,15 @@ await vitest('test/web/');
 
 try {
   let answers = 0;
+  let results = 0;
   const files = await readdir(contractCounts);
-  for (const file of files) answers += (JSON.parse(await readFile(path.join(contractCounts, file), 'utf8')) as { checked: number }).checked;
+  for (const file of files) {
+    const counts = JSON.parse(await readFile(path.join(contractCounts, file), 'utf8')) as { checked: number; functionResults?: number };
+    answers += counts.checked;
+    results += counts.functionResults ?? 0;
+  }
   console.log(`${answers} HTTP answers of ${files.length} test files matched the OpenAPI document (status, content type, body).`);
+  console.log(`${results} results of API functions called through GraphQL and the back-office matched their routes' schemas.`);
 } catch {
   console.log('No count of answers checked against the OpenAPI document was written.');
 }

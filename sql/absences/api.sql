@@ -54,14 +54,7 @@ begin
 end;
 $$;
 
--- The same, for the writes that still take a body (PATCH, validation with corrections).
-create or replace function app_hidden.absence_check_version(p_absence app_public.absences, p_body jsonb, p_required boolean)
-returns void
-language plpgsql stable as $$
-begin
-  perform app_hidden.absence_check_version(p_absence, (p_body ->> 'version')::int, p_required);
-end;
-$$;
+drop function if exists app_hidden.absence_check_version(app_public.absences, jsonb, boolean);
 
 -- A comment or a reason over the limit of sql/core/input_contract.sql: the route schema
 -- refuses it first; a GraphQL caller gets the same answer under the field.
@@ -506,15 +499,28 @@ comment on function app_public.absence_preview(integer, integer, date, date, tex
 (quantity, unit, counter_effects, warnings, errors keyed by the field to correct), writing nothing;
 without employee, for the caller''s own record.';
 
+-- The correction keys of an absence, in the order of app_hidden.absence_draft_of's arguments.
+create or replace function app_hidden.absence_correction_keys() returns text[]
+language sql immutable parallel safe as $$
+  select array['type', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time'];
+$$;
+
 -- POST /api/absences/<id>/preview/: what a correction would do (manager side). The row
 -- excludes itself from overlap, caps and splitting; effects are the difference with what
--- it holds now.
-create or replace function app_public.absence_preview_row(p_id int, p_body jsonb) returns jsonb
+-- it holds now. The body of a creation, typed, with the keys sent (p_sent): a key left out
+-- keeps the stored value; the employee never changes.
+drop function if exists app_public.absence_preview_row(int, jsonb);
+create or replace function app_public.absence_preview_row(
+  p_id int, p_type int default null, p_date_start date default null, p_date_end date default null,
+  p_start_half text default null, p_end_half text default null, p_start_time time default null,
+  p_end_time time default null, p_sent text[] default null) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
   d app_hidden.absence_draft;
-  v_body jsonb := p_body - 'employee';
+  v_sent text[] := app_hidden.keys_sent(p_sent, app_hidden.absence_correction_keys(),
+    array[p_type is not null, p_date_start is not null, p_date_end is not null, p_start_half is not null,
+          p_end_half is not null, p_start_time is not null, p_end_time is not null]);
   v_today date := app_hidden.today();
   v_eval jsonb;
   v_bucket text;
@@ -525,7 +531,9 @@ begin
     perform app_hidden.not_found('Absence introuvable.', 'WN201');
   end if;
   perform app_hidden.absence_check_corrector(v);
-  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  d := app_hidden.absence_draft_normalize(
+    app_hidden.absence_draft_of(v, v_sent, p_type, p_date_start, p_date_end, p_start_half, p_end_half, p_start_time, p_end_time),
+    v_sent, v);
   v_eval := app_private.absence_evaluate(d, v.id, 'manager',
                                          case when v.author_account_id = app_private.employee_account_id(v.employee_id)
                                               then v.submitted_at end, v_today);
@@ -533,40 +541,50 @@ begin
   return app_hidden.absence_preview_answer(v_eval, app_private.absence_counter_effects(v_eval -> 'plan', v_bucket, v.id));
 end;
 $$;
-comment on function app_public.absence_preview_row(integer, jsonb) is
+comment on function app_public.absence_preview_row(integer, integer, date, date, text, text, time, time, text[]) is
 'SPEC Absences, POST /api/absences/<id>/preview/ (manager side): what correcting this absence with the
-body would do, writing nothing; the row excludes itself from overlap, cap and splitting, and counter
-effects are the difference with what it holds now.';
+keys sent (p_sent) would do, writing nothing; the row excludes itself from overlap, cap and splitting,
+and counter effects are the difference with what it holds now.';
 
 -- PATCH /api/absences/<id>/ (manager side): corrections of the period, the type, the hours
 -- or the comment rerun every declaration rule and compensate the counters; documents may
 -- be added (add_documents) and removed (remove_document_ids, which must belong to it).
-create or replace function app_public.absence_update(p_id int, p_body jsonb, p_public_url text default null) returns jsonb
+-- Typed arguments with the keys sent (p_sent): a key left out keeps the stored value.
+drop function if exists app_public.absence_update(int, jsonb, text);
+create or replace function app_public.absence_update(
+  p_id int, p_type int default null, p_date_start date default null, p_date_end date default null,
+  p_start_half text default null, p_end_half text default null, p_start_time time default null,
+  p_end_time time default null, p_comment text default null, p_version int default null,
+  p_remove_document_ids int[] default null, p_add_documents jsonb default null, p_sent text[] default null,
+  p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
   v_new app_public.absences;
   d app_hidden.absence_draft;
-  v_body jsonb := p_body - 'employee' - 'status';
+  v_sent text[] := app_hidden.keys_sent(p_sent, app_hidden.absence_correction_keys() || 'comment'::text,
+    array[p_type is not null, p_date_start is not null, p_date_end is not null, p_start_half is not null,
+          p_end_half is not null, p_start_time is not null, p_end_time is not null, p_comment is not null]);
+  v_comment text := app_hidden.trimmed(p_comment);
+  v_add_documents jsonb := nullif(p_add_documents, 'null'::jsonb);
   v_today date := app_hidden.today();
   v_period_changed boolean;
   v_comment_changed boolean;
-  v_remove int[];
+  v_remove int[] := p_remove_document_ids;
   v_errors jsonb := '{}'::jsonb;
   v_eval jsonb;
   v_bad int;
 begin
   v := app_hidden.absence_lock(p_id);
   perform app_hidden.absence_check_corrector(v);
-  perform app_hidden.absence_check_version(v, v_body, false);
+  perform app_hidden.absence_check_version(v, p_version, false);
 
-  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  d := app_hidden.absence_draft_normalize(
+    app_hidden.absence_draft_of(v, v_sent, p_type, p_date_start, p_date_end, p_start_half, p_end_half, p_start_time, p_end_time),
+    v_sent, v);
   v_period_changed := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
     is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
-  v_comment_changed := v_body ? 'comment' and nullif(btrim(v_body ->> 'comment'), '') is distinct from v.comment;
-  if jsonb_typeof(v_body -> 'remove_document_ids') = 'array' then
-    v_remove := array(select (x #>> '{}')::int from jsonb_array_elements(v_body -> 'remove_document_ids') x);
-  end if;
+  v_comment_changed := app_hidden.sent(v_sent, 'comment', false) and v_comment is distinct from v.comment;
 
   if v.status in ('refused', 'cancelled') then
     perform app_hidden.invalid('status', format('Une absence %s ne se modifie plus.',
@@ -593,7 +611,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'remove_document_ids',
       format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', v_bad));
   end if;
-  v_errors := v_errors || app_hidden.document_metadata_errors(v_body -> 'add_documents', 'add_documents');
+  v_errors := v_errors || app_hidden.document_metadata_errors(v_add_documents, 'add_documents');
   if v_period_changed then
     perform app_hidden.absence_lock_employee(v.employee_id);
     v_eval := app_private.absence_evaluate(d, v.id, 'manager',
@@ -606,7 +624,7 @@ begin
   end if;
 
   if not v_period_changed and not v_comment_changed and coalesce(cardinality(v_remove), 0) = 0
-     and coalesce(jsonb_array_length(nullif(v_body -> 'add_documents', 'null'::jsonb)), 0) = 0 then
+     and coalesce(jsonb_array_length(v_add_documents), 0) = 0 then
     return app_hidden.absence_json(v.id, p_public_url);
   end if;
 
@@ -614,7 +632,7 @@ begin
   update app_public.absences a set
     type_id = d.type_id, date_start = d.date_start, date_end = d.date_end, start_half = d.start_half,
     end_half = d.end_half, start_time = d.start_time, end_time = d.end_time,
-    comment = case when v_comment_changed then nullif(btrim(v_body ->> 'comment'), '') else a.comment end,
+    comment = case when v_comment_changed then v_comment else a.comment end,
     counted_quantity = case when v_period_changed then (v_eval ->> 'quantity')::numeric else a.counted_quantity end,
     counted_unit = case when v_period_changed then v_eval ->> 'unit' else a.counted_unit end,
     warnings = case when v_period_changed then v_eval -> 'warnings' else a.warnings end,
@@ -625,7 +643,7 @@ begin
   perform app_private.set_audit_verb('');
 
   delete from app_public.absence_documents doc where doc.absence_id = v.id and doc.id = any (v_remove);
-  perform app_hidden.absence_documents_insert(v.id, v_body -> 'add_documents');
+  perform app_hidden.absence_documents_insert(v.id, v_add_documents);
   if v_period_changed then
     perform app_private.absence_sync_counters(v.id, 'edit', v_today);
     perform app_private.absence_alert_events(v_new, v_eval -> 'events');
@@ -633,11 +651,12 @@ begin
   return app_hidden.absence_json(v.id, p_public_url);
 end;
 $$;
-comment on function app_public.absence_update(integer, jsonb, text) is
+comment on function app_public.absence_update(integer, integer, date, date, text, text, time, time, text, integer, integer[], jsonb, text[], text) is
 'SPEC Absences, PATCH /api/absences/<id>/ and declaration rules 1-11 and 18 (manager side; an employee
-gets 403): corrects the period, type, hours or comment, rerunning every declaration rule and
-compensating the counters, and adds (add_documents) or removes (remove_document_ids, which must belong
-to it) documents. Returns the absence with its warnings and documents.';
+gets 403): corrects the period, type, hours or comment (the keys sent, p_sent), rerunning every
+declaration rule and compensating the counters, and adds (add_documents) or removes
+(remove_document_ids, which must belong to it) documents. Returns the absence with its warnings and
+documents.';
 
 -- POST /api/absences/<id>/documents/ (multipart add_documents): the employee concerned
 -- and the manager perimeter deposit documents on an absence that is not refused or
@@ -740,26 +759,25 @@ declare
   v app_public.absences;
   v_new app_public.absences;
   d app_hidden.absence_draft;
-  -- The correction, as the keys sent (the draft functions tell a key sent from one absent).
-  v_body jsonb := jsonb_strip_nulls(jsonb_build_object('date_end', p_date_end, 'type', p_type))
-                  || case when p_start_time is null then '{}'::jsonb else jsonb_build_object('start_time', p_start_time) end
-                  || case when p_end_time is null then '{}'::jsonb else jsonb_build_object('end_time', p_end_time) end;
+  -- The correction's keys sent (the draft functions tell a key sent from one absent): the
+  -- hours when given (a JSON null included), date_end and type when not null.
+  v_sent text[] := app_hidden.keys_sent(null, array['date_end', 'type', 'start_time', 'end_time'],
+                                        array[p_date_end is not null, p_type is not null, p_start_time is not null,
+                                              p_end_time is not null]);
   v_reason text := nullif(btrim(p_reason), '');
   v_today date := app_hidden.today();
   v_corrected boolean;
   v_eval jsonb;
-  v_key text;
 begin
   v := app_hidden.absence_lock(p_id);
   perform app_hidden.absence_check_version(v, p_version, true);
   perform app_hidden.absence_check_decider(v);
 
   if v.status = 'cancellation_requested' then
-    foreach v_key in array array['date_end', 'type', 'start_time', 'end_time'] loop
-      if v_body ? v_key then
-        perform app_hidden.invalid(v_key, 'Une annulation ne se corrige pas : accordez-la ou refusez-la.', 'WV212');
-      end if;
-    end loop;
+    -- The first correction key sent, in the order of v_sent.
+    if cardinality(v_sent) > 0 then
+      perform app_hidden.invalid(v_sent[1], 'Une annulation ne se corrige pas : accordez-la ou refusez-la.', 'WV212');
+    end if;
     perform app_hidden.absence_check_decider_window(v);
     v := app_hidden.absence_cancel(v, true);
     perform app_private.absence_notify_employee(v, 'Annulation d''absence acceptée',
@@ -772,13 +790,17 @@ begin
   end if;
   perform app_hidden.absence_check_text_length('reason', v_reason);
   -- The route schema's format time-hm, for a GraphQL caller (a JSON value of any kind).
-  foreach v_key in array array['start_time', 'end_time'] loop
-    if not app_hidden.json_time_ok(v_body -> v_key) then
-      perform app_hidden.invalid(v_key, app_hidden.time_format_message());
-    end if;
-  end loop;
+  if not app_hidden.json_time_ok(p_start_time) then
+    perform app_hidden.invalid('start_time', app_hidden.time_format_message());
+  end if;
+  if not app_hidden.json_time_ok(p_end_time) then
+    perform app_hidden.invalid('end_time', app_hidden.time_format_message());
+  end if;
 
-  d := app_hidden.absence_draft_normalize(app_hidden.absence_draft_of(v_body, v), v_body, v);
+  d := app_hidden.absence_draft_normalize(
+    app_hidden.absence_draft_of(v, v_sent, p_type, null, p_date_end, null, null,
+                                (p_start_time #>> '{}')::time, (p_end_time #>> '{}')::time),
+    v_sent, v);
   v_corrected := row(d.type_id, d.date_start, d.date_end, d.start_half, d.end_half, d.start_time, d.end_time)
     is distinct from row(v.type_id, v.date_start, v.date_end, v.start_half, v.end_half, v.start_time, v.end_time);
   if v_corrected then

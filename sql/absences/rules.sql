@@ -261,36 +261,37 @@ begin
 end;
 $$;
 
--- The draft of a body (creation) or of a stored absence corrected by a body: a key present
--- in the body wins (null included), an absent key keeps the stored value.
-create or replace function app_hidden.absence_draft_of(p_body jsonb, p_base app_public.absences default null)
+-- The draft of a stored absence corrected by typed values (PATCH, the correction preview, the
+-- validation's correction): a key sent (p_sent, the keys as app_hidden.keys_sent resolves them)
+-- wins, null included; a key not sent keeps the stored value. The employee never changes.
+drop function if exists app_hidden.absence_draft_of(jsonb, app_public.absences);
+create or replace function app_hidden.absence_draft_of(p_base app_public.absences, p_sent text[], p_type int,
+                                                       p_date_start date, p_date_end date, p_start_half text,
+                                                       p_end_half text, p_start_time time, p_end_time time)
 returns app_hidden.absence_draft
 language plpgsql stable as $$
 declare
   d app_hidden.absence_draft;
 begin
-  d.employee_id := case when p_body ? 'employee' then (p_body ->> 'employee')::int else p_base.employee_id end;
-  d.type_id := case when p_body ? 'type' then (p_body ->> 'type')::int else p_base.type_id end;
-  d.date_start := case when p_body ? 'date_start' then (p_body ->> 'date_start')::date else p_base.date_start end;
-  d.date_end := case when p_body ? 'date_end' then (p_body ->> 'date_end')::date else p_base.date_end end;
-  d.start_half := case when p_body ? 'start_half' then p_body ->> 'start_half' else p_base.start_half end;
-  d.end_half := case when p_body ? 'end_half' then p_body ->> 'end_half' else p_base.end_half end;
-  d.start_time := case when p_body ? 'start_time' then (p_body ->> 'start_time')::time else p_base.start_time end;
-  d.end_time := case when p_body ? 'end_time' then (p_body ->> 'end_time')::time else p_base.end_time end;
-  -- A creation without date_end lies on one date (hourly types, single days).
-  if p_base.id is null and d.date_end is null then
-    d.date_end := d.date_start;
-  end if;
+  d.employee_id := p_base.employee_id;
+  d.type_id := case when app_hidden.sent(p_sent, 'type', false) then p_type else p_base.type_id end;
+  d.date_start := case when app_hidden.sent(p_sent, 'date_start', false) then p_date_start else p_base.date_start end;
+  d.date_end := case when app_hidden.sent(p_sent, 'date_end', false) then p_date_end else p_base.date_end end;
+  d.start_half := case when app_hidden.sent(p_sent, 'start_half', false) then p_start_half else p_base.start_half end;
+  d.end_half := case when app_hidden.sent(p_sent, 'end_half', false) then p_end_half else p_base.end_half end;
+  d.start_time := case when app_hidden.sent(p_sent, 'start_time', false) then p_start_time else p_base.start_time end;
+  d.end_time := case when app_hidden.sent(p_sent, 'end_time', false) then p_end_time else p_base.end_time end;
   return d;
 end;
 $$;
 
 -- After a requalification or an adjustment, fields the new type cannot carry are dropped
--- unless the body names them (then the rules refuse them): an hourly type has no half-day,
--- a day type has no hours, and a whole-day type is taken whole ("an adjustment must take
--- it whole"). An unchanged absence keeps what it has (a half-day stored before the rule
+-- unless the correction sends them (p_sent; then the rules refuse them): an hourly type has no
+-- half-day, a day type has no hours, and a whole-day type is taken whole ("an adjustment must
+-- take it whole"). An unchanged absence keeps what it has (a half-day stored before the rule
 -- stays as it is).
-create or replace function app_hidden.absence_draft_normalize(p_draft app_hidden.absence_draft, p_body jsonb,
+drop function if exists app_hidden.absence_draft_normalize(app_hidden.absence_draft, jsonb, app_public.absences);
+create or replace function app_hidden.absence_draft_normalize(p_draft app_hidden.absence_draft, p_sent text[],
                                                    p_base app_public.absences)
 returns app_hidden.absence_draft
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -311,14 +312,14 @@ begin
     return d;
   end if;
   if v_type.unit = 'hour' then
-    if not p_body ? 'start_half' then d.start_half := null; end if;
-    if not p_body ? 'end_half' then d.end_half := null; end if;
+    if not app_hidden.sent(p_sent, 'start_half', false) then d.start_half := null; end if;
+    if not app_hidden.sent(p_sent, 'end_half', false) then d.end_half := null; end if;
   else
-    if not p_body ? 'start_time' then d.start_time := null; end if;
-    if not p_body ? 'end_time' then d.end_time := null; end if;
+    if not app_hidden.sent(p_sent, 'start_time', false) then d.start_time := null; end if;
+    if not app_hidden.sent(p_sent, 'end_time', false) then d.end_time := null; end if;
     if not v_type.half_day_allowed then
-      if not p_body ? 'start_half' then d.start_half := null; end if;
-      if not p_body ? 'end_half' then d.end_half := null; end if;
+      if not app_hidden.sent(p_sent, 'start_half', false) then d.start_half := null; end if;
+      if not app_hidden.sent(p_sent, 'end_half', false) then d.end_half := null; end if;
     end if;
   end if;
   return d;

@@ -79,7 +79,7 @@ declare
   v_status text := nullif(p_body ->> 'status', '');
 begin
   v := app_hidden.absence_lock(p_id);
-  perform app_hidden.absence_check_version(v, p_body, true);
+  perform app_hidden.absence_check_version(v, (p_body ->> 'version')::int, true);
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
@@ -94,8 +94,13 @@ begin
     end if;
     v := app_hidden.absence_reopen(v);
   end if;
-  return app_public.absence_update(p_id, (p_body - 'status' - 'employee') || jsonb_build_object('version', v.version),
-                                   p_public_url);
+  -- The form's keys as absence_update's typed arguments (the form's schema has checked their types).
+  return app_public.absence_update(p_id,
+    p_type => (p_body ->> 'type')::int, p_date_start => (p_body ->> 'date_start')::date,
+    p_date_end => (p_body ->> 'date_end')::date, p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
+    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
+    p_comment => p_body ->> 'comment', p_version => v.version,
+    p_sent => array(select jsonb_object_keys(p_body - 'status' - 'employee')), p_public_url => p_public_url);
 end;
 $$;
 comment on function app_public.absence_backoffice_save(integer, jsonb, text) is

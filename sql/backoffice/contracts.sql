@@ -23,8 +23,8 @@ begin
   if jsonb_typeof(p_contract) is distinct from 'object' then
     perform app_hidden.invalid('contracts', 'Un contrat (objet) est attendu.', 'WV501');
   end if;
-  return app_public.employee_update(p_employee, jsonb_build_object(
-    'contracts', app_private.employee_contracts_input(p_employee) || jsonb_build_array(p_contract - 'id')));
+  return app_public.employee_update(p_employee, p_contracts =>
+    app_private.employee_contracts_input(p_employee) || jsonb_build_array(p_contract - 'id'));
 end;
 $$;
 comment on function app_public.employee_contract_add(integer, jsonb) is
@@ -79,7 +79,7 @@ declare
   v_message text;
   v_detail text;
 begin
-  return app_public.employee_update(p_employee, jsonb_build_object('contracts', p_contracts));
+  return app_public.employee_update(p_employee, p_contracts => p_contracts);
 exception when sqlstate 'WV501' then
   get stacked diagnostics v_message = message_text, v_detail = pg_exception_detail;
   perform app_hidden.invalid_fields(app_private.employee_contract_form_errors(v_message, v_detail), 'WV501');
@@ -94,7 +94,7 @@ $$;
 create or replace function app_private.employee_contract_gate(p_employee int, p_contract int, p_version text) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
-  perform app_public.employee_update(p_employee, '{}'::jsonb);
+  perform app_public.employee_update(p_employee, p_sent => '{}');
   if p_version is distinct from app_hidden.employee_contracts_version(p_employee) then
     perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l''affichage du formulaire : '
                                 'rechargez la fiche puis recommencez.', 'WC501');

@@ -35,9 +35,9 @@ begin
   if v_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = v_employee) then
     perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
   end if;
-  return app_public.team_members_replace(p_team, jsonb_build_object('members', (
+  return app_public.team_members_replace(p_team, p_members => (
     select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
-    where (m ->> 'employee')::int <> v_employee)));
+    where (m ->> 'employee')::int <> v_employee));
 end;
 $$;
 comment on function app_public.team_member_remove(integer, jsonb) is

@@ -244,21 +244,21 @@ language sql stable as $$
 $$;
 
 -- POST /api/calendar-feeds/ {kind}: one live feed per kind (a second one: 400, rotate it).
-create or replace function app_public.calendar_feed_create(p_body jsonb, p_public_url text default null) returns jsonb
+drop function if exists app_public.calendar_feed_create(jsonb, text);
+create or replace function app_public.calendar_feed_create(p_kind text, p_public_url text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_kind text := p_body->>'kind';
   v_token text;
 begin
-  perform app_hidden.calendar_feed_check(v_kind);
-  v_token := app_private.calendar_feed_issue(app_hidden.current_account_id(), v_kind, false);
+  perform app_hidden.calendar_feed_check(p_kind);
+  v_token := app_private.calendar_feed_issue(app_hidden.current_account_id(), p_kind, false);
   if v_token is null then
     perform app_hidden.invalid('kind', 'Ce flux existe déjà : renouvelez son adresse ou supprimez-le.', 'WV701');
   end if;
-  return app_hidden.calendar_feed_answer(v_kind, v_token, p_public_url);
+  return app_hidden.calendar_feed_answer(p_kind, v_token, p_public_url);
 end;
 $$;
-comment on function app_public.calendar_feed_create(jsonb, text) is 'SPEC (issue 16) calendar feeds, POST /api/calendar-feeds/: creates the acting account''s feed of a kind (one per kind; "perimeter" only for queue readers) and returns its secret address, shown this once.';
+comment on function app_public.calendar_feed_create(text, text) is 'SPEC (issue 16) calendar feeds, POST /api/calendar-feeds/: creates the acting account''s feed of a kind (one per kind; "perimeter" only for queue readers) and returns its secret address, shown this once.';
 
 -- POST /api/calendar-feeds/{kind}/rotate/: a new secret; the old address answers 404.
 create or replace function app_public.calendar_feed_rotate(p_kind text, p_public_url text default null) returns jsonb

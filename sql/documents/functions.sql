@@ -220,12 +220,15 @@ honorability certificate (the file key only for readers of the content, Permissi
 the record is not readable or no certificate was deposited.';
 
 -- PUT /api/employees/<id>/honorability-certificate/ (multipart, one file under `file`).
-create or replace function app_public.honorability_certificate_put(p_employee int, p_body jsonb, p_public_url text default null)
+-- p_file: the stored files' metadata the multipart reader lists under "file" (SQL accepts
+-- only files of this request, sql/documents/uploads.sql).
+drop function if exists app_public.honorability_certificate_put(int, jsonb, text);
+create or replace function app_public.honorability_certificate_put(p_employee int, p_file jsonb, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_errors jsonb;
-  f jsonb := p_body -> 'file';
+  f jsonb := nullif(p_file, 'null'::jsonb);
 begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then

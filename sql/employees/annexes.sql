@@ -49,11 +49,48 @@ language sql immutable as $$ select 10 $$;
 comment on function app_hidden.emergency_contacts_max() is
 'Emergency contacts: at most 10 per employee.';
 
--- Problems of one contact object, as (field, message) pairs.
-create or replace function app_hidden.emergency_contact_problems(p_item jsonb) returns table (field text, message text)
+-- Problems of one contact, as (field, message) pairs (texts as sent: trimmed here).
+create or replace function app_hidden.emergency_contact_refusals(p_name text, p_relationship text, p_phone text,
+                                                                 p_alternate_phone text, p_email text)
+returns table (field text, message text)
 language plpgsql immutable as $$
 declare
   v_phone_pattern constant text := app_hidden.phone_pattern();
+  v text;
+begin
+  v := app_hidden.trimmed(p_name);
+  if v is null then
+    return query select 'name'::text, 'Le nom du contact est obligatoire.'::text;
+  elsif char_length(v) > app_hidden.name_max_length() then
+    return query select 'name'::text, app_hidden.max_length_message(app_hidden.name_max_length());
+  end if;
+  if char_length(btrim(p_relationship)) > app_hidden.relationship_max_length() then
+    return query select 'relationship'::text, app_hidden.max_length_message(app_hidden.relationship_max_length());
+  end if;
+  v := app_hidden.trimmed(p_phone);
+  if v is null then
+    return query select 'phone'::text, 'Le numéro de téléphone est obligatoire.'::text;
+  elsif v !~ v_phone_pattern then
+    return query select 'phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
+  end if;
+  v := app_hidden.trimmed(p_alternate_phone);
+  if v is not null and v !~ v_phone_pattern then
+    return query select 'alternate_phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
+  end if;
+  v := app_hidden.trimmed(p_email);
+  if v is not null and app_hidden.email_acceptable(v) is not true then
+    return query select 'email'::text, 'Adresse e-mail invalide.'::text;
+  end if;
+end;
+$$;
+
+-- Problems of one contact object of the list of PUT .../emergency-contacts/ (a JSON list: a
+-- GraphQL caller gives it without the route schema): an object whose fields are texts, then
+-- emergency_contact_refusals.
+drop function if exists app_hidden.emergency_contact_problems(jsonb);
+create or replace function app_hidden.emergency_contact_item_problems(p_item jsonb) returns table (field text, message text)
+language plpgsql immutable as $$
+declare
   v text;
   v_bad boolean := false;
 begin
@@ -72,29 +109,8 @@ begin
   if v_bad then
     return;
   end if;
-  v := nullif(btrim(p_item ->> 'name'), '');
-  if v is null then
-    return query select 'name'::text, 'Le nom du contact est obligatoire.'::text;
-  elsif char_length(v) > app_hidden.name_max_length() then
-    return query select 'name'::text, app_hidden.max_length_message(app_hidden.name_max_length());
-  end if;
-  if char_length(btrim(p_item ->> 'relationship')) > app_hidden.relationship_max_length() then
-    return query select 'relationship'::text, app_hidden.max_length_message(app_hidden.relationship_max_length());
-  end if;
-  v := nullif(btrim(p_item ->> 'phone'), '');
-  if v is null then
-    return query select 'phone'::text, 'Le numéro de téléphone est obligatoire.'::text;
-  elsif v !~ v_phone_pattern then
-    return query select 'phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
-  end if;
-  v := nullif(btrim(p_item ->> 'alternate_phone'), '');
-  if v is not null and v !~ v_phone_pattern then
-    return query select 'alternate_phone'::text, 'Numéro de téléphone invalide (exemple : 06 12 34 56 78 ou +33 6 12 34 56 78).'::text;
-  end if;
-  v := nullif(btrim(p_item ->> 'email'), '');
-  if v is not null and app_hidden.email_acceptable(v) is not true then
-    return query select 'email'::text, 'Adresse e-mail invalide.'::text;
-  end if;
+  return query select * from app_hidden.emergency_contact_refusals(p_item ->> 'name', p_item ->> 'relationship', p_item ->> 'phone',
+                                                                  p_item ->> 'alternate_phone', p_item ->> 'email');
 end;
 $$;
 
@@ -122,10 +138,11 @@ change_emergency_contact their perimeter (404 outside it, 403 without the permis
 -- PUT /api/employees/<pk>/emergency-contacts/ {"contacts": [...]}: the list replaces the
 -- employee's contacts, in that order (an item with id updates that contact, one without id
 -- creates a contact, a contact left out is deleted); at most 10.
-create or replace function app_public.emergency_contacts_replace(p_employee int, p_body jsonb) returns jsonb
+drop function if exists app_public.emergency_contacts_replace(int, jsonb);
+create or replace function app_public.emergency_contacts_replace(p_employee int, p_contacts jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_items jsonb;
+  v_items jsonb := nullif(p_contacts, 'null'::jsonb);
   v_item jsonb;
   v_errors jsonb := '{}';
   v_problem record;
@@ -135,16 +152,18 @@ begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_emergency_contact',
                                            'employee.change_emergency_contact', true);
   perform pg_advisory_xact_lock(hashtext('emergency-contacts:' || p_employee));
-  v_items := app_hidden.in_array(p_body, 'contacts');
   if v_items is null then
     perform app_hidden.invalid('contacts', 'La liste des contacts est obligatoire (une liste vide les supprime tous).', 'WV560');
+  end if;
+  if jsonb_typeof(v_items) <> 'array' then
+    perform app_hidden.invalid('contacts', 'Une liste est attendue.');
   end if;
   if jsonb_array_length(v_items) > app_hidden.emergency_contacts_max() then
     perform app_hidden.invalid('contacts', format('Au plus %s contacts d''urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   for i in 0 .. jsonb_array_length(v_items) - 1 loop
     v_item := v_items -> i;
-    for v_problem in select * from app_hidden.emergency_contact_problems(v_item) loop
+    for v_problem in select * from app_hidden.emergency_contact_item_problems(v_item) loop
       v_errors := app_hidden.add_error(v_errors, 'contacts', format('Contact n° %s : %s', i + 1,
         case v_problem.field when 'non_field_errors' then '' when 'name' then 'nom : ' when 'relationship' then 'lien : '
                              when 'phone' then 'téléphone : ' when 'alternate_phone' then 'autre téléphone : '
@@ -194,7 +213,10 @@ employee.change_emergency_contact on the employee replaces the list in that orde
 updates, one without creates, one left out is deleted; at most 10).';
 
 -- POST /api/employees/<pk>/emergency-contacts/: adds one contact at the end of the list.
-create or replace function app_public.emergency_contact_create(p_employee int, p_body jsonb) returns jsonb
+drop function if exists app_public.emergency_contact_create(int, jsonb);
+create or replace function app_public.emergency_contact_create(p_employee int, p_name text, p_phone text,
+                                                               p_relationship text default null, p_alternate_phone text default null,
+                                                               p_email text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_errors jsonb := '{}';
@@ -204,7 +226,7 @@ declare
 begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_emergency_contact',
                                            'employee.change_emergency_contact', true);
-  for v_problem in select * from app_hidden.emergency_contact_problems(p_body) loop
+  for v_problem in select * from app_hidden.emergency_contact_refusals(p_name, p_relationship, p_phone, p_alternate_phone, p_email) loop
     v_errors := app_hidden.add_error(v_errors, v_problem.field, v_problem.message);
   end loop;
   perform app_hidden.invalid_fields(v_errors, 'WV560') where v_errors <> '{}'::jsonb;
@@ -217,13 +239,13 @@ begin
                                             app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   insert into app_public.employee_emergency_contacts (employee_id, name, relationship, phone, alternate_phone, email, position)
-  values (p_employee, btrim(p_body ->> 'name'), nullif(btrim(p_body ->> 'relationship'), ''), btrim(p_body ->> 'phone'),
-          nullif(btrim(p_body ->> 'alternate_phone'), ''), nullif(btrim(p_body ->> 'email'), ''), v_position)
+  values (p_employee, btrim(p_name), app_hidden.trimmed(p_relationship), btrim(p_phone),
+          app_hidden.trimmed(p_alternate_phone), app_hidden.trimmed(p_email), v_position)
   returning * into v_row;
   return app_hidden.emergency_contact_json(v_row);
 end;
 $$;
-comment on function app_public.emergency_contact_create(integer, jsonb) is
+comment on function app_public.emergency_contact_create(integer, text, text, text, text, text) is
 'SPEC Permissions, POST /api/employees/<pk>/emergency-contacts/: a holder of
 employee.change_emergency_contact on the employee adds one contact at the end of the list.';
 
@@ -261,25 +283,31 @@ employee reads their own, holders of employee.view_employee_attachment or change
 their perimeter (404 outside it, 403 without the permission).';
 
 -- POST /api/employees/<pk>/attachments/ (multipart: one file under "file", optional title).
-create or replace function app_public.employee_attachment_create(p_employee int, p_body jsonb, p_public_url text default null)
+-- p_file: the stored files' metadata the multipart reader lists under "file" (SQL accepts only
+-- files of this request, sql/documents/uploads.sql).
+drop function if exists app_public.employee_attachment_create(int, jsonb, text);
+create or replace function app_public.employee_attachment_create(p_employee int, p_file jsonb, p_title text default null,
+                                                                 p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_files jsonb;
+  v_files jsonb := nullif(p_file, 'null'::jsonb);
   v_file jsonb;
   v_title text;
   v_row app_public.employee_attachments;
 begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_employee_attachment',
                                            'employee.change_employee_attachment', true);
-  v_files := app_hidden.in_array(p_body, 'file');
+  if jsonb_typeof(v_files) <> 'array' then
+    perform app_hidden.invalid('file', 'Une liste est attendue.');
+  end if;
   if v_files is null or jsonb_array_length(v_files) = 0 then
     perform app_hidden.invalid('file', 'Joignez un fichier PDF, JPG ou PNG (corps multipart/form-data, champ « file »).', 'WV560');
   elsif jsonb_array_length(v_files) > 1 then
     perform app_hidden.invalid('file', 'Une pièce jointe porte un seul fichier : déposez-les un par un.', 'WV560');
   end if;
   v_file := v_files -> 0;
-  v_title := coalesce(app_hidden.in_trimmed(p_body, 'title'), v_file ->> 'filename');
+  v_title := coalesce(app_hidden.trimmed(p_title), v_file ->> 'filename');
   if char_length(v_title) > app_hidden.attachment_title_max_length() then
     perform app_hidden.invalid('title', app_hidden.max_length_message(app_hidden.attachment_title_max_length()), 'WV560');
   end if;
@@ -292,16 +320,18 @@ begin
   return app_hidden.employee_attachment_json(v_row, p_public_url);
 end;
 $$;
-comment on function app_public.employee_attachment_create(integer, jsonb, text) is
+comment on function app_public.employee_attachment_create(integer, jsonb, text, text) is
 'SPEC Permissions, POST /api/employees/<pk>/attachments/: a holder of employee.change_employee_attachment
 on the employee deposits one file with an optional title.';
 
--- PUT/PATCH /api/employees/<pk>/attachments/<id>/ {"title"}
-create or replace function app_public.employee_attachment_update(p_employee int, p_id int, p_body jsonb, p_public_url text default null)
+-- PUT /api/employees/<pk>/attachments/<id>/ {"title"}
+drop function if exists app_public.employee_attachment_update(int, int, jsonb, text);
+create or replace function app_public.employee_attachment_update(p_employee int, p_id int, p_title text,
+                                                                 p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_title text;
+  v_title text := app_hidden.trimmed(p_title);
   v_row app_public.employee_attachments;
 begin
   perform app_hidden.employee_annex_access(p_employee, 'employee.view_employee_attachment',
@@ -310,7 +340,6 @@ begin
   if not found then
     perform app_hidden.not_found('Pièce jointe introuvable.');
   end if;
-  v_title := app_hidden.in_trimmed(p_body, 'title');
   if v_title is null then
     perform app_hidden.invalid('title', 'Le titre est obligatoire.', 'WV560');
   elsif char_length(v_title) > app_hidden.attachment_title_max_length() then
@@ -325,8 +354,8 @@ begin
   return app_hidden.employee_attachment_json(v_row, p_public_url);
 end;
 $$;
-comment on function app_public.employee_attachment_update(integer, integer, jsonb, text) is
-'SPEC Permissions, PUT or PATCH /api/employees/<pk>/attachments/<id>/: a holder of
+comment on function app_public.employee_attachment_update(integer, integer, text, text) is
+'SPEC Permissions, PUT /api/employees/<pk>/attachments/<id>/: a holder of
 employee.change_employee_attachment on the employee renames an attachment (title).';
 
 -- DELETE /api/employees/<pk>/attachments/<id>/ (the file is removed after commit).

@@ -299,15 +299,24 @@ begin
 end;
 $$;
 
--- Validation and write of the record, shared by creation (p_id null) and update: reads the
--- body field by field (a wrong type answers at once under its field), asks each rule of
--- sql/employees/rules.sql, answers every refusal together (400 WV501), then writes. Runs as
--- the API function's role (wfm_api): every write goes through the policies.
-create or replace function app_hidden.employee_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Validation and write of the record, shared by creation (p_id null), PUT and PATCH: the
+-- typed values of the body (p_sent: the keys it sent; a key left out keeps the record's value,
+-- the lists contracts and teams are JSON lists read item by item), each rule of
+-- sql/employees/rules.sql asked, every refusal answered together (400 WV501), then the writes.
+-- Runs as the API function's role (wfm_api): every write goes through the policies.
+drop function if exists app_hidden.employee_save(int, jsonb, boolean);
+create or replace function app_hidden.employee_save(
+  p_id int, p_partial boolean, p_sent text[], p_first_name text, p_last_name text, p_professional_email text,
+  p_birth_date date, p_is_polyvalent boolean, p_main_establishment int, p_secondary_establishments int[],
+  p_social_security_number text, p_contracts jsonb, p_teams jsonb, p_username text) returns int
 language plpgsql volatile as $$
 declare
   v_creating boolean := p_id is null;
   v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_employee_record');
+  v_ssn_sent boolean := app_hidden.sent(p_sent, 'social_security_number', p_social_security_number is not null);
+  v_email_sent boolean := app_hidden.sent(p_sent, 'professional_email', p_professional_email is not null);
+  v_birth_date_sent boolean := app_hidden.sent(p_sent, 'birth_date', p_birth_date is not null);
+  v_main_sent boolean := app_hidden.sent(p_sent, 'main_establishment', p_main_establishment is not null);
   v_old app_public.employees;
   v_errors jsonb := '{}';
   v_id int := p_id;
@@ -318,11 +327,11 @@ declare
   v_birth_date date;
   v_polyvalent boolean;
   v_main int;
-  v_secondaries int[];
+  v_secondaries int[] := p_secondary_establishments;
   v_old_secondaries int[];
   v_ssn text;
-  v_contracts jsonb;
-  v_teams jsonb;
+  v_contracts jsonb := nullif(p_contracts, 'null'::jsonb);
+  v_teams jsonb := nullif(p_teams, 'null'::jsonb);
 begin
   if not v_creating then
     select * into v_old from app_public.employees e where e.id = p_id;
@@ -331,51 +340,58 @@ begin
     end if;
   end if;
   -- The key itself is refused to whoever may not read the number (before anything else).
-  if p_body ? 'social_security_number' then
+  if v_ssn_sent then
     perform app_hidden.employee_refuse_ssn_key(p_id);
   end if;
   perform app_hidden.employee_refuse_record_write(p_id);
+  -- What the route schema refuses, for a caller that reaches the function without it (GraphQL).
+  if app_hidden.id_list_refusal(v_secondaries) is not null then
+    perform app_hidden.invalid('secondary_establishments', app_hidden.id_list_refusal(v_secondaries));
+  end if;
+  if jsonb_typeof(v_contracts) <> 'array' then
+    perform app_hidden.invalid('contracts', 'Une liste est attendue.');
+  end if;
+  if jsonb_typeof(v_teams) <> 'array' then
+    perform app_hidden.invalid('teams', 'Une liste est attendue.');
+  end if;
 
   -- A name is required when creating, replacing (PUT) or sent; else the record's stays (and is
   -- checked as it is).
-  v_first_name := app_hidden.in_trimmed(p_body, 'first_name');
-  v_name_required := v_creating or not p_partial or p_body ? 'first_name';
+  v_first_name := app_hidden.trimmed(p_first_name);
+  v_name_required := v_creating or not p_partial or app_hidden.sent(p_sent, 'first_name', p_first_name is not null);
   if not v_name_required then
     v_first_name := v_old.first_name;
   end if;
   v_errors := app_hidden.add_refusals(v_errors, 'first_name',
     app_hidden.employee_name_refusal(v_first_name, v_name_required, 'Le prénom est obligatoire.'));
-  v_last_name := app_hidden.in_trimmed(p_body, 'last_name');
-  v_name_required := v_creating or not p_partial or p_body ? 'last_name';
+  v_last_name := app_hidden.trimmed(p_last_name);
+  v_name_required := v_creating or not p_partial or app_hidden.sent(p_sent, 'last_name', p_last_name is not null);
   if not v_name_required then
     v_last_name := v_old.last_name;
   end if;
   v_errors := app_hidden.add_refusals(v_errors, 'last_name',
     app_hidden.employee_name_refusal(v_last_name, v_name_required, 'Le nom est obligatoire.'));
 
-  v_email := case when p_body ? 'professional_email' then app_hidden.in_trimmed(p_body, 'professional_email')
-                  else v_old.professional_email end;
+  v_email := case when v_email_sent then app_hidden.trimmed(p_professional_email) else v_old.professional_email end;
   v_errors := app_hidden.add_refusals(v_errors, 'professional_email', coalesce(
-    app_hidden.employee_email_refusal(case when p_body ? 'professional_email' then v_email end),
+    app_hidden.employee_email_refusal(case when v_email_sent then v_email end),
     app_hidden.employee_email_takeover_refusal(p_id, v_old.professional_email, v_email)));
 
-  v_birth_date := case when p_body ? 'birth_date' then app_hidden.in_date(p_body, 'birth_date') else v_old.birth_date end;
+  v_birth_date := case when v_birth_date_sent then p_birth_date else v_old.birth_date end;
   v_errors := app_hidden.add_refusals(v_errors, 'birth_date',
-    app_hidden.employee_birth_date_refusal(case when p_body ? 'birth_date' then v_birth_date end));
+    app_hidden.employee_birth_date_refusal(case when v_birth_date_sent then v_birth_date end));
 
-  v_polyvalent := coalesce(app_hidden.in_bool(p_body, 'is_polyvalent'), v_old.is_polyvalent, false);
+  v_polyvalent := coalesce(p_is_polyvalent, v_old.is_polyvalent, false);
 
-  v_main := case when p_body ? 'main_establishment' then app_hidden.in_int(p_body, 'main_establishment')
-                 else v_old.main_establishment_id end;
+  v_main := case when v_main_sent then p_main_establishment else v_old.main_establishment_id end;
   v_errors := app_hidden.add_refusals(v_errors, 'main_establishment', coalesce(
-    app_hidden.establishment_unknown_refusal(case when p_body ? 'main_establishment' then v_main end),
+    app_hidden.establishment_unknown_refusal(case when v_main_sent then v_main end),
     app_hidden.employee_main_workplace_perimeter_refusal(
       v_main, v_creating or v_main is distinct from v_old.main_establishment_id, v_scope)));
 
   v_old_secondaries := case when v_creating then '{}'::int[]
                             else array(select ses.establishment_id from app_public.employee_secondary_establishments ses
                                        where ses.employee_id = p_id) end;
-  v_secondaries := app_hidden.in_ids(p_body, 'secondary_establishments');
   if v_secondaries is not null then
     v_errors := app_hidden.add_refusals(v_errors, 'secondary_establishments', coalesce(
       app_hidden.employee_secondary_workplaces_unknown_refusal(v_secondaries),
@@ -383,22 +399,20 @@ begin
       app_hidden.employee_secondary_workplaces_perimeter_refusal(v_secondaries, v_old_secondaries, v_scope)));
   end if;
 
-  if p_body ? 'social_security_number' then
-    v_ssn := upper(replace(app_hidden.in_trimmed(p_body, 'social_security_number'), ' ', ''));
+  if v_ssn_sent then
+    v_ssn := upper(replace(app_hidden.trimmed(p_social_security_number), ' ', ''));
     v_errors := app_hidden.add_refusals(v_errors, 'social_security_number', app_hidden.employee_ssn_refusal(v_ssn));
   end if;
 
-  if p_body ? 'username' then
+  if app_hidden.sent(p_sent, 'username', p_username is not null) then
     v_errors := app_hidden.add_refusals(v_errors, 'username', app_hidden.employee_username_refusal(
-      v_creating, case when v_creating then app_hidden.in_trimmed(p_body, 'username') end));
+      v_creating, case when v_creating then app_hidden.trimmed(p_username) end));
   end if;
 
-  v_contracts := app_hidden.in_array(p_body, 'contracts');
   if v_contracts is not null then
     v_errors := app_hidden.add_error_list(v_errors, 'contracts', app_hidden.employee_contracts_refusals(p_id, v_contracts));
   end if;
 
-  v_teams := app_hidden.in_array(p_body, 'teams');
   if v_teams is not null then
     v_errors := app_hidden.add_error_list(v_errors, 'teams', app_hidden.employee_team_assignments_refusals(p_id, v_teams, v_scope));
   end if;
@@ -423,7 +437,7 @@ begin
       perform app_private.tell_email_changed(p_id, v_old.professional_email, v_email);
     end if;
   end if;
-  if p_body ? 'social_security_number' then
+  if v_ssn_sent then
     if v_creating then
       perform app_hidden.employee_refuse_ssn_on_created_record(v_id);
     end if;
@@ -443,56 +457,78 @@ end;
 $$;
 
 -- POST /api/employees/: the record, its contracts and assignments, and its account (no
--- usable password; invitation queued when a professional e-mail exists).
-create or replace function app_public.employee_create(p_body jsonb) returns jsonb
+-- usable password; invitation queued when a professional e-mail exists). p_sent: the keys
+-- the body sent (the number's key, even null, is refused to whoever may not read it).
+drop function if exists app_public.employee_create(jsonb);
+create or replace function app_public.employee_create(
+  p_first_name text, p_last_name text, p_professional_email text default null, p_birth_date date default null,
+  p_is_polyvalent boolean default null, p_main_establishment int default null, p_secondary_establishments int[] default null,
+  p_social_security_number text default null, p_contracts jsonb default null, p_teams jsonb default null,
+  p_username text default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
   v_account jsonb;
   v_doc jsonb;
 begin
-  v_id := app_hidden.employee_save(null, p_body, false);
-  v_account := app_private.open_employee_account(v_id, app_hidden.in_trimmed(p_body, 'username'));
+  v_id := app_hidden.employee_save(null, false, p_sent, p_first_name, p_last_name, p_professional_email, p_birth_date,
+                                   p_is_polyvalent, p_main_establishment, p_secondary_establishments,
+                                   p_social_security_number, p_contracts, p_teams, p_username);
+  v_account := app_private.open_employee_account(v_id, app_hidden.trimmed(p_username));
   select j.doc into v_doc from app_hidden.employees_json(array[v_id]) j;
   return v_doc || jsonb_build_object('account', (v_account - 'invitation_queued') || jsonb_build_object('is_active', true),
                                      'invitation_queued', (v_account ->> 'invitation_queued')::boolean);
 end;
 $$;
-comment on function app_public.employee_create(jsonb) is
+comment on function app_public.employee_create(text, text, text, date, boolean, integer, integer[], text, jsonb, jsonb, text, text[]) is
 'SPEC Permissions (employee.change_employee_record) and Authentication rule 4, POST /api/employees/: HR
 creates an employee record with its contracts and team assignments, and opens its account (Salarié, no
 usable password; a set-password invitation queued when a professional e-mail is given). Returns the
 record with invitation_queued.';
 
--- PATCH /api/employees/<id>/: only the keys sent.
-create or replace function app_public.employee_update(p_id int, p_body jsonb) returns jsonb
+-- PATCH /api/employees/<id>/: only the keys sent (p_sent).
+drop function if exists app_public.employee_update(int, jsonb);
+create or replace function app_public.employee_update(
+  p_id int, p_first_name text default null, p_last_name text default null, p_professional_email text default null,
+  p_birth_date date default null, p_is_polyvalent boolean default null, p_main_establishment int default null,
+  p_secondary_establishments int[] default null, p_social_security_number text default null,
+  p_contracts jsonb default null, p_teams jsonb default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_doc jsonb;
 begin
-  perform app_hidden.employee_save(p_id, p_body, true);
+  perform app_hidden.employee_save(p_id, true, p_sent, p_first_name, p_last_name, p_professional_email, p_birth_date,
+                                   p_is_polyvalent, p_main_establishment, p_secondary_establishments,
+                                   p_social_security_number, p_contracts, p_teams, null);
   select j.doc into v_doc from app_hidden.employees_json(array[p_id]) j;
   return v_doc;
 end;
 $$;
-comment on function app_public.employee_update(integer, jsonb) is
+comment on function app_public.employee_update(integer, text, text, text, date, boolean, integer, integer[], text, jsonb, jsonb, text[]) is
 'SPEC Permissions (employee.change_employee_record, employee.view_social_security_number), PATCH
-/api/employees/<id>/: HR changes the keys sent of a record of its perimeter (a list sent replaces
+/api/employees/<id>/: HR changes the keys sent (p_sent) of a record of its perimeter (a list sent replaces
 contracts or team assignments; 404 outside the perimeter; the social security number key from a
 non-reader gives 403).';
 
 -- PUT /api/employees/<id>/: first_name and last_name required; other keys as PATCH (lists
 -- absent stay as they are).
-create or replace function app_public.employee_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.employee_replace(int, jsonb);
+create or replace function app_public.employee_replace(
+  p_id int, p_first_name text default null, p_last_name text default null, p_professional_email text default null,
+  p_birth_date date default null, p_is_polyvalent boolean default null, p_main_establishment int default null,
+  p_secondary_establishments int[] default null, p_social_security_number text default null,
+  p_contracts jsonb default null, p_teams jsonb default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_doc jsonb;
 begin
-  perform app_hidden.employee_save(p_id, p_body, false);
+  perform app_hidden.employee_save(p_id, false, p_sent, p_first_name, p_last_name, p_professional_email, p_birth_date,
+                                   p_is_polyvalent, p_main_establishment, p_secondary_establishments,
+                                   p_social_security_number, p_contracts, p_teams, null);
   select j.doc into v_doc from app_hidden.employees_json(array[p_id]) j;
   return v_doc;
 end;
 $$;
-comment on function app_public.employee_replace(integer, jsonb) is
+comment on function app_public.employee_replace(integer, text, text, text, date, boolean, integer, integer[], text, jsonb, jsonb, text[]) is
 'SPEC Permissions (employee.change_employee_record), PUT /api/employees/<id>/: as PATCH, with first_name
 and last_name required; lists not sent stay as they are.';

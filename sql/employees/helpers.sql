@@ -1,8 +1,11 @@
 -- Helpers shared by the employee, referential, team, event, on-call and payroll API
--- functions: reading a JSON body field by field (a wrong type answers 400 under the field),
--- the caller's establishment scope, staff status, names across RLS, search patterns.
+-- functions: reading a JSON object field by field (a wrong type answers 400 under the field:
+-- the items of the JSON lists the API functions take, contracts, team assignments and
+-- members, and the back-office's own forms, sql/backoffice/), the caller's establishment scope,
+-- staff status, names across RLS, search patterns. An API function's body arrives as typed
+-- arguments (sql/core/arguments.sql), not through these readers.
 
--- A body field as text: null when absent or null; 400 under the field when not a string.
+-- A field as text: null when absent or null; 400 under the field when not a string.
 create or replace function app_hidden.in_text(p_body jsonb, p_key text, p_field text default null) returns text
 language plpgsql immutable as $$
 declare
@@ -94,28 +97,7 @@ begin
 end;
 $$;
 
--- A timestamp with an explicit offset (ISO 8601).
-create or replace function app_hidden.in_timestamptz(p_body jsonb, p_key text, p_field text default null) returns timestamptz
-language plpgsql stable as $$
-declare
-  v jsonb := p_body -> p_key;
-  v_text text;
-begin
-  if v is null or jsonb_typeof(v) = 'null' then
-    return null;
-  end if;
-  v_text := v #>> '{}';
-  if jsonb_typeof(v) <> 'string'
-     or v_text !~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$' then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Horodatage invalide : format ISO 8601 avec fuseau attendu (2026-11-16T09:00:00+01:00).');
-  end if;
-  begin
-    return v_text::timestamptz;
-  exception when others then
-    perform app_hidden.invalid(coalesce(p_field, p_key), format('Horodatage invalide : %s n''existe pas.', v_text));
-  end;
-end;
-$$;
+drop function if exists app_hidden.in_timestamptz(jsonb, text, text);
 
 -- A JSON array field (null when absent or null; 400 when not an array).
 create or replace function app_hidden.in_array(p_body jsonb, p_key text, p_field text default null) returns jsonb

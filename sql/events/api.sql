@@ -334,25 +334,29 @@ begin
 end;
 $$;
 
--- PUT and PATCH bodies of an event (p_partial: only the keys sent change; a key sent as null
--- clears it): read into the values event_write checks.
-create or replace function app_hidden.event_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- PUT and PATCH of an event (p_partial: only the keys sent change, p_sent; a key sent as null
+-- clears it): the values event_write checks, the kept ones for the keys not sent.
+drop function if exists app_hidden.event_save(int, jsonb, boolean);
+create or replace function app_hidden.event_save(p_id int, p_partial boolean, p_sent text[], p_title text,
+                                                 p_description text, p_establishment int, p_start_at timestamptz,
+                                                 p_end_at timestamptz, p_participants int[]) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.events := app_hidden.event_lock_for_write(p_id);
-  v_title text;
-  v_description text;
-  v_start timestamptz;
-  v_end timestamptz;
-  v_establishment int;
+  v_establishment_sent boolean := app_hidden.sent(p_sent, 'establishment', p_establishment is not null);
 begin
-  v_title := case when not p_partial or p_body ? 'title' then app_hidden.in_trimmed(p_body, 'title') else v_old.title end;
-  v_description := case when p_body ? 'description' then app_hidden.in_trimmed(p_body, 'description') else v_old.description end;
-  v_start := case when p_body ? 'start_at' then app_hidden.in_timestamptz(p_body, 'start_at') else v_old.start_at end;
-  v_end := case when p_body ? 'end_at' then app_hidden.in_timestamptz(p_body, 'end_at') else v_old.end_at end;
-  v_establishment := case when p_body ? 'establishment' then app_hidden.in_int(p_body, 'establishment') else v_old.establishment_id end;
-  return app_hidden.event_write(v_old, v_title, v_description, v_establishment, p_body ? 'establishment',
-                                v_start, v_end, app_hidden.in_ids(p_body, 'participants'));
+  if app_hidden.id_list_refusal(p_participants) is not null then
+    perform app_hidden.invalid('participants', app_hidden.id_list_refusal(p_participants));
+  end if;
+  return app_hidden.event_write(
+    v_old,
+    case when not p_partial or app_hidden.sent(p_sent, 'title', p_title is not null) then p_title else v_old.title end,
+    case when app_hidden.sent(p_sent, 'description', p_description is not null) then p_description else v_old.description end,
+    case when v_establishment_sent then p_establishment else v_old.establishment_id end,
+    v_establishment_sent,
+    case when app_hidden.sent(p_sent, 'start_at', p_start_at is not null) then p_start_at else v_old.start_at end,
+    case when app_hidden.sent(p_sent, 'end_at', p_end_at is not null) then p_end_at else v_old.end_at end,
+    p_participants);
 end;
 $$;
 
@@ -369,11 +373,8 @@ declare
   v_id int;
   v_warnings jsonb;
 begin
-  if array_position(p_participants, null) is not null then
-    perform app_hidden.invalid('participants', 'Une liste d''identifiants (nombres entiers) est attendue.');
-  end if;
-  if cardinality(p_participants) <> (select count(distinct i) from unnest(p_participants) i) then
-    perform app_hidden.invalid('participants', 'La liste contient des doublons.');
+  if app_hidden.id_list_refusal(p_participants) is not null then
+    perform app_hidden.invalid('participants', app_hidden.id_list_refusal(p_participants));
   end if;
   v_id := app_hidden.event_write(v_old, p_title, p_description, p_establishment, p_establishment is not null,
                                  p_start_at, p_end_at, p_participants);
@@ -386,40 +387,51 @@ comment on function app_public.event_create(text, timestamptz, timestamptz, text
 participants are itself or employees of its perimeter (else 404); an overlapping absence of a
 participant answers in warnings and alerts its author and deciders in the same transaction.';
 
--- PATCH /api/events/<id>/: only the keys sent.
-create or replace function app_public.event_update(p_id int, p_body jsonb) returns jsonb
+-- The absence conflicts the event has before a PUT or PATCH (only those it creates are alerted).
+create or replace function app_hidden.event_known_conflicts(p_id int) returns int[]
+language sql stable as $$
+  select array(select c.absence_id from app_private.event_absence_conflicts(p_id) c
+               where p_id in (select app_hidden.readable_event_ids()));
+$$;
+
+-- PATCH /api/events/<id>/: only the keys sent (p_sent).
+drop function if exists app_public.event_update(int, jsonb);
+create or replace function app_public.event_update(p_id int, p_title text default null, p_start_at timestamptz default null,
+                                                   p_end_at timestamptz default null, p_description text default null,
+                                                   p_establishment int default null, p_participants int[] default null,
+                                                   p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_known int[];
+  v_known int[] := app_hidden.event_known_conflicts(p_id);
   v_warnings jsonb;
 begin
-  v_known := array(select c.absence_id from app_private.event_absence_conflicts(p_id) c
-                   where p_id in (select app_hidden.readable_event_ids()));
-  perform app_hidden.event_save(p_id, p_body, true);
+  perform app_hidden.event_save(p_id, true, p_sent, p_title, p_description, p_establishment, p_start_at, p_end_at, p_participants);
   v_warnings := app_private.event_conflicts_alert(p_id, v_known);
   return app_public.event_get(p_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
-comment on function app_public.event_update(integer, jsonb) is
-'SPEC Events rule 4, PATCH /api/events/<id>/: a holder of events.change_event changes the keys sent of an
-event it created or of an establishment of its perimeter (else 403); only the absence conflicts the
-update creates are alerted.';
+comment on function app_public.event_update(integer, text, timestamptz, timestamptz, text, integer, integer[], text[]) is
+'SPEC Events rule 4, PATCH /api/events/<id>/: a holder of events.change_event changes the keys sent
+(p_sent) of an event it created or of an establishment of its perimeter (else 403); only the absence
+conflicts the update creates are alerted.';
 
 -- PUT /api/events/<id>/: title, start_at and end_at required.
-create or replace function app_public.event_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.event_replace(int, jsonb);
+create or replace function app_public.event_replace(p_id int, p_title text default null, p_start_at timestamptz default null,
+                                                    p_end_at timestamptz default null, p_description text default null,
+                                                    p_establishment int default null, p_participants int[] default null,
+                                                    p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_known int[];
+  v_known int[] := app_hidden.event_known_conflicts(p_id);
   v_warnings jsonb;
 begin
-  v_known := array(select c.absence_id from app_private.event_absence_conflicts(p_id) c
-                   where p_id in (select app_hidden.readable_event_ids()));
-  perform app_hidden.event_save(p_id, p_body, false);
+  perform app_hidden.event_save(p_id, false, p_sent, p_title, p_description, p_establishment, p_start_at, p_end_at, p_participants);
   v_warnings := app_private.event_conflicts_alert(p_id, v_known);
   return app_public.event_get(p_id) || jsonb_build_object('warnings', v_warnings);
 end;
 $$;
-comment on function app_public.event_replace(integer, jsonb) is
+comment on function app_public.event_replace(integer, text, timestamptz, timestamptz, text, integer, integer[], text[]) is
 'SPEC Events rule 4, PUT /api/events/<id>/: as PATCH, with title, start_at and end_at required.';
 
 -- DELETE /api/events/<id>/

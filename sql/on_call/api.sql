@@ -134,7 +134,12 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   order by op.start_at limit 1;
 $$;
 
-create or replace function app_hidden.on_call_period_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Creation and update of a period (PUT and creation: every key but the comment required;
+-- PATCH: only the keys sent, p_sent; a null list of establishments leaves them as they are).
+drop function if exists app_hidden.on_call_period_save(int, jsonb, boolean);
+create or replace function app_hidden.on_call_period_save(p_id int, p_partial boolean, p_sent text[], p_account int,
+                                                          p_start_at timestamptz, p_end_at timestamptz,
+                                                          p_establishments int[], p_comment text) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.on_call_periods;
@@ -144,7 +149,7 @@ declare
   v_start timestamptz;
   v_end timestamptz;
   v_comment text;
-  v_establishments int[];
+  v_establishments int[] := p_establishments;
   v_old_establishments int[] := '{}';
   v_outside text;
   v_eligibility text;
@@ -166,9 +171,13 @@ begin
                                   where ope.period_id = p_id);
   end if;
 
-  v_account := case when p_body ? 'account' then app_hidden.in_int(p_body, 'account') else v_old.account_id end;
-  v_start := case when p_body ? 'start_at' then app_hidden.in_timestamptz(p_body, 'start_at') else v_old.start_at end;
-  v_end := case when p_body ? 'end_at' then app_hidden.in_timestamptz(p_body, 'end_at') else v_old.end_at end;
+  if app_hidden.id_list_refusal(v_establishments) is not null then
+    perform app_hidden.invalid('establishments', app_hidden.id_list_refusal(v_establishments));
+  end if;
+
+  v_account := case when app_hidden.sent(p_sent, 'account', p_account is not null) then p_account else v_old.account_id end;
+  v_start := case when app_hidden.sent(p_sent, 'start_at', p_start_at is not null) then p_start_at else v_old.start_at end;
+  v_end := case when app_hidden.sent(p_sent, 'end_at', p_end_at is not null) then p_end_at else v_old.end_at end;
   if v_account is null then
     v_errors := app_hidden.add_error(v_errors, 'account', 'Le compte d''astreinte est obligatoire.');
   end if;
@@ -202,12 +211,12 @@ begin
     end if;
   end if;
 
-  v_comment := case when p_body ? 'comment' then app_hidden.in_trimmed(p_body, 'comment') else v_old.comment end;
+  v_comment := case when app_hidden.sent(p_sent, 'comment', p_comment is not null) then app_hidden.trimmed(p_comment)
+                    else v_old.comment end;
   if char_length(v_comment) > app_hidden.on_call_comment_max_length() then
     v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.on_call_comment_max_length()));
   end if;
 
-  v_establishments := app_hidden.in_ids(p_body, 'establishments');
   if v_establishments is null and (p_id is null or not p_partial) then
     v_errors := app_hidden.add_error(v_errors, 'establishments', 'Choisissez au moins un établissement.');
   elsif v_establishments is not null then
@@ -257,49 +266,57 @@ end;
 $$;
 
 -- POST /api/on-call-periods/
-create or replace function app_public.on_call_period_create(p_body jsonb) returns jsonb
+drop function if exists app_public.on_call_period_create(jsonb);
+create or replace function app_public.on_call_period_create(p_account int, p_start_at timestamptz, p_end_at timestamptz,
+                                                            p_establishments int[], p_comment text default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.on_call_period_save(null, p_body, false);
+  v_id := app_hidden.on_call_period_save(null, false, null, p_account, p_start_at, p_end_at, p_establishments, p_comment);
   return app_public.on_call_period_get(v_id);
 end;
 $$;
-comment on function app_public.on_call_period_create(jsonb) is
+comment on function app_public.on_call_period_create(integer, timestamptz, timestamptz, integer[], text) is
 'SPEC Permissions rule 9, POST /api/on-call-periods/: a writer of on-call periods (not Service Paie)
 creates one for an active account holding a manager role, all its establishments in the writer''s
 perimeter (else 403), not overlapping another period of that account; it extends that role''s perimeter
 from start (inclusive) to end (exclusive).';
 
--- PATCH /api/on-call-periods/<id>/: only the keys sent.
-create or replace function app_public.on_call_period_update(p_id int, p_body jsonb) returns jsonb
+-- PATCH /api/on-call-periods/<id>/: only the keys sent (p_sent).
+drop function if exists app_public.on_call_period_update(int, jsonb);
+create or replace function app_public.on_call_period_update(p_id int, p_account int default null, p_start_at timestamptz default null,
+                                                            p_end_at timestamptz default null, p_establishments int[] default null,
+                                                            p_comment text default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.on_call_period_save(p_id, p_body, true);
+  v_id := app_hidden.on_call_period_save(p_id, true, p_sent, p_account, p_start_at, p_end_at, p_establishments, p_comment);
   return app_public.on_call_period_get(v_id);
 end;
 $$;
-comment on function app_public.on_call_period_update(integer, jsonb) is
-'SPEC Permissions rule 9, PATCH /api/on-call-periods/<id>/: changes the keys sent of a period whose
-establishments all lie in the writer''s perimeter (else 403), under the creation rules.';
+comment on function app_public.on_call_period_update(integer, integer, timestamptz, timestamptz, integer[], text, text[]) is
+'SPEC Permissions rule 9, PATCH /api/on-call-periods/<id>/: changes the keys sent (p_sent) of a period
+whose establishments all lie in the writer''s perimeter (else 403), under the creation rules.';
 
 -- PUT /api/on-call-periods/<id>/: account, start_at, end_at and establishments required.
-create or replace function app_public.on_call_period_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.on_call_period_replace(int, jsonb);
+create or replace function app_public.on_call_period_replace(p_id int, p_account int default null, p_start_at timestamptz default null,
+                                                             p_end_at timestamptz default null, p_establishments int[] default null,
+                                                             p_comment text default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.on_call_period_save(p_id, p_body, false);
+  v_id := app_hidden.on_call_period_save(p_id, false, p_sent, p_account, p_start_at, p_end_at, p_establishments, p_comment);
   return app_public.on_call_period_get(v_id);
 end;
 $$;
-comment on function app_public.on_call_period_replace(integer, jsonb) is
+comment on function app_public.on_call_period_replace(integer, integer, timestamptz, timestamptz, integer[], text, text[]) is
 'SPEC Permissions rule 9, PUT /api/on-call-periods/<id>/: as PATCH, with account, start_at, end_at and
 establishments required.';
 

@@ -96,10 +96,13 @@ comment on function app_public.division_get(integer) is
 'SPEC Permissions rule 6, GET /api/divisions/<id>/: one division with its establishments, readable by
 every authenticated account (404 when absent).';
 
-create or replace function app_hidden.division_name(p_body jsonb, p_id int) returns text
+-- The name of a division written (creation, PUT, or a PATCH that sends it): required, at most
+-- name_max_length(), borne once whatever the case. Returns it trimmed.
+drop function if exists app_hidden.division_name(jsonb, int);
+create or replace function app_hidden.division_name(p_name text, p_id int) returns text
 language plpgsql stable as $$
 declare
-  v_name text := app_hidden.in_trimmed(p_body, 'name');
+  v_name text := app_hidden.trimmed(p_name);
 begin
   if v_name is null then
     perform app_hidden.invalid('name', 'Le nom est obligatoire.', 'WV510');
@@ -112,59 +115,62 @@ begin
 end;
 $$;
 
-create or replace function app_public.division_create(p_body jsonb) returns jsonb
+-- PUT and PATCH of a division (p_partial: only the keys sent).
+create or replace function app_hidden.division_save(p_id int, p_partial boolean, p_sent text[], p_name text) returns void
+language plpgsql volatile as $$
+declare
+  v_name text;
+begin
+  perform app_hidden.require_staff();
+  perform 1 from app_public.divisions d where d.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Division introuvable.');
+  end if;
+  if not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null) then
+    v_name := app_hidden.division_name(p_name, p_id);
+    update app_public.divisions d set name = v_name where d.id = p_id and d.name is distinct from v_name;
+  end if;
+end;
+$$;
+
+drop function if exists app_public.division_create(jsonb);
+create or replace function app_public.division_create(p_name text) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   perform app_hidden.require_staff();
-  insert into app_public.divisions (name) values (app_hidden.division_name(p_body, null)) returning id into v_id;
+  insert into app_public.divisions (name) values (app_hidden.division_name(p_name, null)) returning id into v_id;
   return app_public.division_get(v_id);
 end;
 $$;
-comment on function app_public.division_create(jsonb) is
+comment on function app_public.division_create(text) is
 'SPEC Permissions rule 6, POST /api/divisions/: a staff account creates a division (name required, at
 most 150 characters, unique whatever the case); others get 403.';
 
 -- PATCH /api/divisions/<id>/
-create or replace function app_public.division_update(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.division_update(int, jsonb);
+create or replace function app_public.division_update(p_id int, p_name text default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_row app_public.divisions;
 begin
-  perform app_hidden.require_staff();
-  select * into v_row from app_public.divisions d where d.id = p_id for update;
-  if not found then
-    perform app_hidden.not_found('Division introuvable.');
-  end if;
-  if p_body ? 'name' then
-    update app_public.divisions d set name = app_hidden.division_name(p_body, p_id)
-    where d.id = p_id and d.name is distinct from app_hidden.division_name(p_body, p_id);
-  end if;
+  perform app_hidden.division_save(p_id, true, p_sent, p_name);
   return app_public.division_get(p_id);
 end;
 $$;
-comment on function app_public.division_update(integer, jsonb) is
+comment on function app_public.division_update(integer, text, text[]) is
 'SPEC Permissions rule 6, PATCH /api/divisions/<id>/: a staff account renames a division (only the keys
-sent; same name rules as the creation); others get 403.';
+sent, p_sent; same name rules as the creation); others get 403.';
 
 -- PUT /api/divisions/<id>/ (name required)
-create or replace function app_public.division_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.division_replace(int, jsonb);
+create or replace function app_public.division_replace(p_id int, p_name text default null, p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_row app_public.divisions;
 begin
-  perform app_hidden.require_staff();
-  select * into v_row from app_public.divisions d where d.id = p_id for update;
-  if not found then
-    perform app_hidden.not_found('Division introuvable.');
-  end if;
-  update app_public.divisions d set name = app_hidden.division_name(p_body, p_id)
-  where d.id = p_id and d.name is distinct from app_hidden.division_name(p_body, p_id);
+  perform app_hidden.division_save(p_id, false, p_sent, p_name);
   return app_public.division_get(p_id);
 end;
 $$;
-comment on function app_public.division_replace(integer, jsonb) is
+comment on function app_public.division_replace(integer, text, text[]) is
 'SPEC Permissions rule 6, PUT /api/divisions/<id>/: a staff account rewrites a division (name required);
 others get 403.';
 
@@ -255,15 +261,18 @@ comment on function app_hidden.count_base_known(text) is
 'SPEC Absences, declaration rule 1 and CONTRACT section 6: an establishment counts leave in jours ouvrables
 (Monday to Saturday) or ouvrés (Monday to Friday).';
 
--- Creation and update (PUT: name required; PATCH: only the keys sent).
-create or replace function app_hidden.establishment_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Creation and update (PUT: name required; PATCH: only the keys sent, p_sent).
+drop function if exists app_hidden.establishment_save(int, jsonb, boolean);
+create or replace function app_hidden.establishment_save(p_id int, p_partial boolean, p_sent text[],
+                                                         p_name text, p_count_base text, p_division int) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.establishments;
   v_errors jsonb := '{}';
-  v_name text;
+  v_name text := app_hidden.trimmed(p_name);
   v_base text;
   v_division int;
+  v_division_sent boolean := app_hidden.sent(p_sent, 'division', p_division is not null);
   v_id int := p_id;
 begin
   perform app_hidden.require_staff();
@@ -273,21 +282,23 @@ begin
       perform app_hidden.not_found('Établissement introuvable.');
     end if;
   end if;
-  v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
-  if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
+  if (p_id is null or not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null)) and v_name is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom est obligatoire.');
-  elsif char_length(v_name) > app_hidden.name_max_length() then
-    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
-  elsif app_hidden.establishment_name_taken(v_name, p_id) then
-    v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
+  else
+    v_name := coalesce(v_name, v_old.name);
+    if char_length(v_name) > app_hidden.name_max_length() then
+      v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
+    elsif app_hidden.establishment_name_taken(v_name, p_id) then
+      v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
+    end if;
   end if;
-  v_base := coalesce(app_hidden.in_text(p_body, 'count_base'), v_old.count_base, 'ouvrables');
+  v_base := coalesce(p_count_base, v_old.count_base, 'ouvrables');
   if app_hidden.count_base_known(v_base) is not true then
     v_errors := app_hidden.add_error(v_errors, 'count_base',
       'Base de décompte invalide : « ouvrables » (lundi au samedi) ou « ouvres » (lundi au vendredi).');
   end if;
-  v_division := case when p_body ? 'division' then app_hidden.in_int(p_body, 'division') else v_old.division_id end;
-  if p_body ? 'division' and v_division is not null
+  v_division := case when v_division_sent then p_division else v_old.division_id end;
+  if v_division_sent and v_division is not null
      and not exists (select 1 from app_public.divisions d where d.id = v_division) then
     v_errors := app_hidden.add_error(v_errors, 'division', format('Division n° %s introuvable.', v_division));
   end if;
@@ -303,50 +314,58 @@ begin
 end;
 $$;
 
-create or replace function app_public.establishment_create(p_body jsonb) returns jsonb
+drop function if exists app_public.establishment_create(jsonb);
+create or replace function app_public.establishment_create(p_name text, p_count_base text default null, p_division int default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.establishment_save(null, p_body, false);
+  v_id := app_hidden.establishment_save(null, false, null, p_name, p_count_base, p_division);
   return app_public.establishment_get(v_id);
 end;
 $$;
-comment on function app_public.establishment_create(jsonb) is
+comment on function app_public.establishment_create(text, text, integer) is
 'SPEC Permissions rule 6, POST /api/establishments/: a staff account creates an establishment (name
 required and unique, count base ouvrables or ouvres for declaration rule 1, optional division); all
 field errors at once; others get 403.';
 
 -- PATCH /api/establishments/<id>/
-create or replace function app_public.establishment_update(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.establishment_update(int, jsonb);
+create or replace function app_public.establishment_update(p_id int, p_name text default null, p_count_base text default null,
+                                                           p_division int default null, p_sent text[] default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.establishment_save(p_id, p_body, true);
+  v_id := app_hidden.establishment_save(p_id, true, p_sent, p_name, p_count_base, p_division);
   return app_public.establishment_get(v_id);
 end;
 $$;
-comment on function app_public.establishment_update(integer, jsonb) is
-'SPEC Permissions rule 6, PATCH /api/establishments/<id>/: a staff account changes the keys sent of an
-establishment (name, count base, division), under the creation rules; others get 403.';
+comment on function app_public.establishment_update(integer, text, text, integer, text[]) is
+'SPEC Permissions rule 6, PATCH /api/establishments/<id>/: a staff account changes the keys sent (p_sent)
+of an establishment (name, count base, division), under the creation rules; others get 403.';
 
 -- PUT /api/establishments/<id>/ (name required)
-create or replace function app_public.establishment_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.establishment_replace(int, jsonb);
+create or replace function app_public.establishment_replace(p_id int, p_name text default null, p_count_base text default null,
+                                                            p_division int default null, p_sent text[] default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.establishment_save(p_id, p_body, false);
+  v_id := app_hidden.establishment_save(p_id, false, p_sent, p_name, p_count_base, p_division);
   return app_public.establishment_get(v_id);
 end;
 $$;
-comment on function app_public.establishment_replace(integer, jsonb) is
+comment on function app_public.establishment_replace(integer, text, text, integer, text[]) is
 'SPEC Permissions rule 6, PUT /api/establishments/<id>/: a staff account rewrites an establishment (name
-required), under the creation rules; others get 403.';
+required; a division not sent stays), under the creation rules; others get 403.';
 
 create or replace function app_public.establishment_delete(p_id int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -407,13 +426,19 @@ comment on function app_public.contract_type_get(integer) is
 'SPEC Permissions rule 6, GET /api/contract-types/<id>/: one contract type, readable by every
 authenticated account (404 when absent).';
 
-create or replace function app_hidden.contract_type_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Creation and update of a contract type (PUT: code and name required; PATCH: only the keys
+-- sent, p_sent).
+drop function if exists app_hidden.contract_type_save(int, jsonb, boolean);
+create or replace function app_hidden.contract_type_save(p_id int, p_partial boolean, p_sent text[],
+                                                         p_code text, p_name text, p_is_temporary_work boolean) returns int
 language plpgsql volatile as $$
 declare
   v_old app_public.contract_types;
   v_errors jsonb := '{}';
-  v_code text;
-  v_name text;
+  v_writes_code boolean := p_id is null or not p_partial or app_hidden.sent(p_sent, 'code', p_code is not null);
+  v_writes_name boolean := p_id is null or not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null);
+  v_code text := app_hidden.trimmed(p_code);
+  v_name text := app_hidden.trimmed(p_name);
   v_temporary boolean;
   v_id int := p_id;
 begin
@@ -424,23 +449,24 @@ begin
       perform app_hidden.not_found('Type de contrat introuvable.');
     end if;
   end if;
-  v_code := coalesce(app_hidden.in_trimmed(p_body, 'code'), case when p_body ? 'code' then null else v_old.code end);
-  if (p_id is null or not p_partial or p_body ? 'code') and app_hidden.in_trimmed(p_body, 'code') is null then
+  if v_writes_code and v_code is null then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
-  elsif not (p_id is null or not p_partial or p_body ? 'code') then
-    null;  -- the code is not being written
+  elsif not v_writes_code then
+    v_code := v_old.code;  -- the code is not being written
   elsif v_code !~ '^[A-Za-z0-9À-ÖØ-öø-ÿ][A-Za-z0-9À-ÖØ-öø-ÿ _+''\-]{0,29}$' then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 30 caractères, lettres, chiffres, espaces et _ + '' -.');
   elsif exists (select 1 from app_public.contract_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé.', v_code));
   end if;
-  v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_old.name end);
-  if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
+  if v_writes_name and v_name is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le libellé est obligatoire.');
-  elsif char_length(v_name) > app_hidden.name_max_length() then
-    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
+  else
+    v_name := coalesce(v_name, v_old.name);
+    if char_length(v_name) > app_hidden.name_max_length() then
+      v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
+    end if;
   end if;
-  v_temporary := coalesce(app_hidden.in_bool(p_body, 'is_temporary_work'), v_old.is_temporary_work, false);
+  v_temporary := coalesce(p_is_temporary_work, v_old.is_temporary_work, false);
   perform app_hidden.invalid_fields(v_errors, 'WV510') where v_errors <> '{}'::jsonb;
   if p_id is null then
     insert into app_public.contract_types (code, name, is_temporary_work) values (v_code, v_name, v_temporary)
@@ -453,47 +479,55 @@ begin
 end;
 $$;
 
-create or replace function app_public.contract_type_create(p_body jsonb) returns jsonb
+drop function if exists app_public.contract_type_create(jsonb);
+create or replace function app_public.contract_type_create(p_code text, p_name text, p_is_temporary_work boolean default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.contract_type_save(null, p_body, false);
+  v_id := app_hidden.contract_type_save(null, false, null, p_code, p_name, p_is_temporary_work);
   return app_public.contract_type_get(v_id);
 end;
 $$;
-comment on function app_public.contract_type_create(jsonb) is
+comment on function app_public.contract_type_create(text, text, boolean) is
 'SPEC Permissions rule 6, POST /api/contract-types/: a staff account creates a contract type (code unique
 whatever the case, name required, is_temporary_work); all field errors at once; others get 403.';
 
 -- PATCH /api/contract-types/<id>/
-create or replace function app_public.contract_type_update(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.contract_type_update(int, jsonb);
+create or replace function app_public.contract_type_update(p_id int, p_code text default null, p_name text default null,
+                                                           p_is_temporary_work boolean default null, p_sent text[] default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.contract_type_save(p_id, p_body, true);
+  v_id := app_hidden.contract_type_save(p_id, true, p_sent, p_code, p_name, p_is_temporary_work);
   return app_public.contract_type_get(v_id);
 end;
 $$;
-comment on function app_public.contract_type_update(integer, jsonb) is
-'SPEC Permissions rule 6, PATCH /api/contract-types/<id>/: a staff account changes the keys sent of a
-contract type, under the creation rules; others get 403.';
+comment on function app_public.contract_type_update(integer, text, text, boolean, text[]) is
+'SPEC Permissions rule 6, PATCH /api/contract-types/<id>/: a staff account changes the keys sent (p_sent)
+of a contract type, under the creation rules; others get 403.';
 
 -- PUT /api/contract-types/<id>/ (code and name required)
-create or replace function app_public.contract_type_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.contract_type_replace(int, jsonb);
+create or replace function app_public.contract_type_replace(p_id int, p_code text default null, p_name text default null,
+                                                            p_is_temporary_work boolean default null, p_sent text[] default null)
+returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.contract_type_save(p_id, p_body, false);
+  v_id := app_hidden.contract_type_save(p_id, false, p_sent, p_code, p_name, p_is_temporary_work);
   return app_public.contract_type_get(v_id);
 end;
 $$;
-comment on function app_public.contract_type_replace(integer, jsonb) is
+comment on function app_public.contract_type_replace(integer, text, text, boolean, text[]) is
 'SPEC Permissions rule 6, PUT /api/contract-types/<id>/: a staff account rewrites a contract type (code
 and name required); others get 403.';
 

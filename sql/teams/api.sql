@@ -109,15 +109,18 @@ begin
 end;
 $$;
 
--- Name and establishments of a creation or an update (PUT/creation: both required).
-create or replace function app_hidden.team_save(p_id int, p_body jsonb, p_partial boolean) returns int
+-- Name and establishments of a creation or an update (PUT/creation: both required; PATCH: the
+-- keys sent, p_sent). A null list of establishments leaves them as they are.
+drop function if exists app_hidden.team_save(int, jsonb, boolean);
+create or replace function app_hidden.team_save(p_id int, p_partial boolean, p_sent text[], p_name text, p_establishments int[])
+returns int
 language plpgsql volatile as $$
 declare
   v_team app_public.teams;
   v_scope int[] := app_hidden.perimeter_establishment_ids('employee.change_team');
   v_errors jsonb := '{}';
-  v_name text;
-  v_establishments int[];
+  v_name text := app_hidden.trimmed(p_name);
+  v_establishments int[] := p_establishments;
   v_old_establishments int[] := '{}';
   v_outside text;
   v_id int := p_id;
@@ -131,14 +134,18 @@ begin
     v_old_establishments := array(select te.establishment_id from app_public.team_establishments te where te.team_id = p_id);
   end if;
 
-  v_name := coalesce(app_hidden.in_trimmed(p_body, 'name'), case when p_body ? 'name' then null else v_team.name end);
-  if (p_id is null or not p_partial or p_body ? 'name') and app_hidden.in_trimmed(p_body, 'name') is null then
+  if (p_id is null or not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null)) and v_name is null then
     v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l''équipe est obligatoire.');
-  elsif char_length(v_name) > app_hidden.name_max_length() then
-    v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
+  else
+    v_name := coalesce(v_name, v_team.name);
+    if char_length(v_name) > app_hidden.name_max_length() then
+      v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
+    end if;
   end if;
 
-  v_establishments := app_hidden.in_ids(p_body, 'establishments');
+  if app_hidden.id_list_refusal(v_establishments) is not null then
+    perform app_hidden.invalid('establishments', app_hidden.id_list_refusal(v_establishments));
+  end if;
   if v_establishments is null and (p_id is null or not p_partial) then
     v_errors := app_hidden.add_error(v_errors, 'establishments', 'Choisissez au moins un établissement.');
   elsif v_establishments is not null then
@@ -181,47 +188,52 @@ end;
 $$;
 
 -- POST /api/teams/
-create or replace function app_public.team_create(p_body jsonb) returns jsonb
+drop function if exists app_public.team_create(jsonb);
+create or replace function app_public.team_create(p_name text, p_establishments int[]) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.team_save(null, p_body, false);
+  v_id := app_hidden.team_save(null, false, null, p_name, p_establishments);
   return app_public.team_get(v_id);
 end;
 $$;
-comment on function app_public.team_create(jsonb) is
+comment on function app_public.team_create(text, integer[]) is
 'SPEC Permissions rule 7, POST /api/teams/: a holder of employee.change_team creates a team (name and
 establishments required; an establishment outside its perimeter is refused under establishments).';
 
 -- PATCH /api/teams/<id>/: only the keys sent.
-create or replace function app_public.team_update(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.team_update(int, jsonb);
+create or replace function app_public.team_update(p_id int, p_name text default null, p_establishments int[] default null,
+                                                  p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.team_save(p_id, p_body, true);
+  v_id := app_hidden.team_save(p_id, true, p_sent, p_name, p_establishments);
   return app_public.team_get(v_id);
 end;
 $$;
-comment on function app_public.team_update(integer, jsonb) is
-'SPEC Permissions rule 7, PATCH /api/teams/<id>/: the keys sent of a team with an establishment in the
-writer''s perimeter (else 404; 403 without employee.change_team).';
+comment on function app_public.team_update(integer, text, integer[], text[]) is
+'SPEC Permissions rule 7, PATCH /api/teams/<id>/: the keys sent (p_sent) of a team with an establishment
+in the writer''s perimeter (else 404; 403 without employee.change_team).';
 
 -- PUT /api/teams/<id>/: name and establishments required.
-create or replace function app_public.team_replace(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.team_replace(int, jsonb);
+create or replace function app_public.team_replace(p_id int, p_name text default null, p_establishments int[] default null,
+                                                   p_sent text[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_id int;
 begin
   -- Two statements: the read sees the write (a stable function keeps its caller's snapshot).
-  v_id := app_hidden.team_save(p_id, p_body, false);
+  v_id := app_hidden.team_save(p_id, false, p_sent, p_name, p_establishments);
   return app_public.team_get(v_id);
 end;
 $$;
-comment on function app_public.team_replace(integer, jsonb) is
+comment on function app_public.team_replace(integer, text, integer[], text[]) is
 'SPEC Permissions rule 7, PUT /api/teams/<id>/: as PATCH, with name and establishments required.';
 
 -- DELETE /api/teams/<id>/: refused (403) when the team also spans establishments outside the
@@ -251,13 +263,31 @@ comment on function app_public.team_delete(integer) is
 assignments (each audited); 403 when the team also spans establishments outside the perimeter, 404 when
 none is inside.';
 
--- One member of a body: employee (required), start_date (default today), end_date. Raises
--- 400 under p_field, or 403 for an employee outside the perimeter.
+-- One member (employee required, start_date default today, end_date): the employee exists
+-- and the dates are in order; else 400 under p_field, the message prefixed by p_label.
+create or replace function app_hidden.team_member_check(p_employee int, p_start_date date, p_end_date date,
+                                                        p_field text, p_label text) returns void
+language plpgsql stable as $$
+begin
+  if p_employee is null then
+    perform app_hidden.invalid(p_field, p_label || 'le salarié est obligatoire.', 'WV520');
+  end if;
+  if not exists (select 1 from app_hidden.employee_names(array[p_employee])) then
+    perform app_hidden.invalid(p_field, p_label || format('salarié n° %s introuvable.', p_employee), 'WV520');
+  end if;
+  if p_end_date < coalesce(p_start_date, app_hidden.today()) then
+    perform app_hidden.invalid(p_field, p_label || 'la date de fin précède la date de début.', 'WV520');
+  end if;
+end;
+$$;
+
+-- One item of the members list of PUT /api/teams/<id>/members/ (a JSON object, checked as the
+-- route schema checks it: a GraphQL caller gives the list as JSON), read and checked;
+-- has_start tells a start_date sent as null (no start) from one left out (kept).
+drop function if exists app_hidden.team_member_input(jsonb, text, text);
 create or replace function app_hidden.team_member_input(p_item jsonb, p_field text, p_label text)
 returns table (employee_id int, start_date date, end_date date, has_start boolean)
 language plpgsql stable as $$
-declare
-  v_name text;
 begin
   if jsonb_typeof(p_item) is distinct from 'object' then
     perform app_hidden.invalid(p_field, p_label || 'un objet est attendu.', 'WV520');
@@ -266,16 +296,7 @@ begin
   start_date := app_hidden.in_date(p_item, 'start_date', p_field);
   end_date := app_hidden.in_date(p_item, 'end_date', p_field);
   has_start := p_item ? 'start_date';
-  if employee_id is null then
-    perform app_hidden.invalid(p_field, p_label || 'le salarié est obligatoire.', 'WV520');
-  end if;
-  select n.name into v_name from app_hidden.employee_names(array[employee_id]) n;
-  if v_name is null then
-    perform app_hidden.invalid(p_field, p_label || format('salarié n° %s introuvable.', employee_id), 'WV520');
-  end if;
-  if end_date < coalesce(start_date, app_hidden.today()) then
-    perform app_hidden.invalid(p_field, p_label || 'la date de fin précède la date de début.', 'WV520');
-  end if;
+  perform app_hidden.team_member_check(employee_id, start_date, end_date, p_field, p_label);
   return next;
 end;
 $$;
@@ -291,26 +312,26 @@ end;
 $$;
 
 -- POST /api/teams/<id>/members/ {"employee", "start_date"?, "end_date"?}
-create or replace function app_public.team_member_add(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.team_member_add(int, jsonb);
+create or replace function app_public.team_member_add(p_id int, p_employee int, p_start_date date default null,
+                                                      p_end_date date default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_member record;
 begin
   perform app_hidden.team_for_write(p_id);
-  select * into v_member from app_hidden.team_member_input(p_body, 'employee', '');
-  perform app_hidden.require_member_in_perimeter(v_member.employee_id);
+  perform app_hidden.team_member_check(p_employee, p_start_date, p_end_date, 'employee', '');
+  perform app_hidden.require_member_in_perimeter(p_employee);
   if exists (select 1 from app_public.team_assignments ta
-             where ta.team_id = p_id and ta.employee_id = v_member.employee_id
+             where ta.team_id = p_id and ta.employee_id = p_employee
                and daterange(ta.start_date, ta.end_date, '[]')
-                   && daterange(coalesce(v_member.start_date, app_hidden.today()), v_member.end_date, '[]')) then
+                   && daterange(coalesce(p_start_date, app_hidden.today()), p_end_date, '[]')) then
     perform app_hidden.invalid('employee', 'Ce salarié fait déjà partie de cette équipe sur cette période.', 'WV520');
   end if;
   insert into app_public.team_assignments (employee_id, team_id, start_date, end_date)
-  values (v_member.employee_id, p_id, coalesce(v_member.start_date, app_hidden.today()), v_member.end_date);
+  values (p_employee, p_id, coalesce(p_start_date, app_hidden.today()), p_end_date);
   return app_public.team_get(p_id);
 end;
 $$;
-comment on function app_public.team_member_add(integer, jsonb) is
+comment on function app_public.team_member_add(integer, integer, date, date) is
 'SPEC Permissions rule 7, POST /api/teams/<id>/members/: adds an employee of the writer''s perimeter to a
 team of its perimeter (403 outside), from today unless a start is given.';
 
@@ -318,10 +339,13 @@ team of its perimeter (403 outside), from today unless a start is given.';
 -- the list becomes the team's current and future members. A member kept keeps its
 -- assignment (dates updated when sent); a new member starts today unless a start is given;
 -- a member left out leaves the team yesterday (an assignment not yet started is deleted).
-create or replace function app_public.team_members_replace(p_id int, p_body jsonb) returns jsonb
+-- The members are a JSON list (each item's start_date may be left out, which keeps it: a
+-- typed list could not say so).
+drop function if exists app_public.team_members_replace(int, jsonb);
+create or replace function app_public.team_members_replace(p_id int, p_members jsonb) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_items jsonb;
+  v_items jsonb := nullif(p_members, 'null'::jsonb);
   v_member record;
   v_today date := app_hidden.today();
   v_current app_public.team_assignments;
@@ -329,9 +353,11 @@ declare
   i int;
 begin
   perform app_hidden.team_for_write(p_id);
-  v_items := app_hidden.in_array(p_body, 'members');
   if v_items is null then
     perform app_hidden.invalid('members', 'La liste des membres est obligatoire (une liste vide retire tous les membres).', 'WV520');
+  end if;
+  if jsonb_typeof(v_items) <> 'array' then
+    perform app_hidden.invalid('members', 'Une liste est attendue.');
   end if;
   for i in 0 .. jsonb_array_length(v_items) - 1 loop
     select * into v_member from app_hidden.team_member_input(v_items -> i, 'members', format('Membre n° %s : ', i + 1));

@@ -92,8 +92,8 @@ export function honorabilityRoutes(): express.Router {
     }
     try {
       await asUser(req, session, (client) => client.query(
-        'select app_public.honorability_certificate_put(p_employee => $1::int, p_body => $2::jsonb, p_public_url => $3::text)',
-        [Number(req.params.id), JSON.stringify({ file: files }), deps.config.publicUrl]), { uploadedFiles: files });
+        'select app_public.honorability_certificate_put(p_employee => $1::int, p_file => $2::jsonb, p_public_url => $3::text)',
+        [Number(req.params.id), JSON.stringify(files), deps.config.publicUrl]), { uploadedFiles: files });
     } catch (error) {
       await deps.storage.remove(parsed.storedKeys);
       const known = apiErrorFromPg(error);

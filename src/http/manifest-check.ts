@@ -1,13 +1,17 @@
 /**
- * The manifest names SQL functions and their arguments by name (`p_body => $1`); a renamed or
+ * The manifest names SQL functions and their arguments by name (`p_id => $1`); a renamed or
  * removed argument in sql/ would only show when the route is first called. At start-up every
  * route's call is compared with pg_proc: the function exists, each named argument is one of its
- * input arguments, and every argument without a default is given. The limits a route restates
+ * input arguments, every argument without a default is given, and a function taking the keys
+ * of its body (p_sent) gets them. The limits a route restates
  * for its own checks (the size of an uploaded file) are compared with their SQL home
  * (sql/core/limits.sql), so that a number is changed in one place or start-up names both.
  */
 import type pg from 'pg';
-import type { RouteSpec } from './route.js';
+import { SENT_KEYS as SENT_KEYS_ARG, type RouteSpec } from './route.js';
+
+/** The argument of the keys a body sent (sql/core/arguments.sql, app_hidden.sent). */
+const SENT_KEYS = SENT_KEYS_ARG.name;
 
 interface Overload {
   name: string;
@@ -68,6 +72,8 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
   for (const route of routes) {
     if (!route.sql) continue;
     const given = route.sql.args.map((arg) => arg.name);
+    const misnamed = route.sql.args.find((arg) => arg.from === 'body-keys' && arg.name !== SENT_KEYS);
+    if (misnamed) problems.push(`${route.operationId}: the body's keys go to ${SENT_KEYS}, not ${misnamed.name}`);
     // The list's text variant (listText) takes the same arguments.
     for (const name of [route.sql.fn, ...(route.listText ? [route.listText] : [])]) {
       const candidates = functions.get(name) ?? [];
@@ -75,10 +81,17 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
         problems.push(`${route.operationId}: ${name} does not exist`);
         continue;
       }
-      const fits = candidates.some((fn) => given.every((arg) => fn.inputs.includes(arg)) && fn.withoutDefault.every((arg) => given.includes(arg)));
-      if (!fits) {
+      const fitting = candidates.filter((fn) => given.every((arg) => fn.inputs.includes(arg)) && fn.withoutDefault.every((arg) => given.includes(arg)));
+      if (fitting.length === 0) {
         const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
         problems.push(`${route.operationId}: ${name} takes ${signatures}, the manifest gives (${given.join(', ')})`);
+        continue;
+      }
+      // p_sent has a default (a GraphQL caller may leave it out), but a route that omitted it
+      // would turn every null it passes into "not sent": it must come from the body's keys.
+      const keys = route.sql.args.find((arg) => arg.name === SENT_KEYS);
+      if (fitting.some((fn) => fn.inputs.includes(SENT_KEYS)) && keys?.from !== 'body-keys') {
+        problems.push(`${route.operationId}: ${name} takes ${SENT_KEYS}, the manifest must give it from 'body-keys'`);
       }
     }
   }

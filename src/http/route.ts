@@ -13,15 +13,39 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  */
 export type RouteAuth = 'public' | 'account' | 'staff';
 
-/** Where a SQL argument comes from. Casts are fixed strings of the manifest, never input. */
+/**
+ * Where a SQL argument comes from. Casts are fixed strings of the manifest, never input. A body
+ * reaches SQL key by key (typed arguments, docs/architecture.md "Typed arguments"), never as
+ * one JSON value.
+ */
 export type ArgSpec =
   | { name: string; from: 'path'; key: string; cast: 'int' | 'text' }
   | { name: string; from: 'query'; key: string; cast: 'int' | 'text' | 'date' | 'boolean' }
   | { name: string; from: 'query-object'; cast: 'jsonb' }
-  | { name: string; from: 'body'; cast: 'jsonb' }
   | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
+  /**
+   * The keys the body sent, a null value included: a write that keeps what the body leaves out
+   * (PATCH, PUT) tells an absent key from a null one by this list (app_hidden.sent,
+   * sql/core/arguments.sql).
+   */
+  | { name: string; from: 'body-keys'; cast: 'text[]' }
   | { name: string; from: 'page' | 'page_size'; cast: 'int' }
   | { name: string; from: 'context'; key: 'public_url'; cast: 'text' };
+
+export type BodyFieldCast = Extract<ArgSpec, { from: 'body-field' }>['cast'];
+
+/** One key of the body as the typed argument `p_<key>` of the SQL function (absent: null). */
+export function bodyField(key: string, cast: BodyFieldCast): ArgSpec {
+  return { name: `p_${key}`, from: 'body-field', key, cast };
+}
+
+/**
+ * The keys the body sent, as `p_sent`: the argument of the writes that keep what a body leaves
+ * out (every PATCH and the PUT sharing its save, an absence's correction preview, the employee's
+ * creation): a key left out keeps its value, a key sent as null clears it. A function taking it
+ * must be given it (the start-up check, src/http/manifest-check.ts).
+ */
+export const SENT_KEYS: ArgSpec = { name: 'p_sent', from: 'body-keys', cast: 'text[]' };
 
 /** A call to one SQL function returning the response body as jsonb. */
 export interface SqlCall {

@@ -15,6 +15,7 @@ const SQL_CASTS: Record<ArgSpec['cast'], string> = {
   timestamptz: 'timestamptz',
   boolean: 'boolean',
   jsonb: 'jsonb',
+  'text[]': 'text[]',
 };
 
 /** The SQL text of a manifest call: only manifest constants go into it. */
@@ -37,6 +38,15 @@ export interface ArgContext {
   config: Config;
 }
 
+/**
+ * The keys a body sent, a null value included (those the schema does not declare too: a
+ * function may refuse one, as the employee record refuses a username after its creation).
+ */
+function keysSent(body: Record<string, unknown>): string[] {
+  // A key whose value is undefined is not sent (JSON has no undefined; a form leaves it out).
+  return Object.keys(body).filter((key) => body[key] !== undefined);
+}
+
 function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
   switch (arg.from) {
     case 'path':
@@ -45,13 +55,13 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
       return ctx.query[arg.key] ?? null;
     case 'query-object':
       return JSON.stringify(ctx.query);
-    case 'body':
-      return JSON.stringify(ctx.body);
     case 'body-field': {
       const value = ctx.body[arg.key];
       if (value === undefined) return null;
       return arg.cast === 'jsonb' ? JSON.stringify(value) : value;
     }
+    case 'body-keys':
+      return keysSent(ctx.body);
     case 'page':
       return ctx.page;
     case 'page_size':

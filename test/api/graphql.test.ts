@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { BackofficeVisitor, enrolAs, totp } from '../helpers/backoffice.js';
+import { checkGraphqlData } from '../helpers/response-contract.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
 let env: TestEnv;
@@ -49,6 +50,8 @@ async function gql(who: BackofficeVisitor | null, query: string, variables?: Rec
   } catch {
     // Not JSON: the assertions read `text`.
   }
+  // What a function answers here is what its REST routes document (test/helpers/response-contract.ts).
+  if (page.status === 200) checkGraphqlData(query, body?.data);
   return { status: page.status, headers: page.headers, text: page.text, body };
 }
 
@@ -484,6 +487,40 @@ describe('typed arguments through GraphQL', () => {
     const granted = await gql(admin, validate, { id: filed.body.id, version: 1, end: '2026-12-23', reason: 'Deux jours' });
     expect(granted.body.errors, JSON.stringify(granted.body)).toBeUndefined();
     expect(granted.body.data.absenceValidate.result).toMatchObject({ status: 'validated', date_end: '2026-12-23', decision_reason: 'Deux jours' });
+  });
+});
+
+describe('typed arguments of a PATCH through GraphQL', () => {
+  // REST passes the body's keys in p_sent; a GraphQL caller that gives none sends the arguments it gives non-null.
+  const update = 'mutation($id: Int!, $last: String, $birth: Date, $sent: [String]) ' +
+    '{ employeeUpdate(input: { pId: $id, pLastName: $last, pBirthDate: $birth, pSent: $sent }) { result } }';
+
+  it('without p_sent, the arguments given are written and the others kept; with p_sent, a key sent without a value is cleared', async () => {
+    const admin = await signIn('admin');
+    const chloe = env.ids.employees!.chloe!;
+    const { rows: [before] } = await env.db.query('select last_name, birth_date from app_public.employees where id = $1', [chloe]);
+    try {
+      const written = await gql(admin, update, { id: chloe, last: 'Renommée', birth: '1990-05-04' });
+      expect(written.body.errors, written.text).toBeUndefined();
+      expect(written.body.data.employeeUpdate.result).toMatchObject({ first_name: 'Chloé', last_name: 'Renommée', birth_date: '1990-05-04' });
+      const cleared = await gql(admin, update, { id: chloe, sent: ['birth_date'] });
+      expect(cleared.body.errors, cleared.text).toBeUndefined();
+      expect(cleared.body.data.employeeUpdate.result).toMatchObject({ last_name: 'Renommée', birth_date: null });
+      // A required key sent without a value is refused under its field, as over REST.
+      const noName = await gql(admin, update, { id: chloe, sent: ['last_name'] });
+      expect(noName.body.errors?.[0]?.extensions, noName.text).toEqual({ code: 'WV501', field: expect.stringContaining('last_name') });
+    } finally {
+      await env.db.query('update app_public.employees set last_name = $2, birth_date = $3 where id = $1', [chloe, before.last_name, before.birth_date]);
+    }
+  });
+
+  it('a list of ids with an id twice is refused under its field, as the route schema would', async () => {
+    const admin = await signIn('admin');
+    const E1 = env.ids.establishments!.E1;
+    const res = await gql(admin, 'mutation($id: Int!, $ids: [Int]) { teamUpdate(input: { pId: $id, pEstablishments: $ids }) { result } }',
+      { id: env.ids.teams!.T1, ids: [E1, E1] });
+    expect(res.body.errors?.[0]?.message, res.text).toBe('La liste contient des doublons.');
+    expect(res.body.errors[0].extensions).toEqual({ code: 'WV001', field: 'establishments' });
   });
 });
 

@@ -12,7 +12,10 @@ import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
 import { s, TIME_PATTERN } from '../../src/http/schema.js';
 import { compileValidator } from '../../src/http/validation.js';
-import { checkResponse, ResponseContractError } from '../helpers/response-contract.js';
+import pg from 'pg';
+import {
+  checkedFunctionResults, checkFunctionResult, checkGraphqlData, checkResponse, documentedFunction, ResponseContractError,
+} from '../helpers/response-contract.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
 let env: TestEnv;
@@ -78,6 +81,72 @@ describe('answers against the OpenAPI document', () => {
   });
 });
 
+describe('results of API functions called outside REST (GraphQL, the back-office)', () => {
+  it('a function’s JSON is checked against its routes’ answer: a list without the envelope’s links, a 204 as null', async () => {
+    const client = await env.db.connect();
+    let me: Record<string, unknown>;
+    try {
+      await client.query('begin');
+      await client.query("select set_config('app.account_id', $1, true)", [String(env.ids.accounts!.alice)]);
+      me = (await client.query('select app_public.me() as result')).rows[0].result;
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+    expect(me.username).toBe('alice');
+    expect(checkFunctionResult('app_public.me', me, 'test')).toBe(true);
+    expect(() => checkFunctionResult('app_public.me', { ...me, salary: 1 }, 'test')).toThrow(/test: app_public\.me returned JSON.*\(salary\)/s);
+    // A list's page: count and results, the router adding next and previous.
+    expect(checkFunctionResult('app_public.teams_list', { count: 0, results: [] }, 'test')).toBe(true);
+    expect(() => checkFunctionResult('app_public.teams_list', { count: 0, next: null, previous: null, results: [] }, 'test')).toThrow(/\(next\)/);
+    expect(() => checkFunctionResult('app_public.teams_list', { results: [] }, 'test')).toThrow(/must have required property 'count'/);
+    // A route answering 204: the function answers null.
+    expect(checkFunctionResult('app_public.team_delete', null, 'test')).toBe(true);
+    expect(() => checkFunctionResult('app_public.team_delete', {}, 'test')).toThrow(ResponseContractError);
+    // GraphQL's planning is the REST route's answer.
+    expect(() => checkFunctionResult('app_public.planning_read', { employees: 'none' }, 'test')).toThrow(/planning_read/);
+    // A function no route documents is not checked.
+    expect(checkFunctionResult('app_public.backoffice_factor_accounts', [{ anything: true }], 'test')).toBe(false);
+  });
+
+  it('a function given the public URL by its routes is checked only when the call gives it one', () => {
+    expect(documentedFunction('app_public.absence_get', true)).toBe(true);
+    expect(documentedFunction('app_public.absence_get', false)).toBe(false);
+    expect(documentedFunction('app_public.team_get', false)).toBe(true);
+  });
+
+  it('a GraphQL answer: each field’s function, a mutation’s result; what differs fails, naming the field', () => {
+    const before = checkedFunctionResults();
+    expect(() => checkGraphqlData('{ teamsList(pPage: 1, pPageSize: 10) }', { teamsList: { count: 0, results: [] } })).not.toThrow();
+    expect(() => checkGraphqlData('{ teamsList(pPage: 1, pPageSize: 10) }', { teamsList: { count: '0', results: [] } }))
+      .toThrow(/GraphQL query teamsList: app_public\.teams_list returned JSON.*\/count must be integer/s);
+    expect(() => checkGraphqlData('mutation { teamDelete(input: { pId: 1 }) { result } }', { teamDelete: { result: { id: 1 } } }))
+      .toThrow(/GraphQL mutation teamDelete: app_public\.team_delete/);
+    // A payload without result, a null (an error) and a function without a route are left alone.
+    expect(() => checkGraphqlData('mutation { teamDelete(input: { pId: 1 }) { clientMutationId } }', { teamDelete: { clientMutationId: null } })).not.toThrow();
+    expect(() => checkGraphqlData('{ teamGet(pId: 1) }', { teamGet: null })).not.toThrow();
+    expect(() => checkGraphqlData('{ backofficeFactorAccounts }', { backofficeFactorAccounts: [{ x: 1 }] })).not.toThrow();
+    expect(checkedFunctionResults()).toBe(before + 3);
+  });
+
+  it('the back-office’s calls (select app_public.f(...) as result, on pg.Client) are observed and checked; other statements are not', async () => {
+    // The observer of response-contract-setup.ts wraps pg.Client's query: a statement of that form is checked.
+    const client = new pg.Client({ connectionString: env.config.databaseUrl });
+    await client.connect();
+    try {
+      const before = checkedFunctionResults();
+      await client.query("select set_config('app.account_id', $1, false)", [String(env.ids.accounts!.alice)]);
+      await client.query('select app_public.me() as result');
+      expect(checkedFunctionResults()).toBe(before + 1);
+      // Another statement shape is not an API function's result and is not checked.
+      await client.query("select app_public.me() || jsonb_build_object('salary', 1) as result");
+      expect(checkedFunctionResults()).toBe(before + 1);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe('the manifest against pg_proc', () => {
   it('every route of the manifest fits its SQL function', async () => {
     expect(await manifestMismatches(env.db, routes)).toEqual([]);
@@ -96,6 +165,23 @@ describe('the manifest against pg_proc', () => {
     expect(problems[0]).toMatch(/^renamed: app_public\.absence_create takes \(.*p_type.*\), the manifest gives \(p_employee, p_kind/);
     expect(problems[1]).toMatch(/^missing: /);
     expect(problems[2]).toBe('unknown: app_public.absence_creation does not exist');
+  });
+
+  it('a function taking the keys a body sent (p_sent) gets them from the body, under that name', async () => {
+    const update = routes.find((route) => route.operationId === 'employees_partial_update')!;
+    const call = update.sql!;
+    const doctored: RouteSpec[] = [
+      { ...update, operationId: 'forgotten', sql: { ...call, args: call.args.filter((arg) => arg.name !== 'p_sent') } },
+      {
+        ...update, operationId: 'misnamed',
+        sql: { ...call, args: call.args.map((arg) => (arg.from === 'body-keys' ? { ...arg, name: 'p_keys' } : arg)) },
+      },
+    ];
+    const problems = await manifestMismatches(env.db, doctored);
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toBe("forgotten: app_public.employee_update takes p_sent, the manifest must give it from 'body-keys'");
+    expect(problems[1]).toBe("misnamed: the body's keys go to p_sent, not p_keys");
+    expect(problems[2]).toMatch(/^misnamed: app_public\.employee_update takes \(.*p_sent\), the manifest gives \(.*p_keys\)$/);
   });
 
   it('a file size limit that differs from app_hidden.document_max_bytes() is named with both numbers', async () => {

@@ -48,16 +48,16 @@ select is(app_hidden.scope_establishment_ids(), '{}'::int[], 'no workplace, no r
 
 -- Writes.
 select tests.authenticate_as('mgr1');
-select throws_ok($$select app_public.employee_update(tests.id('employees', 'alice'), '{"social_security_number": null}')$$,
+select throws_ok($$select tests.employee_update(tests.id('employees', 'alice'), '{"social_security_number": null}')$$,
                  'WF501', null, 'the number key in a write by a reader without the right: 403');
-select throws_ok($$select app_public.employee_update(tests.id('employees', 'alice'), '{"last_name": "X"}')$$,
+select throws_ok($$select tests.employee_update(tests.id('employees', 'alice'), '{"last_name": "X"}')$$,
                  'WF502', null, 'a manager does not write employee records');
 select tests.authenticate_as('rh2');
-select throws_ok($$select app_public.employee_update(tests.id('employees', 'alice'), '{"last_name": "X"}')$$,
+select throws_ok($$select tests.employee_update(tests.id('employees', 'alice'), '{"last_name": "X"}')$$,
                  'WN001', null, 'RH n2 does not write a record outside its perimeter (404)');
-select throws_ok($$select app_public.employee_create(('{"first_name": "A", "last_name": "B", "main_establishment": ' || tests.id('establishments', 'E1') || '}')::jsonb)$$,
+select throws_ok($$select tests.employee_create(('{"first_name": "A", "last_name": "B", "main_establishment": ' || tests.id('establishments', 'E1') || '}')::jsonb)$$,
                  'WV501', null, 'RH n2 creates only records of its establishments');
-select lives_ok($$select app_public.employee_update(tests.id('employees', 'chloe'), '{"social_security_number": "2910713123455"}')$$,
+select lives_ok($$select tests.employee_update(tests.id('employees', 'chloe'), '{"social_security_number": "2910713123455"}')$$,
                 'RH n2 writes the number of an E2 employee');
 
 -- The policies themselves, as the API functions' role.

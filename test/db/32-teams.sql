@@ -12,13 +12,13 @@ select set_eq($$select app_hidden.team_ids_in_perimeter('employee.change_team')$
               'RH n2 of E2 writes the team spanning E1 and E2 only');
 select is_empty($$select app_hidden.team_ids_in_perimeter('employee.change_team', true)$$,
                 'no team lies entirely within E2');
-select throws_ok($$select app_public.team_update(tests.id('teams', 'T1'), '{"name": "X"}')$$, 'WN001', null, 'a team outside the perimeter: not found');
+select throws_ok($$select app_public.team_update(tests.id('teams', 'T1'), p_name => 'X', p_sent => '{name}')$$, 'WN001', null, 'a team outside the perimeter: not found');
 select throws_ok($$select app_public.team_delete(tests.id('teams', 'T2'))$$, 'WF521', null, 'deleting a team overflowing the perimeter: forbidden');
-select throws_ok($$select app_public.team_member_add(tests.id('teams', 'T2'), jsonb_build_object('employee', tests.id('employees', 'alice')))$$,
+select throws_ok($$select app_public.team_member_add(tests.id('teams', 'T2'), p_employee => tests.id('employees', 'alice'))$$,
                  'WF522', null, 'adding a member outside the perimeter: forbidden');
-select lives_ok($$select app_public.team_member_add(tests.id('teams', 'T2'), jsonb_build_object('employee', tests.id('employees', 'gaelle')))$$,
+select lives_ok($$select app_public.team_member_add(tests.id('teams', 'T2'), p_employee => tests.id('employees', 'gaelle'))$$,
                 'adding a member of the perimeter');
-select throws_ok($$select app_public.team_update(tests.id('teams', 'T2'), jsonb_build_object('establishments', jsonb_build_array(tests.id('establishments', 'E2'))))$$,
+select throws_ok($$select app_public.team_update(tests.id('teams', 'T2'), p_establishments => array[tests.id('establishments', 'E2')], p_sent => '{establishments}')$$,
                  'WV520', null, 'an establishment outside the perimeter is neither removed nor added');
 
 do $$ begin perform set_config('role', 'wfm_api', true); end $$;
@@ -31,10 +31,10 @@ select throws_ok($$insert into app_public.team_establishments (team_id, establis
                  '42501', null, 'the policy refuses attaching an establishment outside the perimeter');
 
 select tests.authenticate_as('alice');
-select throws_ok($$select app_public.team_update(tests.id('teams', 'T1'), '{"name": "X"}')$$, 'WF520', null, 'an employee does not write teams');
+select throws_ok($$select app_public.team_update(tests.id('teams', 'T1'), p_name => 'X', p_sent => '{name}')$$, 'WF520', null, 'an employee does not write teams');
 select tests.authenticate_as('mgr1');
-select throws_ok($$select app_public.team_update(tests.id('teams', 'T3'), '{"name": "X"}')$$, 'WN001', null, 'a manager of E1 does not see T3 for writing');
-select lives_ok($$select app_public.team_update(tests.id('teams', 'T1'), '{"name": "X"}')$$, 'a manager of E1 writes T1');
+select throws_ok($$select app_public.team_update(tests.id('teams', 'T3'), p_name => 'X', p_sent => '{name}')$$, 'WN001', null, 'a manager of E1 does not see T3 for writing');
+select lives_ok($$select app_public.team_update(tests.id('teams', 'T1'), p_name => 'X', p_sent => '{name}')$$, 'a manager of E1 writes T1');
 select tests.authenticate_as('admin');
 select lives_ok($$select app_public.team_delete(tests.id('teams', 'T2'))$$, 'a writer of the whole association deletes any team');
 

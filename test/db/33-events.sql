@@ -33,14 +33,14 @@ select is((select count(*)::int from app_public.events), 0, 'an employee not tak
 select is((select count(*)::int from app_public.event_participants), 0, 'nor its participants');
 select tests.authenticate_as('mgr2');
 select is((select count(*)::int from app_public.events), 1, 'the directory reads every event');
-select throws_ok($$select app_public.event_update((select (doc ->> 'id')::int from created), '{"title": "X"}')$$,
+select throws_ok($$select app_public.event_update((select (doc ->> 'id')::int from created), p_title => 'X', p_sent => '{title}')$$,
                  'WF531', null, 'a manager of another establishment does not write it');
 do $$ begin perform set_config('role', 'wfm_api', true); end $$;
 select throws_ok($$insert into app_public.events (title, start_at, end_at, created_by, establishment_id)
                    values ('X', now(), now() + interval '1 hour', tests.id('accounts', 'mgr2'), tests.id('establishments', 'E1'))$$,
                  '42501', null, 'the policy refuses an event in an establishment outside the perimeter');
 select tests.authenticate_as('da');
-select lives_ok($$select app_public.event_update((select (doc ->> 'id')::int from created), '{"title": "Réunion DA"}')$$,
+select lives_ok($$select app_public.event_update((select (doc ->> 'id')::int from created), p_title => 'Réunion DA', p_sent => '{title}')$$,
                 'the DA of E1 writes an E1 event');
 select tests.authenticate_as('alice');
 select throws_ok($$select app_public.event_participant_options()$$, 'WF530', null, 'an employee may not invite anyone');

@@ -35,14 +35,14 @@ select tests.authenticate_as('emma');
 select throws_ok($$select app_public.on_call_periods_list()$$, 'WF540', null, 'an Intérimaire has no access');
 select tests.authenticate_as('paie');
 select is((app_public.on_call_periods_list() ->> 'count')::int, 1, 'Service Paie reads');
-select throws_ok($$select app_public.on_call_period_update((select id from app_public.on_call_periods limit 1), '{"comment": "x"}')$$,
+select throws_ok($$select app_public.on_call_period_update((select id from app_public.on_call_periods limit 1), p_comment => 'x', p_sent => '{comment}')$$,
                  'WF540', null, 'Service Paie does not write');
 select tests.authenticate_as('mgr2');
 select is((app_public.on_call_periods_list() ->> 'count')::int, 0, 'a manager of E2 does not see an E1 period');
 select tests.authenticate_as('mgr1');
-select throws_ok($$select app_public.on_call_period_create(jsonb_build_object('account', tests.id('accounts', 'mgr1'),
-                     'start_at', '2026-12-01T18:00:00+01:00', 'end_at', '2026-12-02T08:00:00+01:00',
-                     'establishments', jsonb_build_array(tests.id('establishments', 'E2'))))$$,
+select throws_ok($$select app_public.on_call_period_create(p_account => tests.id('accounts', 'mgr1'),
+                     p_start_at => '2026-12-01T18:00:00+01:00', p_end_at => '2026-12-02T08:00:00+01:00',
+                     p_establishments => array[tests.id('establishments', 'E2')])$$,
                  'WV540', null, 'a manager creates periods of its establishments only');
 select tests.as_owner();
 select throws_ok($$insert into app_public.on_call_periods (account_id, start_at, end_at)

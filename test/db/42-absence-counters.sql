@@ -41,7 +41,7 @@ select is(app_public.counters_read(null, 2026) -> 'CP' ->> 'remaining', '22.00',
 
 -- Editing compensates the old movement and writes the new one (balance moves by the difference).
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_update(%s, '{"date_end": "2026-11-27"}')$$, pg_temp.abs('alice', '2026-11-23')),
+select lives_ok(format($$select tests.absence_update(%s, '{"date_end": "2026-11-27"}')$$, pg_temp.abs('alice', '2026-11-23')),
   'the manager extends it to 5 days');
 select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/5.00', 'Planifiés moved by the difference');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-23')),
@@ -66,7 +66,7 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 4.00', 'taken immediately');
 select is(pg_temp.bal('alice', 'CP'), '25.00/5.00/5.00', 'Pris 5');
 -- Shortening after days were taken returns the untaken days and keeps the journal.
-select lives_ok(format($$select app_public.absence_update(%s, '{"date_end": "2026-11-13"}')$$, pg_temp.abs('alice', '2026-11-12')),
+select lives_ok(format($$select tests.absence_update(%s, '{"date_end": "2026-11-13"}')$$, pg_temp.abs('alice', '2026-11-12')),
   'shortened to 2 days');
 select is(pg_temp.bal('alice', 'CP'), '25.00/3.00/5.00', 'two days returned to the balance');
 select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 4.00, compensation taken -4.00, consumption taken 2.00',

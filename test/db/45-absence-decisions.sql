@@ -201,7 +201,7 @@ select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date
   pg_temp.abs('bruno', '2027-02-08')), 'an adjusted one is granted');
 select is(row((pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).end_half, (pg_temp.row_of(pg_temp.abs('bruno', '2027-02-08'))).counted_quantity)::text,
   '(,3.00)', 'taken whole');
-select throws_ok(format($$select app_public.absence_update(%s, '{"date_end": "2027-02-03", "end_half": "morning"}')$$,
+select throws_ok(format($$select tests.absence_update(%s, '{"date_end": "2027-02-03", "end_half": "morning"}')$$,
   pg_temp.abs('bruno', '2027-02-01')), 'WV200', null, 'a correction cannot keep a half-day of a whole-day type');
 
 -- The back-office state guard: illegal direct writes.

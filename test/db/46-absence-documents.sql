@@ -88,31 +88,31 @@ select is(pg_temp.audit_count(), (select n from audit_before), 'consultation of 
 
 -- Depositing is open to the manager perimeter without the read right.
 select tests.authenticate_as('da');
-select lives_ok(format($$select app_public.absence_update(%s, jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('da.pdf'))))$$,
+select lives_ok(format($$select tests.absence_update(%s, jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('da.pdf'))))$$,
   pg_temp.abs('alice', '2026-11-16')), 'the DA deposits a document');
-select throws_ok(format($$select app_public.absence_update(%s, '{"date_end": "2026-11-17"}')$$, pg_temp.abs('alice', '2026-11-16')),
+select throws_ok(format($$select tests.absence_update(%s, '{"date_end": "2026-11-17"}')$$, pg_temp.abs('alice', '2026-11-16')),
   'WF201', null, 'but does not correct the absence');
 select tests.authenticate_as('alice');
-select throws_ok(format($$select app_public.absence_update(%s, '{"comment": "x"}')$$, pg_temp.abs('alice', '2026-11-16')),
+select throws_ok(format($$select tests.absence_update(%s, '{"comment": "x"}')$$, pg_temp.abs('alice', '2026-11-16')),
   'WF203', null, 'an employee PATCH: 403');
 select lives_ok(format($$select app_public.absence_add_documents(%s, jsonb_build_array(pg_temp.file('suite.pdf')))$$,
   pg_temp.abs('alice', '2026-11-16')), 'the employee deposits on their own absence through the documents route');
 select throws_ok(format($$select app_public.absence_add_documents(%s, '[]')$$, pg_temp.abs('alice', '2026-11-16')),
   'WV002', 'Déposez au moins un fichier (PDF, JPG ou PNG).', 'at least one file');
 select tests.authenticate_as('mgr1');
-select throws_ok($$select app_public.absence_update(999999, '{"comment": "x"}')$$, 'WN201', null, 'an unknown row: 404');
+select throws_ok($$select tests.absence_update(999999, '{"comment": "x"}')$$, 'WN201', null, 'an unknown row: 404');
 
 -- remove_document_ids must belong to the absence: refused, not ignored.
 select tests.authenticate_as('bruno');
 select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'MAL', '2026-11-16') ||
   jsonb_build_object('add_documents', jsonb_build_array(pg_temp.file('bruno.pdf'))))$$, 'bruno''s sick leave with a document');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s, %s)))$$,
+select throws_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s, %s)))$$,
   pg_temp.abs('alice', '2026-11-16'), pg_temp.doc('da.pdf'), pg_temp.doc('bruno.pdf')), 'WV200',
   format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', pg_temp.doc('bruno.pdf')),
   'a document of another absence: 400 under remove_document_ids');
 select isnt(pg_temp.doc('da.pdf'), null, 'nothing removed');
-select lives_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
+select lives_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
   pg_temp.abs('alice', '2026-11-16'), pg_temp.doc('da.pdf')), 'removing its own document');
 select is(pg_temp.doc('da.pdf'), null, 'the row is gone');
 select is(array_length(pg_temp.garbage(), 1), 1, 'its file is queued for removal after commit');
@@ -137,7 +137,7 @@ select is(array_length(pg_temp.garbage(), 1), 2, 'and forgets them');
 -- Honorability certificate.
 select tests.authenticate_as('alice');
 select is(app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-  jsonb_build_object('file', jsonb_build_array(pg_temp.file('honorabilite.pdf'))), 'http://wfm.test') ->> 'file',
+  p_file => jsonb_build_array(pg_temp.file('honorabilite.pdf')), p_public_url => 'http://wfm.test') ->> 'file',
   format('http://wfm.test/api/employees/%s/honorability-certificate/file/', tests.id('employees', 'alice')),
   'the employee deposits their certificate and reads it');
 select tests.authenticate_as('mgr1');

@@ -144,7 +144,7 @@ select is((select l.before ->> 'status' || ' → ' || (l.after ->> 'status') || 
            from app_private.audit_log l where l.model = 'absence' and l.target_id = pg_temp.abs('chloe', '2026-12-14') and l.verb = 'Validation'),
   'pending → validated by mgr2: Trois jours accordés', 'a decision line carries the actor, the states before and after, the reason');
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_update(%s, '{"date_end": "2026-12-24"}')$$, pg_temp.abs('alice', '2026-12-21')), 'a correction');
+select lives_ok(format($$select tests.absence_update(%s, '{"date_end": "2026-12-24"}')$$, pg_temp.abs('alice', '2026-12-21')), 'a correction');
 select is((pg_temp.verbs(pg_temp.abs('alice', '2026-12-21')))[3], 'Correction', 'audited as a Correction');
 
 select * from finish();

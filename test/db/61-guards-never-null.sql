@@ -37,7 +37,7 @@ begin
     'date_start', '2026-11-16', 'date_end', '2026-11-16',
     'add_documents', jsonb_build_array(tests.uploaded_file('arret-nx.pdf'))));
   perform app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-    jsonb_build_object('file', jsonb_build_array(tests.uploaded_file('casier-nx.pdf'))));
+    p_file => jsonb_build_array(tests.uploaded_file('casier-nx.pdf')));
 end;
 $$;
 select tests.as_owner();
@@ -88,6 +88,9 @@ create function pg_temp.candidates(p_type regtype) returns text[] language sql s
     when 'jsonb'::regtype then array['null::jsonb', quote_literal('null') || '::jsonb', quote_literal('{}') || '::jsonb']
     when 'integer[]'::regtype then array['null::int[]', quote_literal('{}') || '::int[]',
                                          quote_literal(array[tests.id('establishments', 'E1')]::text) || '::int[]']
+    when 'text[]'::regtype then array['null::text[]', quote_literal('{}') || '::text[]',
+                                      quote_literal('{absences.view_absence_queue,NULL}') || '::text[]']
+    when 'boolean'::regtype then array['null::boolean', 'true', 'false']
     else array[format('null::%s', p_type)] end;
 $$;
 

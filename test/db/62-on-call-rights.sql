@@ -9,8 +9,8 @@ select tests.freeze('2026-11-16 10:00+01');
 
 -- A DA of E1 puts the RH n2 of E2 on call over E1 for a day.
 select tests.authenticate_as('da');
-select lives_ok(format($$select app_public.on_call_period_create(jsonb_build_object(
-  'account', %s, 'start_at', '2026-11-16 08:00+01', 'end_at', '2026-11-17 08:00+01', 'establishments', jsonb_build_array(%s)))$$,
+select lives_ok(format($$select app_public.on_call_period_create(
+  p_account => %s, p_start_at => '2026-11-16 08:00+01', p_end_at => '2026-11-17 08:00+01', p_establishments => array[%s])$$,
   tests.id('accounts', 'rh2'), tests.id('establishments', 'E1')), 'a DA of E1 puts the RH n2 of E2 on call over E1');
 select tests.as_owner();
 
@@ -29,7 +29,7 @@ select ok(not pg_temp.may('employee.view_payroll', 'alice'), 'not payroll');
 select tests.authenticate_as('rh2');
 select ok(not (app_public.employee_get(tests.id('employees', 'alice')) ? 'social_security_number'),
   'the RH n2 on call over E1 does not read the social security number of an employee of E1');
-select throws_ok(format($$select app_public.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
   tests.id('employees', 'alice')), 'WN001', null, 'nor writes her record (outside its write perimeter: 404)');
 
 -- mgr3 (Manager n1 of E3) is on call for E1 from 2026-11-20 18:00 to 2026-11-23 08:00 (fixture):
@@ -38,8 +38,8 @@ select tests.freeze('2026-11-21 12:00+01');
 select ok(app_hidden.may(tests.id('accounts', 'mgr3'), 'absences.decide_absence', tests.id('employees', 'alice')),
   'mgr3 on call decides over E1');
 select tests.authenticate_as('mgr3');
-select throws_ok(format($$select app_public.on_call_period_create(jsonb_build_object(
-  'account', %s, 'start_at', '2026-11-21 18:00+01', 'end_at', '2026-11-22 08:00+01', 'establishments', jsonb_build_array(%s)))$$,
+select throws_ok(format($$select app_public.on_call_period_create(
+  p_account => %s, p_start_at => '2026-11-21 18:00+01', p_end_at => '2026-11-22 08:00+01', p_establishments => array[%s])$$,
   tests.id('accounts', 'mgr1'), tests.id('establishments', 'E1')), 'WV540', null,
   'an author on call over E1 may not put somebody else on call over E1');
 select ok(not app_hidden.may(tests.id('accounts', 'mgr3'), 'events.change_event', tests.id('employees', 'alice')),

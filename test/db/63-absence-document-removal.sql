@@ -38,12 +38,12 @@ select tests.authenticate_as('da');
 select lives_ok(format($$select app_public.absence_add_documents(%s,
   jsonb_build_array(tests.uploaded_file('complement.pdf')))$$, pg_temp.abs()), 'the DA deposits a document');
 select ok(pg_temp.audited('Creation', 'complement.pdf'), 'the deposit is audited with the document''s name');
-select throws_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
+select throws_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
   pg_temp.abs(), pg_temp.doc('arret-maladie.pdf')), 'WF201', null, 'the DA may not remove a medical certificate (403)');
 select isnt(pg_temp.doc('arret-maladie.pdf'), null, 'the certificate is still there');
 select is(pg_temp.version(), 2, 'and the absence is unchanged (version 2: the deposit only)');
 -- Nor through a deposit carrying a removal.
-select throws_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s),
+select throws_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s),
   'add_documents', jsonb_build_array(tests.uploaded_file('remplacement.pdf'))))$$, pg_temp.abs(), pg_temp.doc('complement.pdf')),
   'WF201', null, 'nor while depositing another one');
 
@@ -60,7 +60,7 @@ select isnt(pg_temp.doc('arret-maladie.pdf'), null, 'the certificate is still th
 
 -- The manager of E1 (decides absences) removes it; the removal is audited with the name.
 select tests.authenticate_as('mgr1');
-select lives_ok(format($$select app_public.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
+select lives_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,
   pg_temp.abs(), pg_temp.doc('complement.pdf')), 'the manager of E1 removes a document');
 select is(pg_temp.doc('complement.pdf'), null, 'it is gone');
 select ok(pg_temp.audited('Suppression', 'complement.pdf'), 'the removal is audited with the document''s name');

@@ -35,12 +35,12 @@ grant execute on all functions in schema pg_temp to public;
 
 -- RH n2 of E2: bruno manages E1 (outside the RH's perimeter): refused under the field.
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.employee_update(%s, '{"professional_email": "pirate@evil.test"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"professional_email": "pirate@evil.test"}'::jsonb)$$,
   tests.id('employees', 'bruno')), 'WV501', null,
   'RH n2 of E2 may not change the address of a manager holding rights on E1 (400 under professional_email)');
 select is(pg_temp.email('bruno'), 'bruno@e1.test', 'the address is unchanged');
 -- chloe manages E2 only: covered by the RH n2 of E2.
-select lives_ok(format($$select app_public.employee_update(%s, '{"professional_email": "chloe.new@e2.test"}'::jsonb)$$,
+select lives_ok(format($$select tests.employee_update(%s, '{"professional_email": "chloe.new@e2.test"}'::jsonb)$$,
   tests.id('employees', 'chloe')), 'RH n2 of E2 changes the address of a manager of E2');
 select is(pg_temp.email('chloe'), 'chloe.new@e2.test', 'the address changed');
 select is(pg_temp.outbox_to('chloe@e2.test'), 1, 'the old address is told (e-mail outbox)');
@@ -49,12 +49,12 @@ select ok(pg_temp.audited('chloe', 'chloe.new@e2.test'), 'the change is audited'
 
 -- RH n1 (whole association) and an Admin account.
 select tests.authenticate_as('rh1');
-select throws_ok(format($$select app_public.employee_update(%s, '{"professional_email": "pirate@evil.test"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"professional_email": "pirate@evil.test"}'::jsonb)$$,
   tests.id('employees', 'david')), 'WV501', null, 'RH n1 may not change the address of an Admin');
-select lives_ok(format($$select app_public.employee_update(%s, '{"professional_email": "bruno.new@e1.test"}'::jsonb)$$,
+select lives_ok(format($$select tests.employee_update(%s, '{"professional_email": "bruno.new@e1.test"}'::jsonb)$$,
   tests.id('employees', 'bruno')), 'RH n1 (whole association) changes the address of a manager of E1');
 select tests.authenticate_as('admin');
-select lives_ok(format($$select app_public.employee_update(%s, '{"professional_email": "david@e3.test"}'::jsonb)$$,
+select lives_ok(format($$select tests.employee_update(%s, '{"professional_email": "david@e3.test"}'::jsonb)$$,
   tests.id('employees', 'david')), 'an Admin of the whole association changes it');
 select is(pg_temp.outbox_to('david@e3.test'), 0, 'no old address: nothing to tell by e-mail');
 select is(pg_temp.notified('david'), 1, 'the account is still told in the application');

@@ -43,12 +43,12 @@ select ok(jsonb_array_length(app_public.event_create(p_title => 'Réunion commun
 select tests.as_owner();
 select tests.authenticate_as('mgr1');
 select is(app_public.event_update(pg_temp.event('Réunion commune'),
-  jsonb_build_object('start_at', '2026-11-19 09:00+01', 'end_at', '2026-11-20 11:00+01')) -> 'warnings',
+  p_start_at => '2026-11-19 09:00+01', p_end_at => '2026-11-20 11:00+01', p_sent => '{start_at,end_at}') -> 'warnings',
   jsonb_build_array('Alice Martin a une absence validée le 20/11/2026 qui chevauche cet événement.'),
   'the manager of E1 is warned of alice''s absence only: david''s is not named');
 select is(pg_temp.conflicts_of('mgr3'), 1, 'david''s decider was alerted once, by the Admin''s event, not by the manager''s edit');
 -- A participant already on the event stays when the event is edited.
-select lives_ok(format($$select app_public.event_update(%s, jsonb_build_object('participants', jsonb_build_array(%s, %s)))$$,
+select lives_ok(format($$select app_public.event_update(%s, p_participants => array[%s, %s], p_sent => '{participants}')$$,
   pg_temp.event('Réunion commune'), tests.id('employees', 'alice'), tests.id('employees', 'david')),
   'participants already invited by someone who could are kept');
 

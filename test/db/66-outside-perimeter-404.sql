@@ -9,7 +9,7 @@ select tests.authenticate_as('alice');
 do $$
 begin
   perform app_public.honorability_certificate_put(tests.id('employees', 'alice'),
-    jsonb_build_object('file', jsonb_build_array(tests.uploaded_file('casier-alice.pdf'))));
+    p_file => jsonb_build_array(tests.uploaded_file('casier-alice.pdf')));
 end;
 $$;
 
@@ -17,8 +17,8 @@ $$;
 select tests.authenticate_as('rh2');
 select throws_ok(format('select app_public.honorability_certificate_file(%s)', tests.id('employees', 'alice')), 'WN001', null,
   'RH n2 of E2 downloads the certificate of an employee of E1: 404');
-select throws_ok(format($$select app_public.honorability_certificate_put(%s, jsonb_build_object('file',
-  jsonb_build_array(tests.uploaded_file('x.pdf'))))$$, tests.id('employees', 'alice')), 'WN001', null,
+select throws_ok(format($$select app_public.honorability_certificate_put(%s, p_file =>
+  jsonb_build_array(tests.uploaded_file('x.pdf')))$$, tests.id('employees', 'alice')), 'WN001', null,
   'nor deposits one: 404');
 select throws_ok(format('select app_public.honorability_certificate_delete(%s)', tests.id('employees', 'alice')), 'WN001', null,
   'nor removes it: 404');
@@ -50,10 +50,10 @@ select throws_ok(format('select app_public.account_activation_set(%s, false)', t
 
 -- Employee record writes.
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
   tests.id('employees', 'alice')), 'WN001', null, 'RH n2 of E2 writes the record of an employee of E1: 404');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
+select throws_ok(format($$select tests.employee_update(%s, '{"first_name": "Alicia"}'::jsonb)$$,
   tests.id('employees', 'alice')), 'WF502', null, 'a manager (no right to write records): 403');
 
 select * from finish();

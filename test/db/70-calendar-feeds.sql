@@ -57,15 +57,15 @@ select is(app_public.calendar_feeds_list()->'feeds',
           '[{"kind":"planning","label":"Mon planning","allowed":true,"active":false,"created_at":null},
             {"kind":"perimeter","label":"Absences de mon périmètre","allowed":false,"active":false,"created_at":null}]'::jsonb,
           'an employee may hold the planning feed, not the perimeter one');
-insert into pg_temp.t select 'alice1', pg_temp.token(app_public.calendar_feed_create('{"kind":"planning"}', 'https://wfm.example/'));
+insert into pg_temp.t select 'alice1', pg_temp.token(app_public.calendar_feed_create(p_kind => 'planning', p_public_url => 'https://wfm.example/'));
 select ok((select value from pg_temp.t where name = 'alice1') ~ '^[0-9a-f]{64}$', 'creation shows the address with its secret');
 select is((app_public.calendar_feeds_list()->'feeds'->0->>'active')::boolean, true, 'the list shows the live feed');
-select throws_ok($$select app_public.calendar_feed_create('{"kind":"planning"}', null)$$, 'WV701', null,
+select throws_ok($$select app_public.calendar_feed_create(p_kind => 'planning')$$, 'WV701', null,
                  'one live feed per kind: a second creation is refused under kind');
-select throws_ok($$select app_public.calendar_feed_create('{"kind":"perimeter"}', null)$$, 'WF701', null,
+select throws_ok($$select app_public.calendar_feed_create(p_kind => 'perimeter')$$, 'WF701', null,
                  'a Salarié may not hold the perimeter feed');
-select throws_ok($$select app_public.calendar_feed_create('{"kind":"agenda"}', null)$$, 'WV701', null, 'unknown kind: 400');
-select throws_ok($$select app_public.calendar_feed_create('{}', null)$$, 'WV701', null, 'missing kind: 400');
+select throws_ok($$select app_public.calendar_feed_create(p_kind => 'agenda')$$, 'WV701', null, 'unknown kind: 400');
+select throws_ok($$select app_public.calendar_feed_create(p_kind => null)$$, 'WV701', null, 'missing kind: 400');
 
 select tests.as_owner();
 select is((select count(*)::int from app_private.calendar_feeds f
@@ -109,16 +109,16 @@ select is((select count(distinct e->>'uid') = count(*) from jsonb_array_elements
 
 -- The on-call holder sees its period.
 select tests.authenticate_as('mgr3');
-insert into pg_temp.t select 'mgr3', pg_temp.token(app_public.calendar_feed_create('{"kind":"planning"}', null));
+insert into pg_temp.t select 'mgr3', pg_temp.token(app_public.calendar_feed_create(p_kind => 'planning'));
 select is((select e->>'start' || ' ' || (e->>'end') from pg_temp.event(pg_temp.read((select value from pg_temp.t where name = 'mgr3')),
                                                                          'on-call-' || (select id from app_public.on_call_periods where account_id = tests.id('accounts', 'mgr3'))) e),
           '2026-11-20T18:00:00 2026-11-23T08:00:00', 'my planning shows my on-call periods in local time');
 
 -- Perimeter feeds: the decider reads the reason, the DA « Absent(e) », nobody outside.
 select tests.authenticate_as('mgr1');
-insert into pg_temp.t select 'mgr1', pg_temp.token(app_public.calendar_feed_create('{"kind":"perimeter"}', null));
+insert into pg_temp.t select 'mgr1', pg_temp.token(app_public.calendar_feed_create(p_kind => 'perimeter'));
 select tests.authenticate_as('da');
-insert into pg_temp.t select 'da', pg_temp.token(app_public.calendar_feed_create('{"kind":"perimeter"}', null));
+insert into pg_temp.t select 'da', pg_temp.token(app_public.calendar_feed_create(p_kind => 'perimeter'));
 select is((select e->>'summary' from pg_temp.event(pg_temp.read((select value from pg_temp.t where name = 'mgr1')),
                                                    'absence-' || (select value from pg_temp.t where name = 'abs1')) e),
           'Alice Martin – ' || (select name from app_public.absence_types where code = 'FOR'), 'a decider reads the reason');

@@ -13,7 +13,7 @@ $$;
 grant execute on all functions in schema pg_temp to public;
 
 select tests.authenticate_as('alice');
-select app_public.calendar_feed_create('{"kind":"planning"}', null);
+select app_public.calendar_feed_create(p_kind => 'planning');
 select tests.as_owner();
 select is((select count(*)::int from pg_temp.lines()), 1, 'a creation writes one line');
 select is((select row(verb, actor, target)::text from pg_temp.lines()),
@@ -24,7 +24,7 @@ select is((select after ? 'token_hash' from pg_temp.lines()), false, 'the line h
 select is((select after->>'kind' from pg_temp.lines()), 'planning', 'it names the kind');
 
 select tests.authenticate_as('alice');
-select throws_ok($$select app_public.calendar_feed_create('{"kind":"planning"}', null)$$, 'WV701', null, 'a second feed of the kind is refused');
+select throws_ok($$select app_public.calendar_feed_create(p_kind => 'planning')$$, 'WV701', null, 'a second feed of the kind is refused');
 select tests.authenticate_as('bruno');
 select throws_ok($$select app_public.calendar_feed_revoke('planning')$$, 'WN701', null, 'revoking a feed one does not hold is refused');
 select tests.as_owner();

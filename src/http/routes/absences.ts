@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec } from '../route.js';
+import { SENT_KEYS, type ArgSpec } from '../route.js';
 import { s, TIME_PATTERN, type JsonSchema } from '../schema.js';
 import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 import { MAX_DOCUMENT_BYTES } from './documents.js';
@@ -146,10 +146,11 @@ const draftArgs: ArgSpec[] = [
   field('p_start_time', 'start_time', 'time'),
   field('p_end_time', 'end_time', 'time'),
 ];
+/** The fields of a correction (PATCH and its preview): the draft's but the employee's, with p_sent. */
+const correctionArgs: ArgSpec[] = draftArgs.filter((arg) => arg.name !== 'p_employee');
 const multipart = { files: ['add_documents'], arrays: ['remove_document_ids'], maxFileBytes: MAX_DOCUMENT_BYTES };
 const TAGS = ['Absences'];
 
-const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 /** The version read and the reason of a decision (validation, refusal). */
 const decisionArgs: ArgSpec[] = [field('p_version', 'version', 'int'), field('p_reason', 'reason', 'text')];
 
@@ -294,7 +295,20 @@ export const absenceRoutes: RouteModule = {
       status: 200,
       response: s.ref('Absence'),
       errors: [400, 403, 404, 409],
-      sql: { fn: 'app_public.absence_update', args: [idArg, bodyArg, publicUrl] },
+      sql: {
+        fn: 'app_public.absence_update',
+        args: [
+          idArg,
+          ...correctionArgs,
+          field('p_comment', 'comment', 'text'),
+          field('p_version', 'version', 'int'),
+          field('p_remove_document_ids', 'remove_document_ids', 'int[]'),
+          // The stored files' metadata from the multipart reader; SQL accepts only files of this request.
+          field('p_add_documents', 'add_documents', 'jsonb'),
+          SENT_KEYS,
+          publicUrl,
+        ],
+      },
       // Removed documents leave the storage at once.
       purgeStorageAfterCommit: true,
     },
@@ -332,10 +346,8 @@ export const absenceRoutes: RouteModule = {
       body: s.object(absenceFields, ['type']),
       sql: {
         fn: 'app_public.absence_preview_row',
-        args: [
-          { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
-          { name: 'p_body', from: 'body', cast: 'jsonb' },
-        ],
+        // The employee never changes (the key is ignored), nor does a preview read the comment.
+        args: [idArg, ...correctionArgs, SENT_KEYS],
       },
       status: 200,
       response: s.ref('AbsencePreview'),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec, HandlerContext, HandlerResult } from '../route.js';
+import { bodyField, type ArgSpec, type HandlerContext, type HandlerResult } from '../route.js';
 import { s } from '../schema.js';
 import { writeCalendar, type CalendarFeed } from '../icalendar.js';
 
@@ -102,7 +102,7 @@ export const calendarFeedRoutes: RouteModule = {
       auth: 'account',
       permission: 'absences.view_absence_queue (flux « perimeter »)',
       body: s.object({ kind: s.enum(KINDS, { description: 'planning ou perimeter.' }) }, ['kind']),
-      sql: { fn: 'app_public.calendar_feed_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }, publicUrl] },
+      sql: { fn: 'app_public.calendar_feed_create', args: [bodyField('kind', 'text'), publicUrl] },
       status: 201,
       response: s.ref('CalendarFeedAddress'),
       errors: [400, 403],

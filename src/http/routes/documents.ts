@@ -1,5 +1,6 @@
 import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
+import { bodyField } from '../route.js';
 import { s } from '../schema.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
 import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
@@ -95,7 +96,8 @@ export const documentRoutes: RouteModule = {
         fn: 'app_public.honorability_certificate_put',
         args: [
           { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-          { name: 'p_body', from: 'body', cast: 'jsonb' },
+          // The stored file's metadata from the multipart reader; SQL accepts only files of this request.
+          bodyField('file', 'jsonb'),
           { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
         ],
       },

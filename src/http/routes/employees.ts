@@ -1,6 +1,6 @@
 import { sendStoredFile } from '../downloads.js';
 import type { RouteModule } from '../openapi.js';
-import type { RouteSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec, type RouteSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT, megabytesFr } from '../input-contract.js';
 import { DOCUMENT_CONTENT_TYPES } from '../../storage/file-type.js';
@@ -52,6 +52,21 @@ const employeeProperties = {
     description: 'Remplace les affectations aux équipes, même règle que contracts. Absente : affectations inchangées.',
   }),
 };
+
+/** The record's keys as the typed arguments of employee_create, employee_replace and employee_update. */
+const employeeArgs: ArgSpec[] = [
+  bodyField('first_name', 'text'),
+  bodyField('last_name', 'text'),
+  bodyField('professional_email', 'text'),
+  bodyField('birth_date', 'date'),
+  bodyField('is_polyvalent', 'boolean'),
+  bodyField('main_establishment', 'int'),
+  bodyField('secondary_establishments', 'int[]'),
+  bodyField('social_security_number', 'text'),
+  // JSON lists, read item by item in SQL (an item's id says which contract or assignment it keeps).
+  bodyField('contracts', 'jsonb'),
+  bodyField('teams', 'jsonb'),
+];
 
 const WRITE_RULES =
   'Écriture réservée à `employee.change_employee_record` sur les salariés de son périmètre (un rédacteur restreint ' +
@@ -122,7 +137,8 @@ const employeeRoutes: RouteSpec[] = [
         }) },
       ['first_name', 'last_name'],
     ),
-    sql: { fn: 'app_public.employee_create', args: [{ name: 'p_body', from: 'body', cast: 'jsonb' }] },
+    // p_sent: the number's key, even null, is refused to whoever may not read it.
+    sql: { fn: 'app_public.employee_create', args: [...employeeArgs, bodyField('username', 'text'), SENT_KEYS] },
     status: 201,
     response: s.ref('EmployeeCreated'),
     errors: [400, 403],
@@ -156,10 +172,7 @@ const employeeRoutes: RouteSpec[] = [
     body: s.object(employeeProperties, ['first_name', 'last_name']),
     sql: {
       fn: 'app_public.employee_replace',
-      args: [
-        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, ...employeeArgs, SENT_KEYS],
     },
     status: 200,
     response: s.ref('Employee'),
@@ -178,10 +191,7 @@ const employeeRoutes: RouteSpec[] = [
     body: s.object(employeeProperties),
     sql: {
       fn: 'app_public.employee_update',
-      args: [
-        { name: 'p_id', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      args: [{ name: 'p_id', from: 'path', key: 'id', cast: 'int' }, ...employeeArgs, SENT_KEYS],
     },
     status: 200,
     response: s.ref('Employee'),
@@ -242,10 +252,8 @@ const contactRoutes: RouteSpec[] = [
     body: s.object({ contacts: s.array(contactInput, { maxItems: 10 }) }, ['contacts']),
     sql: {
       fn: 'app_public.emergency_contacts_replace',
-      args: [
-        { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
-      ],
+      // A JSON list, read item by item in SQL (an item's id says which contact it keeps).
+      args: [{ name: 'p_employee', from: 'path', key: 'id', cast: 'int' }, bodyField('contacts', 'jsonb')],
     },
     status: 200,
     response: s.object(
@@ -269,7 +277,11 @@ const contactRoutes: RouteSpec[] = [
       fn: 'app_public.emergency_contact_create',
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        bodyField('name', 'text'),
+        bodyField('phone', 'text'),
+        bodyField('relationship', 'text'),
+        bodyField('alternate_phone', 'text'),
+        bodyField('email', 'text'),
       ],
     },
     status: 201,
@@ -325,7 +337,9 @@ const attachmentRoutes: RouteSpec[] = [
       fn: 'app_public.employee_attachment_create',
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        // The stored file's metadata from the multipart reader; SQL accepts only files of this request.
+        bodyField('file', 'jsonb'),
+        bodyField('title', 'text'),
         { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
       ],
     },
@@ -349,7 +363,7 @@ const attachmentRoutes: RouteSpec[] = [
       args: [
         { name: 'p_employee', from: 'path', key: 'id', cast: 'int' },
         { name: 'p_id', from: 'path', key: 'attachment_id', cast: 'int' },
-        { name: 'p_body', from: 'body', cast: 'jsonb' },
+        bodyField('title', 'text'),
         { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' },
       ],
     },

@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 
@@ -18,7 +18,15 @@ const WRITE_RULE =
   'Alertes et `warnings` ne nomment que les absences que l’appelant peut lire.';
 
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
-const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
+/** The body's keys as the typed arguments of event_create, event_replace and event_update. */
+const eventArgs: ArgSpec[] = [
+  bodyField('title', 'text'),
+  bodyField('start_at', 'timestamptz'),
+  bodyField('end_at', 'timestamptz'),
+  bodyField('description', 'text'),
+  bodyField('establishment', 'int'),
+  bodyField('participants', 'int[]'),
+];
 const eventBody = {
   title: s.text(INPUT_CONTRACT.eventTitleMaxLength),
   description: s.nullable(s.text(INPUT_CONTRACT.eventDescriptionMaxLength)),
@@ -99,17 +107,7 @@ export const eventModule: RouteModule = {
       auth: 'account',
       permission: 'events.change_event',
       body: s.object(eventBody, ['title', 'start_at', 'end_at']),
-      sql: {
-        fn: 'app_public.event_create',
-        args: [
-          { name: 'p_title', from: 'body-field', key: 'title', cast: 'text' },
-          { name: 'p_start_at', from: 'body-field', key: 'start_at', cast: 'timestamptz' },
-          { name: 'p_end_at', from: 'body-field', key: 'end_at', cast: 'timestamptz' },
-          { name: 'p_description', from: 'body-field', key: 'description', cast: 'text' },
-          { name: 'p_establishment', from: 'body-field', key: 'establishment', cast: 'int' },
-          { name: 'p_participants', from: 'body-field', key: 'participants', cast: 'int[]' },
-        ],
-      },
+      sql: { fn: 'app_public.event_create', args: eventArgs },
       status: 201,
       response: s.ref('Event'),
       errors: [400, 403, 404],
@@ -168,7 +166,7 @@ export const eventModule: RouteModule = {
       permission: 'events.change_event',
       pathParams: { id: s.id() },
       body: s.object(eventBody, ['title', 'start_at', 'end_at']),
-      sql: { fn: 'app_public.event_replace', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.event_replace', args: [idArg, ...eventArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('Event'),
       errors: [400, 403, 404],
@@ -184,7 +182,7 @@ export const eventModule: RouteModule = {
       permission: 'events.change_event',
       pathParams: { id: s.id() },
       body: s.object(eventBody),
-      sql: { fn: 'app_public.event_update', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.event_update', args: [idArg, ...eventArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('Event'),
       errors: [400, 403, 404],

@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 
@@ -14,7 +14,14 @@ const WRITE_RULE =
   'fois en même temps ; les établissements appartiennent au périmètre de l’appelant (400 sinon).';
 
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
-const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
+/** The body's keys as the typed arguments of the create, replace and update functions. */
+const periodArgs: ArgSpec[] = [
+  bodyField('account', 'int'),
+  bodyField('start_at', 'timestamptz'),
+  bodyField('end_at', 'timestamptz'),
+  bodyField('establishments', 'int[]'),
+  bodyField('comment', 'text'),
+];
 const periodBody = {
   account: s.id('Compte d’astreinte (un compte d’encadrement).'),
   start_at: s.dateTime({ description: 'Début (inclus), avec fuseau.' }),
@@ -86,7 +93,7 @@ export const onCallModule: RouteModule = {
       auth: 'account',
       permission: 'on_call.change_on_call_period',
       body: s.object(periodBody, required),
-      sql: { fn: 'app_public.on_call_period_create', args: [bodyArg] },
+      sql: { fn: 'app_public.on_call_period_create', args: periodArgs },
       status: 201,
       response: s.ref('OnCallPeriod'),
       errors: [400, 403],
@@ -117,7 +124,7 @@ export const onCallModule: RouteModule = {
       permission: 'on_call.change_on_call_period',
       pathParams: { id: s.id() },
       body: s.object(periodBody, required),
-      sql: { fn: 'app_public.on_call_period_replace', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.on_call_period_replace', args: [idArg, ...periodArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('OnCallPeriod'),
       errors: [400, 403, 404],
@@ -133,7 +140,7 @@ export const onCallModule: RouteModule = {
       permission: 'on_call.change_on_call_period',
       pathParams: { id: s.id() },
       body: s.object(periodBody),
-      sql: { fn: 'app_public.on_call_period_update', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.on_call_period_update', args: [idArg, ...periodArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('OnCallPeriod'),
       errors: [400, 403, 404],

@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec, RouteSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec, type RouteSpec } from '../route.js';
 import { s, type JsonSchema } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 
@@ -14,7 +14,6 @@ const pageArgs: ArgSpec[] = [
   { name: 'p_page_size', from: 'page_size', cast: 'int' },
 ];
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
-const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
 
 interface Referential {
   path: string;
@@ -26,6 +25,8 @@ interface Referential {
   listArgs: ArgSpec[];
   listDescription: string;
   body: Record<string, JsonSchema>;
+  /** The body's keys as the typed arguments of the create, replace and update functions. */
+  fields: ArgSpec[];
   required: string[];
   deleteDescription: string;
 }
@@ -60,7 +61,7 @@ function referentialRoutes(r: Referential): RouteSpec[] {
       auth: 'staff',
       permission: 'is_staff',
       body: s.object(r.body, r.required),
-      sql: { fn: `app_public.${r.fn}_create`, args: [bodyArg] },
+      sql: { fn: `app_public.${r.fn}_create`, args: r.fields },
       status: 201,
       response: s.ref(r.schema),
       errors: [400, 403],
@@ -90,7 +91,7 @@ function referentialRoutes(r: Referential): RouteSpec[] {
       permission: 'is_staff',
       pathParams: { id: s.id() },
       body: s.object(r.body, r.required),
-      sql: { fn: `app_public.${r.fn}_replace`, args: [idArg, bodyArg] },
+      sql: { fn: `app_public.${r.fn}_replace`, args: [idArg, ...r.fields, SENT_KEYS] },
       status: 200,
       response: s.ref(r.schema),
       errors: [400, 403, 404],
@@ -106,7 +107,7 @@ function referentialRoutes(r: Referential): RouteSpec[] {
       permission: 'is_staff',
       pathParams: { id: s.id() },
       body: s.object(r.body),
-      sql: { fn: `app_public.${r.fn}_update`, args: [idArg, bodyArg] },
+      sql: { fn: `app_public.${r.fn}_update`, args: [idArg, ...r.fields, SENT_KEYS] },
       status: 200,
       response: s.ref(r.schema),
       errors: [400, 403, 404],
@@ -170,6 +171,7 @@ export const referentialModule: RouteModule = {
       listArgs: [{ name: 'p_scope', from: 'query', key: 'scope', cast: 'text' }],
       listDescription: `${SCOPE_RULE} Avec scope=perimeter : les divisions qui comptent un établissement du périmètre.`,
       body: { name: s.text(INPUT_CONTRACT.nameMaxLength) },
+      fields: [bodyField('name', 'text')],
       required: ['name'],
       deleteDescription: 'Les établissements de la division restent, sans division.',
     }),
@@ -190,6 +192,7 @@ export const referentialModule: RouteModule = {
         count_base: s.enum(['ouvrables', 'ouvres'], { description: 'ouvrables par défaut.' }),
         division: s.nullable(s.id()),
       },
+      fields: [bodyField('name', 'text'), bodyField('count_base', 'text'), bodyField('division', 'int')],
       required: ['name'],
       deleteDescription:
         'Un établissement encore utilisé (salariés, postes, équipes, attributions de rôle, astreintes, événements) n’est pas supprimé : 400.',
@@ -207,6 +210,7 @@ export const referentialModule: RouteModule = {
         name: s.text(INPUT_CONTRACT.nameMaxLength),
         is_temporary_work: s.bool(),
       },
+      fields: [bodyField('code', 'text'), bodyField('name', 'text'), bodyField('is_temporary_work', 'boolean')],
       required: ['code', 'name'],
       deleteDescription: 'Un type encore utilisé (contrats, motifs d’absence) n’est pas supprimé : 400.',
     }),

@@ -1,5 +1,5 @@
 import type { RouteModule } from '../openapi.js';
-import type { ArgSpec } from '../route.js';
+import { bodyField, SENT_KEYS, type ArgSpec } from '../route.js';
 import { s } from '../schema.js';
 import { INPUT_CONTRACT } from '../input-contract.js';
 
@@ -9,7 +9,7 @@ const WRITE_RULE =
   'étendus par ses astreintes en cours) : les autres répondent 404. Sans la permission : 403.';
 
 const idArg: ArgSpec = { name: 'p_id', from: 'path', key: 'id', cast: 'int' };
-const bodyArg: ArgSpec = { name: 'p_body', from: 'body', cast: 'jsonb' };
+const teamArgs: ArgSpec[] = [bodyField('name', 'text'), bodyField('establishments', 'int[]')];
 const teamBody = {
   name: s.text(INPUT_CONTRACT.nameMaxLength),
   establishments: s.array(s.id(), {
@@ -104,7 +104,7 @@ export const teamModule: RouteModule = {
       auth: 'account',
       permission: 'employee.change_team',
       body: s.object(teamBody, ['name', 'establishments']),
-      sql: { fn: 'app_public.team_create', args: [bodyArg] },
+      sql: { fn: 'app_public.team_create', args: teamArgs },
       status: 201,
       response: s.ref('TeamDetail'),
       errors: [400, 403],
@@ -134,7 +134,7 @@ export const teamModule: RouteModule = {
       permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object(teamBody, ['name', 'establishments']),
-      sql: { fn: 'app_public.team_replace', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.team_replace', args: [idArg, ...teamArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('TeamDetail'),
       errors: [400, 403, 404],
@@ -150,7 +150,7 @@ export const teamModule: RouteModule = {
       permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object(teamBody),
-      sql: { fn: 'app_public.team_update', args: [idArg, bodyArg] },
+      sql: { fn: 'app_public.team_update', args: [idArg, ...teamArgs, SENT_KEYS] },
       status: 200,
       response: s.ref('TeamDetail'),
       errors: [400, 403, 404],
@@ -183,7 +183,8 @@ export const teamModule: RouteModule = {
       permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: s.object({ members: s.array(memberInput) }, ['members']),
-      sql: { fn: 'app_public.team_members_replace', args: [idArg, bodyArg] },
+      // A JSON list: an item's start_date left out keeps the assignment's start.
+      sql: { fn: 'app_public.team_members_replace', args: [idArg, bodyField('members', 'jsonb')] },
       status: 200,
       response: s.ref('TeamDetail'),
       errors: [400, 403, 404],
@@ -201,7 +202,10 @@ export const teamModule: RouteModule = {
       permission: 'employee.change_team',
       pathParams: { id: s.id() },
       body: memberInput,
-      sql: { fn: 'app_public.team_member_add', args: [idArg, bodyArg] },
+      sql: {
+        fn: 'app_public.team_member_add',
+        args: [idArg, bodyField('employee', 'int'), bodyField('start_date', 'date'), bodyField('end_date', 'date')],
+      },
       status: 201,
       response: s.ref('TeamDetail'),
       errors: [400, 403, 404],

@@ -97,3 +97,56 @@ returns jsonb language sql volatile as $$
     p_start_time => p_body -> 'start_time', p_end_time => p_body -> 'end_time', p_public_url => p_public_url);
 $$;
 grant execute on function tests.absence_validate(int, jsonb, text) to public;
+
+-- The keys of a JSON body, as the manifest's body-keys argument passes them (p_sent).
+create function tests.keys_sent(p_body jsonb) returns text[] language sql immutable as $$
+  select array(select jsonb_object_keys(p_body));
+$$;
+grant execute on function tests.keys_sent(jsonb) to public;
+
+-- A JSON list of ids as an int[] argument (absent or not a list: null).
+create function tests.int_array(p_value jsonb) returns int[] language sql immutable as $$
+  select case when jsonb_typeof(p_value) = 'array' then array(select x::int from jsonb_array_elements_text(p_value) x) end;
+$$;
+grant execute on function tests.int_array(jsonb) to public;
+
+-- POST /api/employees/ as the route calls it: each key of the JSON body to its typed argument,
+-- the lists contracts and teams as JSON, and the keys sent.
+create function tests.employee_create(p_body jsonb)
+returns jsonb language sql volatile as $$
+  select app_public.employee_create(
+    p_first_name => p_body ->> 'first_name', p_last_name => p_body ->> 'last_name',
+    p_professional_email => p_body ->> 'professional_email', p_birth_date => (p_body ->> 'birth_date')::date,
+    p_is_polyvalent => (p_body ->> 'is_polyvalent')::boolean, p_main_establishment => (p_body ->> 'main_establishment')::int,
+    p_secondary_establishments => tests.int_array(p_body -> 'secondary_establishments'),
+    p_social_security_number => p_body ->> 'social_security_number', p_contracts => p_body -> 'contracts',
+    p_teams => p_body -> 'teams', p_username => p_body ->> 'username', p_sent => tests.keys_sent(p_body));
+$$;
+grant execute on function tests.employee_create(jsonb) to public;
+
+-- PATCH /api/employees/<id>/ as the route calls it (the same mapping as tests.employee_create).
+create function tests.employee_update(p_id int, p_body jsonb)
+returns jsonb language sql volatile as $$
+  select app_public.employee_update(p_id,
+    p_first_name => p_body ->> 'first_name', p_last_name => p_body ->> 'last_name',
+    p_professional_email => p_body ->> 'professional_email', p_birth_date => (p_body ->> 'birth_date')::date,
+    p_is_polyvalent => (p_body ->> 'is_polyvalent')::boolean, p_main_establishment => (p_body ->> 'main_establishment')::int,
+    p_secondary_establishments => tests.int_array(p_body -> 'secondary_establishments'),
+    p_social_security_number => p_body ->> 'social_security_number', p_contracts => p_body -> 'contracts',
+    p_teams => p_body -> 'teams', p_sent => tests.keys_sent(p_body));
+$$;
+grant execute on function tests.employee_update(int, jsonb) to public;
+
+-- PATCH /api/absences/<id>/ as the route calls it: each key of the JSON body to its typed
+-- argument, the files' metadata as JSON, and the keys sent.
+create function tests.absence_update(p_id int, p_body jsonb, p_public_url text default null)
+returns jsonb language sql volatile as $$
+  select app_public.absence_update(p_id,
+    p_type => (p_body ->> 'type')::int, p_date_start => (p_body ->> 'date_start')::date,
+    p_date_end => (p_body ->> 'date_end')::date, p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
+    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
+    p_comment => p_body ->> 'comment', p_version => (p_body ->> 'version')::int,
+    p_remove_document_ids => tests.int_array(p_body -> 'remove_document_ids'), p_add_documents => p_body -> 'add_documents',
+    p_sent => tests.keys_sent(p_body), p_public_url => p_public_url);
+$$;
+grant execute on function tests.absence_update(int, jsonb, text) to public;
