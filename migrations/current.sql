@@ -1,1 +1,6 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include core/limits.sql
+--!include api/settings.sql
+--!include finalize.sql

@@ -1,5 +1,5 @@
 /**
- * `npm test`: type check, the layering check, the sql/ drift check, the web application build, the vitest suite (HTTP against real
+ * `npm test`: type check, the layering check, the sql/ drift check, the web application build and its layer check, the vitest suite (HTTP against real
  * PostgreSQL, and the browser tests of test/web), the pgTAP suite and a short fault-injection run
  * (bench/chaos.ts). Ends with one plain line "N passed, N failed" read by CI.
  */
@@ -61,6 +61,13 @@ try {
 console.log('== Web application build');
 const webBuild = await run('npm', ['run', '--silent', 'web:build']);
 if (webBuild === 0) passed += 1;
+else failed += 1;
+
+// Its layers (web/.dependency-cruiser.cjs): a feature imports no other feature, shared code no
+// feature or screen, no import cycle.
+console.log('== Web application layers (dependency-cruiser)');
+const webLayers = await run(bin('depcruise'), ['--config', 'web/.dependency-cruiser.cjs', 'web/src']);
+if (webLayers === 0) passed += 1;
 else failed += 1;
 
 /** One vitest run over `dir`; its counts join the totals (a file that fails to load counts as a failure). */

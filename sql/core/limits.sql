@@ -48,6 +48,13 @@ comment on function app_hidden.document_max_bytes() is
 'SPEC Limits, document size: 10 MB (10 x 1024 x 1024 bytes, CONTRACT section 7) per absence document,
 attachment and honorability certificate.';
 
+create or replace function app_hidden.document_content_types() returns text[]
+language sql immutable parallel safe as $$ select array['application/pdf', 'image/jpeg', 'image/png'] $$;
+comment on function app_hidden.document_content_types() is
+'SPEC Limits, document formats: the content types an absence document, an attachment or an honorability
+certificate may have (PDF, JPEG, PNG; checked by content, src/storage/file-type.ts; the document tables''
+CHECKs list the same, test/db/82-client-settings.sql compares them).';
+
 create or replace function app_hidden.planning_max_days() returns int
 language sql immutable parallel safe as $$ select 62 $$;
 comment on function app_hidden.planning_max_days() is

@@ -310,6 +310,7 @@ const contractTypes = referential('contract-types', (a) => ({ code: a.unique('C'
 /** One minimal valid request per operationId of the manifest. */
 export const OPERATIONS: Record<string, Operation> = {
   health: read(async () => ({ path: '/api/health/' }), 'none'),
+  settings: read(async () => ({ path: '/api/settings/' }), 'none'),
   auth_token: read(async (t) => ({ path: '/api/auth/token/', body: { username: t.caller.account, password: 'Fixture-Passw0rd!' } }), 'none'),
   auth_me: read(async () => ({ path: '/api/auth/me/' }), 'none'),
   auth_password_reset: write(async (t) => ({ path: '/api/auth/password/reset/', body: { login: t.caller.account } }), 'none'),

@@ -2,9 +2,9 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { ApiFailure } from './api/client';
-import { SessionProvider } from './session';
-import { Login } from './Login';
-import { App } from './App';
+import { App } from './app/App';
+import { Login } from './features/session/components/Login';
+import { SessionProvider } from './features/session/session';
 import './styles.css';
 
 const queryClient = new QueryClient({

@@ -20,12 +20,14 @@ import { payrollModule } from './payroll.js';
 import { planningRoutes } from './planning.js';
 import { referenceRoutes } from './reference.js';
 import { referentialModule } from './referentials.js';
+import { settingsRoutes } from './settings.js';
 import { shiftChangeRoutes } from './shift-change-requests.js';
 import { systemRoutes } from './system.js';
 import { teamModule } from './teams.js';
 
 export const routeModules: RouteModule[] = [
   systemRoutes,
+  settingsRoutes,
   authRoutes,
   impersonationModule,
   referenceRoutes,

@@ -17,6 +17,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Limites de saisie (taille et formats des justificatifs, rétroactivité, fenêtre du planning, longueurs)
+         * @description Les mêmes valeurs que celles que le serveur applique, pour qu’un client les affiche et les vérifie avant d’envoyer ; identiques pour tous les comptes.
+         */
+        get: operations["settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/token/": {
         parameters: {
             query?: never;
@@ -1505,6 +1525,46 @@ export interface components {
         Detail: {
             detail: string;
         };
+        Settings: {
+            /** @description Longueur maximale (caractères) : commentaire libre ou motif de décision (absences, modifications de journée). */
+            comment_max_length: number;
+            /** @description Longueur maximale (caractères) : commentaire d’une astreinte. */
+            on_call_comment_max_length: number;
+            /** @description Longueur maximale (caractères) : titre d’un événement. */
+            event_title_max_length: number;
+            /** @description Longueur maximale (caractères) : description d’un événement. */
+            event_description_max_length: number;
+            /** @description Longueur maximale (caractères) : nom d’une équipe, d’un établissement, d’un motif… ; libellé d’un poste. */
+            name_max_length: number;
+            /** @description Longueur maximale (caractères) : prénom ou nom d’un salarié. */
+            person_name_max_length: number;
+            /** @description Longueur maximale (caractères) : lien d’un contact d’urgence avec le salarié. */
+            relationship_max_length: number;
+            /** @description Longueur maximale (caractères) : intitulé de poste d’un contrat. */
+            job_title_max_length: number;
+            /** @description Longueur maximale (caractères) : titre d’une pièce jointe d’un salarié. */
+            attachment_title_max_length: number;
+            /** @description Longueur maximale (caractères) : motif d’un ajustement manuel de compteur. */
+            adjustment_reason_max_length: number;
+            /** @description Longueur maximale (caractères) : adresse e-mail. */
+            email_max_length: number;
+            /** @description Longueur maximale (caractères) : identifiant. */
+            username_max_length: number;
+            /** @description Expression régulière d’un identifiant. */
+            username_pattern: string;
+            /** @description Expression régulière d’une heure HH:MM. */
+            time_pattern: string;
+            /** @description Jours en arrière que la demande d’un salarié peut atteindre (SPEC Limits). */
+            retroactivity_days: number;
+            /** @description Nombre maximal de jours d’une lecture du planning. */
+            planning_max_days: number;
+            /** @description Écart maximal entre le premier et le dernier jour d’une absence. */
+            absence_max_days: number;
+            /** @description Taille maximale d’un justificatif, d’une pièce jointe ou d’une attestation, en octets. */
+            document_max_bytes: number;
+            /** @description Types de contenu acceptés pour ces fichiers (contrôlés par leur contenu). */
+            document_content_types: string[];
+        };
         Me: {
             id: number;
             username: string;
@@ -2377,6 +2437,58 @@ export interface operations {
                         /** @enum {string} */
                         database: "unavailable";
                     };
+                };
+            };
+        };
+    };
+    settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
         };

@@ -1,0 +1,72 @@
+import { useEffect, useRef } from 'react';
+import { matchPath, Outlet, useLocation } from 'react-router';
+import { AppLink } from '../components/AppLink';
+import { ImpersonationBanner } from '../features/impersonation/components/ImpersonationBanner';
+import { useUnreadCount } from '../features/notifications/api/notifications';
+import { useSession } from '../features/session/session';
+import { patterns } from '../lib/paths';
+import { useSettings } from '../lib/settings';
+import type { Screen } from './screens';
+
+/** The screen an address belongs to (its own pattern, or one of its children's). */
+function screenAt(screens: Screen[], pathname: string): Screen | undefined {
+  return screens.find((screen) => [screen.name, ...(screen.children ?? [])].some((name) => matchPath(patterns[name], pathname)));
+}
+
+/** The frame of every screen: skip link, header with the menu, main region. */
+export function Layout({ screens }: { screens: Screen[] }) {
+  const { me, logout, impersonator, endImpersonation } = useSession();
+  const location = useLocation();
+  const unread = useUnreadCount();
+  // Read once at the start of the session: the forms that show a limit have it when they open.
+  useSettings();
+  const current = screenAt(screens, location.pathname);
+  const main = useRef<HTMLElement>(null);
+
+  // A change of screen moves the focus to its title, as a page load would.
+  const first = useRef(true);
+  useEffect(() => {
+    if (!current) return;
+    document.title = `${current.label} · Temps & absences`;
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [current]);
+
+  return (
+    <>
+      <a className="skip" href="#contenu">Aller au contenu</a>
+      {impersonator && <ImpersonationBanner impersonator={impersonator} me={me} onEnd={endImpersonation} />}
+      <header className="top">
+        <p className="brand">Temps &amp; absences</p>
+        <nav aria-label="Menu principal">
+          <ul>
+            {screens.filter((screen) => screen.menu).map((screen) => (
+              <li key={screen.name}>
+                <AppLink to={screen.menu!}
+                  aria-current={screen === current ? 'page' : screen.name === current?.parent ? 'true' : undefined}>
+                  {screen.label}
+                  {screen.name === 'notifications' && unread ? (
+                    <span className="count" aria-label={`, ${unread} non lue${unread > 1 ? 's' : ''}`}>{unread}</span>
+                  ) : null}
+                </AppLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="who">
+          <span>
+            {me.username}
+            {me.role ? ` · ${me.role}` : ''}
+          </span>
+          <button type="button" onClick={logout}>Se déconnecter</button>
+        </div>
+      </header>
+      <main id="contenu" ref={main}>
+        <Outlet />
+      </main>
+    </>
+  );
+}

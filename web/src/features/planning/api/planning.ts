@@ -1,0 +1,43 @@
+/** The planning feature's reads: one's own planning, the team planning of a month, the teams of the perimeter. */
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { api, ok } from '../../../api/client';
+import { queryKeys } from '../../../lib/query-keys';
+
+/** One's own planning over a window (the server's current week when none). */
+export function useMyPlanning(range: { from: string; to: string } | null) {
+  return useQuery({
+    queryKey: queryKeys.planning.mine(range),
+    queryFn: () => ok(api.GET('/api/planning/', { params: { query: range ?? {} } })),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** The perimeter's planning of a month, filtered by establishment and team ('' for all). */
+export function useTeamPlanning(first: string, last: string, establishment: string, team: string) {
+  return useQuery({
+    queryKey: queryKeys.planning.team(first, last, establishment, team),
+    queryFn: () =>
+      ok(api.GET('/api/planning/', {
+        params: {
+          query: {
+            from: first,
+            to: last,
+            establishment: establishment ? Number(establishment) : undefined,
+            team: team ? Number(team) : undefined,
+          },
+        },
+      })),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** The teams of the perimeter, of one establishment when chosen. */
+export function usePerimeterTeams(establishment: string) {
+  return useQuery({
+    queryKey: queryKeys.teams.perimeter(establishment),
+    queryFn: () =>
+      ok(api.GET('/api/teams/', {
+        params: { query: { scope: 'perimeter', establishment: establishment ? Number(establishment) : undefined, page_size: 200 } },
+      })),
+  });
+}

@@ -1,0 +1,18 @@
+/** The session's calls: who the token opens, a token for a username and password, an impersonation token. */
+import { api, ok, type Schemas } from '../../../api/client';
+
+export async function fetchMe(): Promise<Schemas['Me']> {
+  return ok(api.GET('/api/auth/me/'));
+}
+
+/** Exchanges a username and password for a token; the server's message on failure. */
+export async function requestToken(username: string, password: string): Promise<string> {
+  const result = await ok(api.POST('/api/auth/token/', { body: { username, password } }));
+  return result.access;
+}
+
+/** A token speaking for another account (superuser, ALLOW_IMPERSONATION). */
+export async function startImpersonation(account: number): Promise<string> {
+  const answer = await ok(api.POST('/api/auth/impersonate/', { body: { account } }));
+  return answer.access;
+}
