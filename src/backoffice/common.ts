@@ -61,10 +61,10 @@ export function asUser<T>(req: Request, session: BackofficeSession,
   work: (client: pg.PoolClient, account: ActingAccount) => Promise<T>,
   options: { uploadedFiles?: readonly object[]; staffOnly?: boolean } = {}): Promise<T> {
   const deps = req.app.locals.backoffice as BackofficeDeps;
-  return withRequestTransaction(deps.pool, { accountId: session.accountId }, async (client, account) => {
+  return withRequestTransaction(deps.pool, { accountId: session.accountId, generation: session.generation }, async (client, account) => {
     await client.query("select set_config('app.second_factor_verified', $1, true)", [secondFactorSetting(session)]);
     return work(client, account!);
-  }, { ...deps.sessions.clock, ...options });
+  }, { ...deps.sessions.clock, clientAddress: req.ip, ...options });
 }
 
 /**

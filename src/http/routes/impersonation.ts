@@ -40,7 +40,7 @@ export const impersonationModule: RouteModule = {
         const started = result as { account: { id: number } };
         return {
           status: 200,
-          body: { access: signAccessToken(config.jwtSecret, started.account.id, identity!.accountId), ...started },
+          body: { access: signAccessToken(config.jwtSecret, started.account.id, identity!.accountId, identity!.generation), ...started },
         };
       },
     },
