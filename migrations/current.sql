@@ -7,4 +7,5 @@
 --!include audit/functions.sql
 --!include backoffice/sessions.sql
 --!include auth/security_events.sql
+--!include backoffice/audit.sql
 --!include finalize.sql

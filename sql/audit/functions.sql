@@ -191,6 +191,14 @@ language sql immutable as $$
     'actor_identity', case when p_line.actor_account_id is not null or p_line.actor_username is not null then
                         jsonb_build_object('username', p_line.actor_username, 'display_name', p_line.actor_display_name)
                       end,
+    -- The superuser who acted for the actor (impersonation), with its identity frozen too
+    -- (issue 25 finding 5: « par l'impersonateur, pour le compte de l'acteur »).
+    'impersonator', p_line.impersonator_account_id,
+    'impersonator_identity', case when p_line.impersonator_account_id is not null or p_line.impersonator_username is not null then
+                               jsonb_build_object('username', p_line.impersonator_username,
+                                                  'display_name', p_line.impersonator_display_name)
+                             end,
+    'client_address', p_line.client_address,
     'verb', p_line.verb,
     'model', p_line.model,
     'target_id', p_line.target_id,
