@@ -198,6 +198,39 @@ begin
 end;
 $$;
 
+-- New backup codes for the account of a live full session that passed its second factor
+-- (TOTP or backup code: never a session of the password-only bypass): the unused codes die,
+-- the new hashes replace them, one audit line backup_codes_regenerated (by the account, no
+-- code in it). Returns false, changing nothing, for any other session or an account without
+-- a confirmed factor.
+create or replace function app_private.backoffice_backup_codes_regenerate(p_token_hash bytea, p_code_hashes bytea[])
+returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int;
+  v_left int;
+begin
+  if cardinality(p_code_hashes) is distinct from 10 then
+    raise exception 'backoffice_backup_codes_regenerate: 10 code hashes expected';
+  end if;
+  select s.account_id into v_account
+  from app_private.backoffice_sessions s
+  join app_private.backoffice_factors f on f.account_id = s.account_id and f.confirmed_at is not null
+  where s.token_hash = p_token_hash and s.stage = 'full' and s.method in ('totp', 'backup_code')
+    and s.expires_at > app_hidden.now() and app_hidden.account_has_backoffice_access(s.account_id);
+  if v_account is null then
+    return false;
+  end if;
+  delete from app_private.backoffice_backup_codes c where c.account_id = v_account and c.used_at is null;
+  get diagnostics v_left = row_count;
+  insert into app_private.backoffice_backup_codes (account_id, code_hash)
+  select v_account, h from unnest(p_code_hashes) h;
+  perform app_private.audit_security_event(v_account, 'backup_codes_regenerated',
+    jsonb_build_object('backup_codes', cardinality(p_code_hashes), 'unused_codes_replaced', v_left), v_account);
+  return true;
+end;
+$$;
+
 -- Back-office accounts and the state of their second factor.
 create or replace function app_private.backoffice_factor_list() returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -283,5 +316,5 @@ grant execute on function app_private.backoffice_login_state(int),
   app_private.backoffice_session_close(bytea), app_private.backoffice_factor(int),
   app_private.backoffice_enrol_start(int, text), app_private.backoffice_enrol_confirm(int, bigint, bytea[]),
   app_private.backoffice_totp_accept(int, bigint), app_private.backoffice_backup_codes(int),
-  app_private.backoffice_backup_code_use(int, bigint)
+  app_private.backoffice_backup_code_use(int, bigint), app_private.backoffice_backup_codes_regenerate(bytea, bytea[])
   to wfm_authenticator;

@@ -147,6 +147,74 @@ describe('removing a second factor (findings 3 and 4)', () => {
   });
 });
 
+describe('the second-factor lifecycle is audited (finding 3)', () => {
+  it('an enrolment and a backup code used at a login are one line each, by the account, from its address, without a secret', async () => {
+    await env.db.query('delete from app_private.email_outbox');
+    const { secret, codes } = await enrolAs(env, 'admin');
+    const v = new BackofficeVisitor(env.url);
+    expect((await v.login('admin')).location).toBe('/backoffice/login/verify/');
+    const used = await v.submit('/backoffice/login/verify/', { code: codes[0]! });
+    expect(used.location).toBe('/backoffice/');
+
+    const lines = await securityLines('admin');
+    const enrolled = lines.filter((line) => line.event === 'factor_enrolled');
+    const backup = lines.filter((line) => line.event === 'backup_code_used');
+    expect(enrolled).toHaveLength(1);
+    expect(backup).toHaveLength(1);
+    for (const line of [...enrolled, ...backup]) {
+      expect(line.actor_username).toBe('admin');
+      expect(line.client_address).toBe('127.0.0.1');
+      const text = JSON.stringify(line.after);
+      expect(text).not.toContain(secret);
+      for (const code of codes) expect(text).not.toContain(code);
+    }
+    expect(backup[0]!.after).toMatchObject({ backup_codes_left: codes.length - 1 });
+    // The owner is told of the enrolment (e-mail: admin has a professional address).
+    const { rows } = await env.db.query("select subject from app_private.email_outbox where kind = 'security_notice' and account_id = $1",
+      [env.ids.accounts!.admin]);
+    expect(rows.map((row) => row.subject)).toEqual(['Nouvel authentificateur enregistré']);
+  });
+
+  it('regenerating the backup codes: 10 new codes shown once, the old ones dead, one audit line without a code', async () => {
+    const { visitor, codes: old } = await enrolAs(env, 'staff');
+    const page = await visitor.get('/backoffice/backup-codes/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Il vous reste <strong>10</strong> codes de secours');
+    const renewed = await visitor.submit('/backoffice/backup-codes/', {});
+    expect(renewed.status).toBe(200);
+    const codes = [...renewed.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]!);
+    expect(codes).toHaveLength(10);
+    expect(codes.filter((code) => old.includes(code))).toEqual([]);
+
+    // An old code no longer signs in; a new one does.
+    const first = new BackofficeVisitor(env.url);
+    await first.login('staff');
+    expect((await first.submit('/backoffice/login/verify/', { code: old[1]! })).status).toBe(400);
+    expect((await first.submit('/backoffice/login/verify/', { code: codes[0]! })).location).toBe('/backoffice/');
+
+    const lines = (await securityLines('staff')).filter((line) => line.event === 'backup_codes_regenerated');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.actor_username).toBe('staff');
+    expect(lines[0]!.after).toMatchObject({ backup_codes: 10, unused_codes_replaced: 10 });
+    for (const code of [...old, ...codes]) expect(JSON.stringify(lines[0]!.after)).not.toContain(code);
+  });
+
+  it('the events are readable in the audit log and its export, by its readers', async () => {
+    const reader = await freshToken('root');
+    const list = await env.get(`/api/audit-log/?model=account_security&target_id=${env.ids.accounts!.admin}`, reader);
+    expect(list.status).toBe(200);
+    const events = list.body.results.map((line: { after: { event: string } }) => line.after.event);
+    expect(events).toEqual(expect.arrayContaining(['factor_enrolled', 'backup_code_used']));
+    expect(list.body.results.every((line: { verb: string; client_address: string }) => line.verb === 'Securite' && line.client_address === '127.0.0.1')).toBe(true);
+    const csv = await env.get(`/api/audit-log/export/?format=csv&model=account_security&target_id=${env.ids.accounts!.admin}`, reader);
+    expect(csv.status).toBe(200);
+    expect(csv.text).toContain('factor_enrolled');
+    expect(csv.text).toContain('backup_code_used');
+    // Not to others.
+    expect((await env.get('/api/audit-log/?model=account_security', await freshToken('mgr1'))).status).toBe(403);
+  });
+});
+
 describe('a session opened through the DEBUG bypass (finding 6)', () => {
   it('is refused by an instance without the bypass sharing the database, and kept by the one that allows it', async () => {
     const debugApp = await createApp({ ...env.config, debug: true, backofficePasswordOnly: true }, { logger: pino({ level: 'silent' }) });
@@ -165,8 +233,11 @@ describe('a session opened through the DEBUG bypass (finding 6)', () => {
       for (const [name, value] of onDebug.cookies) onNormal.cookies.set(name, value);
       expect((await onNormal.get('/backoffice/')).location).toBe('/backoffice/login/');
       expect((await onNormal.get('/api/auth/me/')).status).toBe(401);
-      // The debug instance still honours it.
+      // The debug instance still honours it, but such a session passed no second factor: it
+      // renews no backup code.
       expect((await onDebug.get('/backoffice/')).status).toBe(200);
+      expect((await onDebug.get('/backoffice/backup-codes/')).text).toContain('n’a pas vérifié de second facteur');
+      expect((await onDebug.submit('/backoffice/backup-codes/', {}, '/backoffice/')).status).toBe(403);
     } finally {
       await debug.close();
     }
