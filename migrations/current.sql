@@ -5,6 +5,8 @@
 --!include audit/tables.sql
 --!include auth/functions.sql
 --!include audit/functions.sql
+--!include impersonation/api.sql
+--!include graphql.sql
 --!include backoffice/sessions.sql
 --!include auth/security_events.sql
 --!include backoffice/audit.sql
