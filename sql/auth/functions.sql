@@ -76,7 +76,7 @@ begin
   end if;
   v_account := app_private.begin_request(p_account_id, p_impersonator_id, p_generation);
   if v_account is null then
-    raise exception using errcode = 'WA001', message = 'Compte inactif ou inconnu, ou session terminée.';
+    raise exception using errcode = 'WA001', message = 'Compte inactif ou inconnu.';
   end if;
   perform app_private.set_client_address(p_client_address);
   if p_staff_only and not app_hidden.current_account_is_staff() then
