@@ -30,7 +30,7 @@ insert into app_private.audit_models (model, label) values
   ('event_participant', 'Participant à un événement'),
   ('on_call_period', 'Période d''astreinte'),
   ('on_call_period_establishment', 'Établissement d''une astreinte'),
-  ('account_security', 'Sécurité du compte (connexion refusée, second facteur, mot de passe, fin des sessions)')
+  ('account_security', 'Sécurité du compte')
 on conflict do nothing;
 
 create table if not exists app_private.audit_log (
