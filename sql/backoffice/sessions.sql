@@ -19,6 +19,10 @@ create table if not exists app_private.backoffice_sessions (
   expires_at timestamptz not null
 );
 create index if not exists backoffice_sessions_account_idx on app_private.backoffice_sessions (account_id);
+-- The account's credential generation read with the password that opened the session (issue 25):
+-- a session opened with a password checked before a reset, a closure or the removal of a factor
+-- is refused and deleted by backoffice_session_get, as are the sessions those events delete.
+alter table app_private.backoffice_sessions add column if not exists token_generation int not null default 0;
 alter table app_private.backoffice_sessions enable row level security;
 
 -- The authenticator of an account. confirmed_at null: enrolment started, not confirmed.
@@ -59,15 +63,22 @@ $$;
 
 -- Opens a session (pre or full) under a token hash. A full session is opened only for an
 -- account that may enter; a pre-authentication lives backoffice_preauth_minutes.
-create or replace function app_private.backoffice_session_open(p_token_hash bytea, p_account_id int, p_stage text, p_method text)
+-- p_generation: the credential generation read with the password (the login's), or the
+-- pre-authentication's for the full session that replaces it.
+drop function if exists app_private.backoffice_session_open(bytea, int, text, text);
+create or replace function app_private.backoffice_session_open(p_token_hash bytea, p_account_id int, p_stage text, p_method text,
+                                                               p_generation int)
 returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if not app_hidden.account_has_backoffice_access(p_account_id) then
     raise exception using errcode = 'WF070', message = 'Ce compte n''a pas accès au back-office.';
   end if;
-  insert into app_private.backoffice_sessions (token_hash, account_id, stage, method, expires_at)
-  values (p_token_hash, p_account_id, p_stage, p_method,
+  if p_generation is null then
+    raise exception 'backoffice_session_open: the credential generation is required';
+  end if;
+  insert into app_private.backoffice_sessions (token_hash, account_id, stage, method, token_generation, expires_at)
+  values (p_token_hash, p_account_id, p_stage, p_method, p_generation,
           app_hidden.now() + case p_stage
             when 'pre' then make_interval(mins => (app_hidden.setting('backoffice_preauth_minutes'))::int)
             else make_interval(hours => (app_hidden.setting('backoffice_session_hours'))::int) end);
@@ -79,8 +90,9 @@ $$;
 -- give no row. A session opened through the DEBUG-only password bypass (method 'password')
 -- gives no row to an instance that does not allow the bypass (p_allow_password_only false),
 -- whatever instance opened it (issue 25 finding 6); it is left for the instance that does.
--- token_generation: the account's credential generation, checked again by the prelude of
--- each request the session makes (app_private.begin_request_or_fail).
+-- token_generation: the session's credential generation (the account's, or the session is
+-- refused and deleted), checked again by the prelude of each request the session makes
+-- (app_private.begin_request_or_fail).
 drop function if exists app_private.backoffice_session_get(bytea);
 create or replace function app_private.backoffice_session_get(p_token_hash bytea, p_allow_password_only boolean)
 returns table (account_id int, stage text, method text, username text, is_superuser boolean, token_generation int)
@@ -98,13 +110,15 @@ begin
   if v_session.expires_at <= app_hidden.now()
      or (v_session.stage = 'full' and v_session.last_seen_at
          + make_interval(mins => (app_hidden.setting('backoffice_idle_minutes'))::int) <= app_hidden.now())
-     or not app_hidden.account_has_backoffice_access(v_session.account_id) then
+     or not app_hidden.account_has_backoffice_access(v_session.account_id)
+     or v_session.token_generation is distinct from (select a.token_generation from app_public.accounts a
+                                                     where a.id = v_session.account_id) then
     delete from app_private.backoffice_sessions s where s.id = v_session.id;
     return;
   end if;
   update app_private.backoffice_sessions s set last_seen_at = app_hidden.now() where s.id = v_session.id;
   return query
-    select v_session.account_id, v_session.stage, v_session.method, a.username, a.is_superuser, a.token_generation
+    select v_session.account_id, v_session.stage, v_session.method, a.username, a.is_superuser, v_session.token_generation
     from app_public.accounts a where a.id = v_session.account_id;
 end;
 $$;
@@ -312,7 +326,7 @@ comment on function app_public.backoffice_factors_delete(integer) is
 next back-office login enrols again.';
 
 grant execute on function app_private.backoffice_login_state(int),
-  app_private.backoffice_session_open(bytea, int, text, text), app_private.backoffice_session_get(bytea, boolean),
+  app_private.backoffice_session_open(bytea, int, text, text, int), app_private.backoffice_session_get(bytea, boolean),
   app_private.backoffice_session_close(bytea), app_private.backoffice_factor(int),
   app_private.backoffice_enrol_start(int, text), app_private.backoffice_enrol_confirm(int, bigint, bytea[]),
   app_private.backoffice_totp_accept(int, bigint), app_private.backoffice_backup_codes(int),

@@ -102,14 +102,17 @@ export class SessionStore {
 
   /**
    * Opens a session under a new token (never the one the browser had: no fixation), closing
-   * the previous one, and sets the cookies. Returns the new token.
+   * the previous one, and sets the cookies. Returns the new token. `generation`: the account's
+   * credential generation read with the password (or the pre-authentication's).
    */
-  async open(req: Request, res: Response, accountId: number, stage: 'pre' | 'full', method: BackofficeSession['method']): Promise<string> {
+  async open(req: Request, res: Response, accountId: number, stage: 'pre' | 'full', method: BackofficeSession['method'],
+    generation: number): Promise<string> {
     const previous = readCookies(req)[SESSION_COOKIE];
     const token = BackofficeSecrets.newSessionToken();
     await this.authenticator(async (client) => {
       if (previous) await client.query('select app_private.backoffice_session_close($1)', [BackofficeSecrets.tokenHash(previous)]);
-      await client.query('select app_private.backoffice_session_open($1, $2, $3, $4)', [BackofficeSecrets.tokenHash(token), accountId, stage, method]);
+      await client.query('select app_private.backoffice_session_open($1, $2, $3, $4, $5)',
+        [BackofficeSecrets.tokenHash(token), accountId, stage, method, generation]);
     }, req);
     setCookie(req, res, SESSION_COOKIE, token);
     // The page rendered in this answer carries a CSRF token of the new session.

@@ -26,13 +26,13 @@ select is(app_private.backoffice_login_state(pg_temp.acc('alice')) -> 'may_enter
 update app_public.role_attributions set end_date = '2026-11-15' where account_id = pg_temp.acc('rh2');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh2')) -> 'may_enter', 'false'::jsonb,
   'an RH n2 attribution ended yesterday no longer opens the back-office');
-select throws_ok($$select app_private.backoffice_session_open(pg_temp.h('m'), pg_temp.acc('mgr1'), 'full', 'totp')$$,
+select throws_ok($$select app_private.backoffice_session_open(pg_temp.h('m'), pg_temp.acc('mgr1'), 'full', 'totp', 0)$$,
   'WF070', 'Ce compte n''a pas accès au back-office.', 'no session, even pre, for an account without access');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh1')) -> 'enrolled', 'false'::jsonb, 'rh1 has not enrolled yet');
 
 ------------------------------------------------------------------------------------------
 -- Pre-authentication: 10 minutes
-select lives_ok($$select app_private.backoffice_session_open(pg_temp.h('pre'), pg_temp.acc('rh1'), 'pre', 'enrol')$$,
+select lives_ok($$select app_private.backoffice_session_open(pg_temp.h('pre'), pg_temp.acc('rh1'), 'pre', 'enrol', 0)$$,
   'a pre-authentication opens');
 select is((select array[stage, method] from app_private.backoffice_session_get(pg_temp.h('pre'), false)), array['pre', 'enrol'],
   'it holds the stage and the method');
@@ -46,7 +46,7 @@ select is((select count(*)::int from app_private.backoffice_sessions where token
 
 ------------------------------------------------------------------------------------------
 -- Full session: idle expiry (30 minutes from the last request)
-select app_private.backoffice_session_open(pg_temp.h('full'), pg_temp.acc('rh1'), 'full', 'totp');
+select app_private.backoffice_session_open(pg_temp.h('full'), pg_temp.acc('rh1'), 'full', 'totp', 0);
 select tests.freeze('2026-11-16 10:39:00+01');
 select is((select username from app_private.backoffice_session_get(pg_temp.h('full'), false)), 'rh1', 'alive after 29 idle minutes');
 select tests.freeze('2026-11-16 11:08:59+01');

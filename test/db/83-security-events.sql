@@ -3,7 +3,7 @@
 -- put credentials in doubt end every session of the account (back-office sessions deleted,
 -- credential generation raised, so that earlier tokens are refused by the request prelude).
 begin;
-select plan(56);
+select plan(59);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- Secrets handed to the functions below: none may appear in any audit line.
@@ -155,6 +155,18 @@ select lives_ok('select app_public.impersonation_end()', 'root ends it');
 select tests.as_owner();
 select is(pg_temp.lines('impersonation_ended', 'david'), 1, 'impersonation ended: one line');
 select is((pg_temp.line('impersonation_ended', 'david')).actor_username, 'root', 'impersonation ended: by the superuser');
+
+-- ------------------------------------------------------------------ a session opened with a stale password check
+-- The password was checked, then the account's sessions ended, then the session opened: refused.
+update app_public.accounts set token_generation = 5 where id = tests.id('accounts', 'admin');
+select app_private.backoffice_session_open(public.digest('stale', 'sha256'), tests.id('accounts', 'admin'), 'full', 'totp', 4);
+select is((select count(*)::int from app_private.backoffice_session_get(public.digest('stale', 'sha256'), false)), 0,
+          'a session of an earlier generation gives no row');
+select is((select count(*)::int from app_private.backoffice_sessions where token_hash = public.digest('stale', 'sha256')), 0,
+          'and is deleted');
+select app_private.backoffice_session_open(public.digest('fresh', 'sha256'), tests.id('accounts', 'admin'), 'full', 'totp', 5);
+select is((select token_generation from app_private.backoffice_session_get(public.digest('fresh', 'sha256'), false)), 5,
+          'a session of the current generation is loaded, with its generation for the request prelude');
 
 -- ------------------------------------------------------------------ no secret anywhere
 select is((select count(*)::int from app_private.audit_log l, secrets s
