@@ -1,3 +1,4 @@
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { INJECTED } from '../helpers/response-contract.js';
@@ -210,5 +211,19 @@ describe('the impersonator is shown wherever the author is (issue 25 finding 5)'
     expect(row).toMatch(/;root;root;|,root,root,/);
     const none = await env.get('/api/audit-log/export/?format=csv&impersonator=alice', rh1);
     expect(none.text.replace(/^\uFEFF/, '').split(/\r?\n/).filter(Boolean)).toHaveLength(1);
+  });
+
+  it('in the XLSX export: the same columns, typed', async () => {
+    const res = await env.get('/api/audit-log/export/?format=xlsx&impersonator=root', rh1);
+    expect(res.status).toBe(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.bytes as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    const header = (sheet.getRow(1).values as unknown[]).slice(1).map(String);
+    const row = (sheet.getRow(2).values as unknown[]).slice(1);
+    const cell = (name: string) => row[header.indexOf(name)];
+    expect(sheet.rowCount).toBe(2);
+    expect([cell('Identifiant'), cell('Par le compte n° (emprunt d’identité)'), cell('Par (identifiant)'), cell('Adresse du client')])
+      .toEqual(['alice', env.ids.accounts!.root, 'root', '127.0.0.1']);
   });
 });
