@@ -93,7 +93,7 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password',
     generation: number) {
     const token = await sessions.open(req, res, accountId, 'full', method, generation);
-    await sessions.authenticatorFor(req)((client) => client.query('select app_private.record_login($1)', [accountId]));
+    await sessions.authenticator((client) => client.query('select app_private.record_login($1)', [accountId]));
     return token;
   }
 
@@ -117,7 +117,7 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
       return;
     }
     const row = username
-      ? await sessions.authenticatorFor(req)(async (client) =>
+      ? await sessions.authenticator(async (client) =>
           (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
             'select * from app_private.login_lookup($1)', [username])).rows[0] ?? null)
       : null;
@@ -131,7 +131,7 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
         (csrf) => loginForm(csrf, username, message('error', 'Identifiant ou mot de passe incorrect, ou compte inactif.')));
       return;
     }
-    const state = await sessions.authenticatorFor(req)(async (client) =>
+    const state = await sessions.authenticator(async (client) =>
       (await client.query<{ state: { may_enter: boolean; enrolled: boolean } }>(
         'select app_private.backoffice_login_state($1) as state', [row.account_id])).rows[0]!.state);
     if (!state.may_enter) {
@@ -157,7 +157,7 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
     const session = preSession(req, res, 'enrol');
     if (!session) return;
     const secret = await generateSecret();
-    await sessions.authenticatorFor(req)((client) =>
+    await sessions.authenticator((client) =>
       client.query('select app_private.backoffice_enrol_start($1, $2)', [session.accountId, sessions.secrets.encryptTotpSecret(secret)]));
     const uri = `otpauth://totp/${encodeURIComponent(`${ISSUER}:${session.username}`)}?secret=${secret}` +
       `&issuer=${encodeURIComponent(ISSUER)}&algorithm=SHA1&digits=6&period=30`;
@@ -180,7 +180,7 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code chan
     const step = await codeStep(req, res, 'enrol');
     if (!step) return;
     const { session, code } = step;
-    const factor = await sessions.authenticatorFor(req)(async (client) =>
+    const factor = await sessions.authenticator(async (client) =>
       (await client.query<{ secret_encrypted: string; confirmed: boolean }>(
         'select * from app_private.backoffice_factor($1)', [session.accountId])).rows[0] ?? null);
     const result = factor && !factor.confirmed && /^\d{6}$/.test(code)
@@ -227,7 +227,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
     const { session, code } = step;
     let method: 'totp' | 'backup_code' | null = null;
     if (/^\d{6}$/.test(code)) {
-      const factor = await sessions.authenticatorFor(req)(async (client) =>
+      const factor = await sessions.authenticator(async (client) =>
         (await client.query<{ secret_encrypted: string; confirmed: boolean; last_step: string | null }>(
           'select * from app_private.backoffice_factor($1)', [session.accountId])).rows[0] ?? null);
       if (factor?.confirmed) {
@@ -237,13 +237,13 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
           ...(factor.last_step === null ? {} : { afterTimeStep: Number(factor.last_step) }),
         });
         // The step is recorded atomically: the same code sent twice at once passes once.
-        if (result.valid && await sessions.authenticatorFor(req)(async (client) =>
+        if (result.valid && await sessions.authenticator(async (client) =>
           (await client.query<{ ok: boolean }>('select app_private.backoffice_totp_accept($1, $2) as ok',
             [session.accountId, timeStepOf(result)])).rows[0]!.ok)) method = 'totp';
       }
     } else if (code.length >= 10) {
       const hash = sessions.secrets.backupCodeHash(code);
-      const unused = await sessions.authenticatorFor(req)(async (client) =>
+      const unused = await sessions.authenticator(async (client) =>
         (await client.query<{ id: string; code_hash: Buffer }>('select * from app_private.backoffice_backup_codes($1)', [session.accountId])).rows);
       const index = findHash(hash, unused.map((row) => row.code_hash));
       if (index >= 0 && await sessions.authenticatorFor(req)(async (client) =>

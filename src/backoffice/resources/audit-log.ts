@@ -48,11 +48,17 @@ const SECURITY_EVENTS: Record<string, string> = {
   impersonation_ended: 'Fin de la substitution d’identité',
 };
 
+/** The security event of a line in French (verb Securite), else null. */
+function securityEvent(line: AuditLine): string | null {
+  const event = line.verb === 'Securite' && typeof line.after?.event === 'string' ? line.after.event : null;
+  return event ? SECURITY_EVENTS[event] ?? event : null;
+}
+
 /** The action of a line: its verb, and for a security event the event itself. */
 function actionLabel(line: AuditLine): string {
   const verb = VERB_LABELS[line.verb] ?? line.verb;
-  const event = line.verb === 'Securite' && typeof line.after?.event === 'string' ? line.after.event : null;
-  return event ? `${verb} : ${SECURITY_EVENTS[event] ?? event}` : verb;
+  const event = securityEvent(line);
+  return event ? `${verb} : ${event}` : verb;
 }
 
 /** Who: « par X, pour le compte de Y » when a superuser acted for Y (impersonation), else Y. */
@@ -109,7 +115,7 @@ export async function auditTrail(client: pg.PoolClient, model: string, id: numbe
   return html`<section class="card" aria-labelledby="historique">
   <h2 id="historique">Historique (journal d’audit)</h2>
   <ol class="trail">${lines.map((line) => html`<li><details>
-    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${actionLabel(line)} · ${authorText(line)}</summary>
+    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${line.verb}${securityEvent(line) ? ` : ${securityEvent(line)}` : ''} · ${authorText(line)}</summary>
     ${auditDiff(line.before, line.after)}
   </details></li>`)}</ol>
   <p><a href="/backoffice/audit-log/?model=${model}&amp;target_id=${id}">Ouvrir dans le journal d’audit</a></p>
