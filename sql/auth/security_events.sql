@@ -97,7 +97,7 @@ $$;
 -- link, a future change form, a DBA). The reset link names itself (app.password_change =
 -- 'reset' or 'invitation', set by app_private.password_reset_confirm); any other change is
 -- password_changed. Setting the first password of an account that had none ends nothing (it
--- had no session) but is audited the same.
+-- had no session) but is audited the same; removing the password (a null hash) ends them.
 create or replace function app_private.tg_account_secrets__password_changed() returns trigger
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
@@ -116,7 +116,7 @@ begin
 end;
 $$;
 create or replace trigger _600_password_changed after update of password_hash on app_private.account_secrets
-  for each row when (old.password_hash is distinct from new.password_hash and new.password_hash is not null)
+  for each row when (old.password_hash is distinct from new.password_hash)
   execute function app_private.tg_account_secrets__password_changed();
 
 -- Closing an account ends its sessions in the same update: the generation is raised on the row

@@ -3,7 +3,7 @@
 -- put credentials in doubt end every session of the account (back-office sessions deleted,
 -- credential generation raised, so that earlier tokens are refused by the request prelude).
 begin;
-select plan(59);
+select plan(61);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- Secrets handed to the functions below: none may appear in any audit line.
@@ -132,6 +132,11 @@ select is(app_private.begin_request(tests.id('accounts', 'alice'), null, 0), nul
 select tests.as_owner();
 update app_private.account_secrets set password_changed_at = app_hidden.now() where account_id = tests.id('accounts', 'alice');
 select is(pg_temp.lines('password_changed', 'alice'), 1, 'another column of the secrets: no line');
+
+-- A password removed (an unusable password) ends the sessions too.
+update app_private.account_secrets set password_hash = null where account_id = tests.id('accounts', 'chloe');
+select is(pg_temp.lines('password_changed', 'chloe'), 1, 'a password removed: one password_changed line');
+select is(pg_temp.generation('chloe'), 1, 'a password removed: the generation is raised');
 
 -- ------------------------------------------------------------------ password reset (by its link)
 select lives_ok(format($$select app_private.password_reset_confirm(app_private.create_password_token(%s, 'reset', 60), '$argon2id$new-hash-reset')$$,
