@@ -66,7 +66,7 @@ export interface HandlerContext {
   req: Request;
   res: Response;
   config: Config;
-  identity: { accountId: number; impersonatorId?: number | null } | null;
+  identity: { accountId: number; impersonatorId?: number | null; generation: number } | null;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: Record<string, unknown>;

@@ -294,6 +294,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     const identity = spec.auth === 'public' ? null : auth.identity;
     const transaction: TransactionOptions = {
       frozenNow: deps.config.frozenNow?.(),
+      clientAddress: req.ip,
       uploadedFiles,
       settings: spec.settings?.(deps.config),
       staffOnly: spec.auth === 'staff',
@@ -310,7 +311,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       storage: deps.storage,
       callAsAuthenticator: async <R extends Record<string, unknown>>(fn: string, args: unknown[]) =>
         (await withAuthenticatorTransaction(deps.pool, (client) => client.query<R>(authenticatorCallText(fn, args.length), args),
-          { frozenNow: transaction.frozenNow })).rows,
+          { frozenNow: transaction.frozenNow, clientAddress: req.ip })).rows,
       databaseAnswers: async () => {
         try {
           await deps.pool.query('select 1');

@@ -85,6 +85,11 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '404 404 404 404 404 404   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
   },
+  // Impersonation is off in the matrix's server (ALLOW_IMPERSONATION): the route does not exist.
+  auth_impersonate_end: {
+    any:       '404 404 404 404 404 404 404 404 404 404 404',
+    noemp:     '404 404 404 404 404 404 404 404 404   -   -',
+  },
   absence_types_list: {
     any:       '200 200 200 200 200 200 200 200 200 200 200',
     noemp:     '200 200 200 200 200 200 200 200 200   -   -',

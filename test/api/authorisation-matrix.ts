@@ -316,6 +316,7 @@ export const OPERATIONS: Record<string, Operation> = {
   auth_password_reset: write(async (t) => ({ path: '/api/auth/password/reset/', body: { login: t.caller.account } }), 'none'),
   auth_password_reset_confirm: read(async () => ({ path: '/api/auth/password/reset/confirm/', body: { token: 'x'.repeat(43), new_password: 'Un-Nouveau-Mot-2-Passe!' } }), 'none'),
   auth_impersonate: write(async (t, a) => ({ path: '/api/auth/impersonate/', body: { account: a.accountId(t.employee!) } })),
+  auth_impersonate_end: write(async () => ({ path: '/api/auth/impersonate/end/' }), 'none'),
   absence_types_list: read(async () => ({ path: '/api/absence-types/' }), 'none'),
 
   divisions_list: divisions.list,

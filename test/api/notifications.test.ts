@@ -172,7 +172,7 @@ describe('a filing whose notification fails is not written (failure injection)',
   });
 
   const file = (date: string) =>
-    withRequestTransaction(authPool, { accountId: env.ids.accounts!.alice! }, async (client) => {
+    withRequestTransaction(authPool, { accountId: env.ids.accounts!.alice!, generation: 0 }, async (client) => {
       const { rows } = await client.query('select app_public.test_file_request($1) as result', [date]);
       return rows[0].result as { id: number; has_recipient: boolean };
     }, { frozenNow: '2026-11-16T10:00:00+01:00' });
