@@ -1,13 +1,1 @@
--- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
--- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
-
---!include org/accounts.sql
---!include audit/tables.sql
---!include auth/functions.sql
---!include audit/functions.sql
---!include impersonation/api.sql
---!include graphql.sql
---!include backoffice/sessions.sql
---!include auth/security_events.sql
---!include backoffice/audit.sql
---!include finalize.sql
+-- Enter migration here
