@@ -194,8 +194,8 @@ begin
     'Le détail (type d''absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l''application, après connexion.',
     '',
     '-- ',
-    format('Vous recevez cet e-mail pour : %s. Choisissez tout de suite, un résumé quotidien ou jamais dans « Mon compte » : %s', v_kinds, v_settings),
-    'Ne plus recevoir ces e-mails : ' || v_unsubscribe);
+    format('Vous recevez cet e-mail pour : %s. Tout de suite, un résumé quotidien ou jamais : choisissez dans « Mon compte » (%s),', v_kinds, v_settings),
+    'ou désabonnez-vous en un clic avec le lien « Se désabonner » de votre messagerie.');
   v_html := concat(
     '<!doctype html><html lang="fr"><head><meta charset="utf-8"><title>', app_hidden.html_escape(p_subject), '</title></head>',
     '<body style="font-family:sans-serif;line-height:1.5;color:#1a1a1a;max-width:40em">',
@@ -209,8 +209,8 @@ begin
      from jsonb_array_elements(p_items) with ordinality x(i, o)),
     '<p>Le détail (type d’absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l’application, après connexion.</p>',
     '<hr><p style="font-size:.9em;color:#4b5563">', app_hidden.html_escape(format('Vous recevez cet e-mail pour : %s.', v_kinds)),
-    ' <a href="', app_hidden.html_escape(v_settings), '">Choisir dans « Mon compte »</a> : tout de suite, un résumé quotidien ou jamais. ',
-    '<a href="', app_hidden.html_escape(v_unsubscribe), '">Ne plus recevoir ces e-mails</a>.</p></body></html>');
+    ' Tout de suite, un résumé quotidien ou jamais : <a href="', app_hidden.html_escape(v_settings), '">choisissez dans « Mon compte »</a>,',
+    ' ou désabonnez-vous en un clic avec le lien « Se désabonner » de votre messagerie.</p></body></html>');
   return jsonb_build_object(
     'subject', p_subject, 'text', v_text, 'html', v_html,
     'headers', jsonb_build_object('List-Unsubscribe', '<' || v_unsubscribe || '>',
@@ -313,8 +313,9 @@ begin
     v_mail := app_private.notification_email_compose(
       p.account_id,
       format('Résumé de vos notifications : %s nouvelle%s', cardinality(v_ids), case when cardinality(v_ids) > 1 then 's' else '' end),
-      format('Voici le résumé quotidien de vos notifications (%s) depuis le précédent, le %s.',
-             cardinality(v_ids), app_hidden.fr_date((p_now at time zone app_hidden.business_timezone())::date)),
+      format('Résumé du %s : %s notification%s depuis le résumé précédent.',
+             app_hidden.fr_date((p_now at time zone app_hidden.business_timezone())::date), cardinality(v_ids),
+             case when cardinality(v_ids) > 1 then 's' else '' end),
       v_items, v_kinds);
     insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
     values ('notification_digest', v_address, v_mail ->> 'subject', v_mail ->> 'text', v_mail ->> 'html', v_mail -> 'headers',
