@@ -125,12 +125,20 @@ language sql stable as $$
   select rtrim(coalesce(nullif(current_setting('app.public_url', true), ''), 'http://localhost:8000'), '/');
 $$;
 
--- What an e-mail may say of the item, besides the title: the employee and the dates; never the
--- type of an absence, a comment, a reason or a document. Null when there is nothing more.
-create or replace function app_private.notification_email_line(p_model text, p_target_id bigint) returns text
+-- What an e-mail may say of the item to its reader, besides the title: the employee and the
+-- dates; never the type of an absence, a comment, a reason or a document. Said only when the
+-- reader is that employee, or reads that employee's requests now (absences.view_absence_queue
+-- on a perimeter covering them: a digest is written hours after its notifications, and a
+-- perimeter may have changed since). Null when there is nothing more to say.
+create or replace function app_private.notification_email_line(p_account_id int, p_model text, p_target_id bigint)
+returns text
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_employee int := app_private.notification_target_employee(p_model, p_target_id);
 begin
-  if p_target_id is null or p_target_id > 2147483647 or p_target_id < 1 then
+  if v_employee is null or p_model not in ('absence', 'shift_change_request')
+     or (app_private.notification_about_recipient(p_account_id, p_model, p_target_id)
+         or app_hidden.may(p_account_id, 'absences.view_absence_queue', v_employee, app_hidden.now())) is not true then
     return null;
   end if;
   if p_model = 'absence' then
@@ -138,11 +146,9 @@ begin
                           app_hidden.absence_period_fr(a.date_start, a.date_end, a.start_half, a.end_half,
                                                        a.start_time, a.end_time))
             from app_public.absences a where a.id = p_target_id::int);
-  elsif p_model = 'shift_change_request' then
-    return (select format('%s — journée du %s', app_hidden.employee_name(r.employee_id), app_hidden.fr_date(r.date))
-            from app_public.shift_change_requests r where r.id = p_target_id::int);
   end if;
-  return null;
+  return (select format('%s — journée du %s', app_hidden.employee_name(r.employee_id), app_hidden.fr_date(r.date))
+          from app_public.shift_change_requests r where r.id = p_target_id::int);
 end;
 $$;
 
@@ -226,7 +232,8 @@ begin
     p_notification.account_id, p_notification.title,
     'Vous avez une nouvelle notification dans l''application de planning.',
     jsonb_build_array(jsonb_build_object('title', p_notification.title,
-                                         'line', app_private.notification_email_line(p_notification.model, p_notification.target_id),
+                                         'line', app_private.notification_email_line(p_notification.account_id, p_notification.model,
+                                                                                     p_notification.target_id),
                                          'path', p_notification.path)),
     array[p_notification.kind]);
 end;
@@ -300,7 +307,7 @@ begin
       and (v_address is null
            or case n.kind when 'own' then p.own when 'decide' then p.decide else p.planning end = 'never');
     select jsonb_agg(jsonb_build_object('title', n.title,
-                                        'line', app_private.notification_email_line(n.model, n.target_id),
+                                        'line', app_private.notification_email_line(n.account_id, n.model, n.target_id),
                                         'path', n.path) order by n.created_at, n.id),
            array_agg(n.id order by n.created_at, n.id),
            array_agg(distinct n.kind)

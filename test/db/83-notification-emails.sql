@@ -4,7 +4,7 @@
 -- document); callers without employee record, employees without address or main workplace,
 -- closed accounts; the digest's selection; « Tout marquer comme lu »; the unsubscribe address.
 begin;
-select plan(67);
+select plan(68);
 select tests.freeze('2026-11-16 10:00+01');
 select null::void from set_config('app.public_url', 'https://planning.example', true);
 
@@ -186,11 +186,12 @@ select is(pg_temp.last_note('mgr1'), format('decide /file/absences/%s digest fal
 select null::void from app_private.notify(tests.id('accounts', 'mgr1'), 'Conflit entre un événement et une absence', 'b', 'warning', 'event', 1);
 select is(pg_temp.last_note('mgr1'), 'planning /equipe none false', '"planning" set to never: no e-mail');
 select is(pg_temp.outbox_count(), current_setting('test.outbox')::int, 'nothing went to the outbox');
-select null::void from app_private.notify(tests.id('accounts', 'mgr1'), 'Nouvelle demande de modification', 'b');
+select null::void from app_private.notify(tests.id('accounts', 'mgr1'), 'Demande d''annulation d''absence', 'b', 'info', 'absence',
+                          current_setting('test.sick')::bigint);
 select tests.freeze('2026-11-16 15:00+01');
 select null::void from app_private.notify(tests.id('accounts', 'mgr1'), 'Justificatifs manquants', 'liste', 'warning', null, null);
 select is((select count(*)::int from app_public.notifications n where n.account_id = tests.id('accounts', 'mgr1')
-           and n.email = 'digest' and n.emailed_at is null), 2, 'two notifications wait for mgr1''s digest');
+           and n.email = 'digest' and n.emailed_at is null), 3, 'three notifications wait for mgr1''s digest');
 
 -- ---------------------------------------------------------------- the digest
 select is(app_hidden.last_digest_instant('2026-11-16 10:00+01', 8), '2026-11-16 08:00+01'::timestamptz,
@@ -204,11 +205,13 @@ select is(app_private.send_notification_digests('2026-11-16 16:03+01'), 0,
 select is(app_private.send_notification_digests('2026-11-17 07:03+01'), 0, 'not before the chosen hour');
 select is(app_private.send_notification_digests('2026-11-17 08:03+01'), 1, 'at the chosen hour: one digest');
 select is((pg_temp.mails('julien.petit@tilleuls.example'))[cardinality(pg_temp.mails('julien.petit@tilleuls.example'))],
-  'notification_digest | Résumé de vos notifications : 2 nouvelles', 'one e-mail gathering both');
+  'notification_digest | Résumé de vos notifications : 3 nouvelles', 'one e-mail gathering the three');
 select ok((pg_temp.last_mail('julien.petit@tilleuls.example')).body_text like
-            format('%%Nouvelle demande d''absence%%Farid Benali — absence le 07/12/2026%%https://planning.example/file/absences/%s%%Justificatifs manquants%%https://planning.example/notifications%%',
-                   current_setting('test.farid')),
-  'in the order they came, each with what it may say and its link');
+            format('%%Nouvelle demande d''absence%%https://planning.example/file/absences/%s%%Demande d''annulation d''absence%%Alice Martin — absence du 23/11/2026 au 24/11/2026%%https://planning.example/file/absences/%s%%Justificatifs manquants%%https://planning.example/notifications%%',
+                   current_setting('test.farid'), current_setting('test.sick')),
+  'in the order they came, each with its link, and the employee and dates where its reader reads them');
+select ok((pg_temp.last_mail('julien.petit@tilleuls.example')).body_text not like '%Farid Benali%',
+  'never the employee of a request its reader does not read now (Farid is outside mgr1''s perimeter)');
 select matches((pg_temp.last_mail('julien.petit@tilleuls.example')).headers ->> 'List-Unsubscribe', '&kinds=decide>$',
   'its List-Unsubscribe names the kinds it carries');
 select is((select count(*)::int from app_public.notifications n where n.account_id = tests.id('accounts', 'mgr1')
