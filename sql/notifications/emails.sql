@@ -240,17 +240,26 @@ end;
 $$;
 
 -- After the notifications of a statement: the outbox gets the e-mail of each one sent at once,
--- in the same transaction (its drain job is enqueued by the outbox's own trigger).
+-- in the same transaction (its drain job is enqueued by the outbox's own trigger). An e-mail
+-- never rolls back the write that notified: one that cannot be written (an address the outbox
+-- refuses, ...) is given up with a warning, and its notification says none was sent.
 create or replace function app_private.tg_notifications__email() returns trigger
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  n app_public.notifications;
+  m jsonb;
 begin
-  insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
-  select 'notification', app_private.account_email(n.account_id), m ->> 'subject', m ->> 'text', m ->> 'html',
-         m -> 'headers', n.account_id
-  from new_rows n
-  cross join lateral app_private.notification_email(n::app_public.notifications) m
-  where n.email = 'immediate'
-  order by n.id;
+  for n in select * from new_rows r where r.email = 'immediate' order by r.id loop
+    begin
+      m := app_private.notification_email(n);
+      insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
+      values ('notification', app_private.account_email(n.account_id), m ->> 'subject', m ->> 'text', m ->> 'html',
+              m -> 'headers', n.account_id);
+    exception when others then
+      raise warning 'notification %: its e-mail was not queued (%)', n.id, sqlerrm;
+      update app_public.notifications x set email = 'none', emailed_at = null where x.id = n.id;
+    end;
+  end loop;
   return null;
 end;
 $$;
@@ -317,19 +326,24 @@ begin
     if v_ids is null then
       continue;
     end if;
-    v_mail := app_private.notification_email_compose(
-      p.account_id,
-      format('Résumé de vos notifications : %s nouvelle%s', cardinality(v_ids), case when cardinality(v_ids) > 1 then 's' else '' end),
-      format('Résumé du %s : %s notification%s depuis le résumé précédent.',
-             app_hidden.fr_date((p_now at time zone app_hidden.business_timezone())::date), cardinality(v_ids),
-             case when cardinality(v_ids) > 1 then 's' else '' end),
-      v_items, v_kinds);
-    insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
-    values ('notification_digest', v_address, v_mail ->> 'subject', v_mail ->> 'text', v_mail ->> 'html', v_mail -> 'headers',
-            p.account_id);
-    update app_public.notifications n set emailed_at = p_now where n.id = any (v_ids);
-    update app_private.notification_preferences x set digest_since = p_now where x.account_id = p.account_id;
-    v_count := v_count + 1;
+    begin
+      v_mail := app_private.notification_email_compose(
+        p.account_id,
+        format('Résumé de vos notifications : %s nouvelle%s', cardinality(v_ids), case when cardinality(v_ids) > 1 then 's' else '' end),
+        format('Résumé du %s : %s notification%s depuis le résumé précédent.',
+               app_hidden.fr_date((p_now at time zone app_hidden.business_timezone())::date), cardinality(v_ids),
+               case when cardinality(v_ids) > 1 then 's' else '' end),
+        v_items, v_kinds);
+      insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
+      values ('notification_digest', v_address, v_mail ->> 'subject', v_mail ->> 'text', v_mail ->> 'html', v_mail -> 'headers',
+              p.account_id);
+      update app_public.notifications n set emailed_at = p_now where n.id = any (v_ids);
+      update app_private.notification_preferences x set digest_since = p_now where x.account_id = p.account_id;
+      v_count := v_count + 1;
+    exception when others then
+      -- One account's digest that cannot be written stays waiting; the others go.
+      raise warning 'digest of account %: not queued (%)', p.account_id, sqlerrm;
+    end;
   end loop;
   return v_count;
 end;

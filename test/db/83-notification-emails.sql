@@ -4,7 +4,7 @@
 -- document); callers without employee record, employees without address or main workplace,
 -- closed accounts; the digest's selection; « Tout marquer comme lu »; the unsubscribe address.
 begin;
-select plan(68);
+select plan(71);
 select tests.freeze('2026-11-16 10:00+01');
 select null::void from set_config('app.public_url', 'https://planning.example', true);
 
@@ -90,6 +90,22 @@ select ok((pg_temp.last_mail('alice.martin@tilleuls.example')).body_text not ili
 select ok((pg_temp.last_mail('alice.martin@tilleuls.example')).body_text like
             format('%%https://planning.example/demandes/absences/%s%%', current_setting('test.sick')),
   'her link opens her own request');
+
+-- An e-mail that cannot be written never rolls back the write that notified.
+alter table app_private.email_outbox add constraint test_refuses_julien check (to_address <> 'julien.petit@tilleuls.example') not valid;
+select pg_temp.remember('test.julien_mails', cardinality(pg_temp.mails('julien.petit@tilleuls.example'))::text);
+select tests.authenticate_as('alice');
+set local client_min_messages = error;
+select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-03'))$$,
+  'a filing whose decider''s e-mail the outbox refuses is written');
+reset client_min_messages;
+select tests.as_owner();
+select is(pg_temp.last_note('mgr1'), format('decide /file/absences/%s none false',
+                                            (select max(a.id) from app_public.absences a where a.date_start = '2026-12-03')),
+  '... with its notification, which says no e-mail went');
+select is(cardinality(pg_temp.mails('julien.petit@tilleuls.example')), current_setting('test.julien_mails')::int,
+  '... and no e-mail');
+alter table app_private.email_outbox drop constraint test_refuses_julien;
 
 -- ---------------------------------------------------------------- who gets no e-mail
 select null::void from app_private.notify(tests.id('accounts', 'root'), 'Pour root', 'corps');
