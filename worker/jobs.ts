@@ -146,6 +146,20 @@ export function smtpTransport(smtp: SmtpSettings): MailTransport {
 }
 
 /**
+ * Writes into the outbox the e-mails of the notifications sent at once that are not there yet
+ * (app_private.queue_notification_emails, 500 a transaction); returns how many.
+ */
+export async function queueNotificationEmails(db: pg.Pool | pg.ClientBase): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>('select app_private.queue_notification_emails(500) as n');
+    const queued = rows[0]?.n ?? 0;
+    total += queued;
+    if (queued < 500) return total;
+  }
+}
+
+/**
  * Delivers the unsent mails of the outbox, oldest first, one transaction per mail (the row
  * is locked while it is sent, so that two drains never send it twice). Without SMTP
  * settings nothing is sent: the mails stay in the outbox, visible to staff.
@@ -157,6 +171,9 @@ export async function drainEmailOutbox(
 ): Promise<DrainOutcome> {
   const pendingCount = async () =>
     Number((await pool.query<{ n: string }>('select app_private.email_outbox_pending_count() as n')).rows[0]?.n ?? 0);
+  // First the e-mails of the notifications sent at once, written into the outbox now (with or
+  // without SMTP: staff see them there, and the embedded mode prints them).
+  await queueNotificationEmails(pool);
   if (!smtp || !transport) return { smtp: false, sent: 0, failed: 0, pending: await pendingCount() };
   let sent = 0;
   let failed = 0;

@@ -2,8 +2,10 @@
 -- recipient when the account is active and has an address (the professional e-mail of its
 -- employee record), through the outbox (app_private.email_outbox, delivered by the worker's
 -- drain_email_outbox; printed on the console in the embedded mode):
---   * at once: queued by the transaction that writes the notification (a failed send is
---     retried by the worker; it never rolls the request back);
+--   * at once: the transaction that writes the notification only routes it and enqueues the
+--     worker's drain_email_outbox job; the job writes the e-mail into the outbox
+--     (app_private.queue_notification_emails) and sends it, seconds later: an e-mail never
+--     slows, blocks or rolls back the request, and a failed send is retried by the worker;
 --   * in a daily digest at the hour the account chose (send_notification_digests, hourly);
 --   * never;
 -- per kind: own (my requests and my account), decide (requests of others), planning (alerts).
@@ -105,7 +107,7 @@ begin
   new.kind := app_private.notification_kind(new.account_id, new.model, new.target_id, new.title);
   new.path := app_private.notification_path(new.account_id, new.model, new.target_id);
   new.email := app_private.notification_email_mode(new.account_id, new.kind);
-  new.emailed_at := case when new.email = 'immediate' then app_hidden.now() end;
+  new.emailed_at := null;
   return new;
 end;
 $$;
@@ -239,33 +241,61 @@ begin
 end;
 $$;
 
--- After the notifications of a statement: the outbox gets the e-mail of each one sent at once,
--- in the same transaction (its drain job is enqueued by the outbox's own trigger). An e-mail
--- never rolls back the write that notified: one that cannot be written (an address the outbox
--- refuses, ...) is given up with a warning, and its notification says none was sent.
+-- After the notifications of a statement: when one goes by e-mail at once, the worker's
+-- drain_email_outbox job is enqueued in the same transaction (one job, by its key; skipped
+-- silently when graphile-worker's schema is not installed: the worker drains at start).
 create or replace function app_private.tg_notifications__email() returns trigger
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  n app_public.notifications;
-  m jsonb;
 begin
-  for n in select * from new_rows r where r.email = 'immediate' order by r.id loop
-    begin
-      m := app_private.notification_email(n);
-      insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
-      values ('notification', app_private.account_email(n.account_id), m ->> 'subject', m ->> 'text', m ->> 'html',
-              m -> 'headers', n.account_id);
-    exception when others then
-      raise warning 'notification %: its e-mail was not queued (%)', n.id, sqlerrm;
-      update app_public.notifications x set email = 'none', emailed_at = null where x.id = n.id;
-    end;
-  end loop;
+  if to_regnamespace('graphile_worker') is not null and exists (select 1 from new_rows r where r.email = 'immediate') then
+    perform graphile_worker.add_job('drain_email_outbox', json_build_object(), job_key => 'drain_email_outbox');
+  end if;
   return null;
 end;
 $$;
 create or replace trigger _800_email after insert on app_public.notifications
   referencing new table as new_rows
   for each statement execute function app_private.tg_notifications__email();
+
+-- The worker's first step of drain_email_outbox (and npm run job -- drain_email_outbox): the
+-- e-mails of the notifications sent at once that are not in the outbox yet, oldest first (at
+-- most p_limit), composed now (what the reader may read now). One that cannot be written (an
+-- address the outbox refuses, ...) is given up with a warning, and its notification says none
+-- went. Returns how many were queued.
+create or replace function app_private.queue_notification_emails(p_limit int default 500) returns int
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  n app_public.notifications;
+  m jsonb;
+  v_count int := 0;
+begin
+  for n in
+    select * from app_public.notifications x
+    where x.email = 'immediate' and x.emailed_at is null
+    order by x.id
+    limit greatest(coalesce(p_limit, 500), 1)
+    for update skip locked
+  loop
+    -- Closed since, or without address since: no e-mail.
+    if app_private.notification_email_mode(n.account_id, n.kind) = 'none' then
+      update app_public.notifications x set email = 'none' where x.id = n.id;
+      continue;
+    end if;
+    begin
+      m := app_private.notification_email(n);
+      insert into app_private.email_outbox (kind, to_address, subject, body_text, body_html, headers, account_id)
+      values ('notification', app_private.account_email(n.account_id), m ->> 'subject', m ->> 'text', m ->> 'html',
+              m -> 'headers', n.account_id);
+      update app_public.notifications x set emailed_at = app_hidden.now() where x.id = n.id;
+      v_count := v_count + 1;
+    exception when others then
+      raise warning 'notification %: its e-mail was not queued (%)', n.id, sqlerrm;
+      update app_public.notifications x set email = 'none' where x.id = n.id;
+    end;
+  end loop;
+  return v_count;
+end;
+$$;
 
 -- ---------------------------------------------------------------------------------------
 -- The daily digest (worker task send_notification_digests, every hour; npm run job).

@@ -46,8 +46,8 @@ on conflict do nothing;
 --   kind: own (my requests and my account), decide (requests of others to decide or follow),
 --         planning (planning alerts: an event against an absence);
 --   path: the address of the item in the web application for this recipient (web/src/lib/paths.ts);
---   email: what the e-mail of this notification is: immediate (queued in the outbox with the
---          notification), digest (waits for the account's daily digest), none (no address,
+--   email: what the e-mail of this notification is: immediate (written into the outbox by the
+--          worker's drain_email_outbox, seconds later), digest (waits for the account's daily digest), none (no address,
 --          closed account, or the kind set to never);
 --   emailed_at: when it went into the outbox (alone or in a digest).
 alter table app_public.notifications add column if not exists kind text not null default 'own';
@@ -73,6 +73,9 @@ begin
   end if;
 end;
 $$;
+-- The worker's queue of the e-mails sent at once (app_private.queue_notification_emails).
+create index if not exists notifications_email_waiting_idx on app_public.notifications (id)
+  where email = 'immediate' and emailed_at is null;
 -- The daily digest reads the waiting notifications of an account.
 create index if not exists notifications_digest_idx on app_public.notifications (account_id, id)
   where email = 'digest' and emailed_at is null;

@@ -9,7 +9,9 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxPrinter } from '../../src/cli/outbox-printer.js';
-import { createWorkerPool, drainEmailOutbox, sendNotificationDigests, type MailTransport, type OutgoingMail } from '../../worker/jobs.js';
+import {
+  createWorkerPool, drainEmailOutbox, queueNotificationEmails, sendNotificationDigests, type MailTransport, type OutgoingMail,
+} from '../../worker/jobs.js';
 import { typeIds } from './absence-helpers.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
@@ -29,18 +31,26 @@ interface OutboxRow {
   attempts: number;
   last_error: string | null;
 }
-const outbox = async (address?: string): Promise<OutboxRow[]> =>
-  (await env.db.query<OutboxRow>(
+/** The outbox, once the worker's first step wrote the e-mails of the notifications sent at once. */
+const outbox = async (address?: string): Promise<OutboxRow[]> => {
+  await queueNotificationEmails(workerPool);
+  return (await env.db.query<OutboxRow>(
     'select id::text, kind, to_address, subject, body_text, body_html, headers, sent_at, attempts, last_error from app_private.email_outbox where $1::text is null or to_address = $1 order by id',
     [address ?? null],
   )).rows;
+};
+
+/** The worker's connections (PUBLIC_URL and the business time zone in their session, as in production). */
+let workerPool: ReturnType<typeof createWorkerPool>;
 
 beforeAll(async () => {
   env = await startTestEnv();
   types = await typeIds(env);
   E = env.ids.employees!;
+  workerPool = createWorkerPool(env.config, 2);
 });
 afterAll(async () => {
+  await workerPool?.end();
   await env?.close();
 });
 
@@ -52,9 +62,19 @@ async function fileAbsence(employee: string, type: string, dateStart: string, da
 }
 
 describe('a filing and its decision go by e-mail', () => {
+  it('the filing’s transaction writes no e-mail: the worker does, seconds later', async () => {
+    const before = Number((await env.db.query('select count(*) from app_private.email_outbox')).rows[0].count);
+    const id = await fileAbsence('bruno', 'FOR', '2026-12-01');
+    expect(Number((await env.db.query('select count(*) from app_private.email_outbox')).rows[0].count)).toBe(before);
+    const waiting = await env.db.query("select count(*)::int as n from app_public.notifications where target_id = $1 and email = 'immediate' and emailed_at is null", [id]);
+    expect(waiting.rows[0].n).toBeGreaterThan(0);
+    expect(await queueNotificationEmails(workerPool)).toBe(waiting.rows[0].n);
+    expect(await queueNotificationEmails(workerPool)).toBe(0);
+  });
+
   it('the decider’s e-mail links to the decision panel and says neither the type nor the comment', async () => {
     const id = await fileAbsence('alice', 'MAL', '2026-11-23', '2026-11-24', 'Grippe, repos prescrit');
-    const [mail] = await outbox('julien.petit@tilleuls.example');
+    const mail = (await outbox('julien.petit@tilleuls.example')).at(-1);
     expect(mail).toMatchObject({ kind: 'notification', subject: 'Nouvelle demande d\'absence', sent_at: null, attempts: 0 });
     expect(mail!.body_text).toContain('Alice Martin — absence du 23/11/2026 au 24/11/2026');
     expect(mail!.body_text).toContain(`Ouvrir : http://wfm.test/file/absences/${id}`);
@@ -301,6 +321,7 @@ describe('delivery', () => {
     await printer.start();
     try {
       const id = await fileAbsence('david', 'FOR', '2026-12-23');
+      await queueNotificationEmails(workerPool);
       await printer.poll();
       const text = printed.join('\n');
       expect(text).toContain('To: paul.fontaine@moulin.example');

@@ -45,8 +45,8 @@ select is((select read_at from app_public.notifications where id = current_setti
 
 -- The notifications above went by e-mail too (issue 28: test/db/83-notification-emails.sql);
 -- the outbox is emptied so that the mails below are alone in it.
-select is((select count(*)::int from app_private.email_outbox where kind = 'notification'), 3,
-          'each notification above queued its e-mail');
+select is(app_private.queue_notification_emails(), 3,
+          'the worker''s first step writes the e-mail of each notification above');
 delete from app_private.email_outbox;
 
 -- ---------------------------------------------------------------- outbox: enqueue guard

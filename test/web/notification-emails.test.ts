@@ -11,7 +11,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxPrinter } from '../../src/cli/outbox-printer.js';
-import { createWorkerPool, drainEmailOutbox, sendNotificationDigests, type MailTransport, type OutgoingMail } from '../../worker/jobs.js';
+import {
+  createWorkerPool, drainEmailOutbox, queueNotificationEmails, sendNotificationDigests, type MailTransport, type OutgoingMail,
+} from '../../worker/jobs.js';
 import { typeIds } from '../api/absence-helpers.js';
 import { FIXTURE_PASSWORD } from '../helpers/settings.js';
 import { browserWalk, checkPage, login, openPage, poll, screenshots, type WatchedPage } from './browser.js';
@@ -22,21 +24,29 @@ let types: Record<string, number>;
 let E: Record<string, number>;
 let printer: OutboxPrinter;
 const printed: string[] = [];
+/** The worker's connections (PUBLIC_URL and the business time zone in their session, as in production). */
+let workerPool: ReturnType<typeof createWorkerPool>;
 
 beforeAll(async () => {
   types = await typeIds(walk.env);
   E = walk.env.ids.employees!;
+  workerPool = createWorkerPool(walk.env.config, 2);
   printer = new OutboxPrinter(walk.env.config.databaseUrl, (text) => printed.push(text), 60_000);
   await printer.start();
   await mkdir(EMAIL_DIR, { recursive: true });
 });
 afterAll(async () => {
   await printer?.stop();
+  await workerPool?.end();
 });
 
-/** The e-mails printed since the last call, as the console of `npm start` shows them. */
+/**
+ * The e-mails printed since the last call, as the console of `npm start` shows them once the
+ * worker (drain_email_outbox, enqueued by the notifying transaction) wrote them into the outbox.
+ */
 async function newlyPrinted(): Promise<string[]> {
   const before = printed.length;
+  await queueNotificationEmails(workerPool);
   await printer.poll();
   return printed.slice(before);
 }
