@@ -42,71 +42,80 @@ begin
 end;
 $$;
 
--- own: about the recipient's own requests or account; decide: a request of somebody else (to
--- decide, or a filing nobody can decide, or HR's list of missing documents); planning: an
--- alert of the planning (an event overlapping an absence).
-create or replace function app_private.notification_kind(p_account_id int, p_model text, p_target_id bigint, p_title text)
-returns text
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-begin
-  if p_model = 'event' or p_title like 'Conflit %' then
-    return 'planning';
-  end if;
-  if p_model in ('absence', 'shift_change_request') then
-    return case when app_private.notification_about_recipient(p_account_id, p_model, p_target_id) then 'own' else 'decide' end;
-  end if;
-  if p_model is null and p_title = 'Justificatifs manquants' then
-    return 'decide';
-  end if;
-  return 'own';
-end;
+-- own: about the recipient's own request or account (p_own: the recipient is the employee of
+-- the item); decide: a request of somebody else (to decide, or a filing nobody can decide, or
+-- HR's list of missing documents); planning: an alert of the planning (an event overlapping an
+-- absence).
+create or replace function app_hidden.notification_kind(p_model text, p_title text, p_own boolean) returns text
+language sql immutable parallel safe as $$
+  select case
+    when p_model = 'event' or p_title like 'Conflit %' then 'planning'
+    when p_model in ('absence', 'shift_change_request') then case when p_own then 'own' else 'decide' end
+    when p_model is null and p_title = 'Justificatifs manquants' then 'decide'
+    else 'own'
+  end;
 $$;
 
--- The address of the item in the web application for this recipient (web/src/lib/paths.ts:
+-- The address of the item in the web application for its recipient (web/src/lib/paths.ts:
 -- myAbsence, queueAbsence, myDayChange, queueDayChange, teamPlanning, account), or null (the
 -- notification itself is all there is: the e-mail links to /notifications).
-create or replace function app_private.notification_path(p_account_id int, p_model text, p_target_id bigint)
-returns text
-language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_own boolean := app_private.notification_about_recipient(p_account_id, p_model, p_target_id);
-begin
-  if p_target_id is null and p_model is distinct from 'event' then
-    return null;
-  end if;
-  return case p_model
-    when 'absence' then case when v_own then '/demandes/absences/' else '/file/absences/' end || p_target_id
-    when 'shift_change_request' then case when v_own then '/demandes/journees/' else '/file/journees/' end || p_target_id
-    when 'event' then '/equipe'
-    when 'employee' then case when v_own then '/compte' end
+create or replace function app_hidden.notification_path(p_model text, p_target_id bigint, p_own boolean) returns text
+language sql immutable parallel safe as $$
+  select case
+    when p_model = 'event' then '/equipe'
+    when p_target_id is null then null
+    when p_model = 'absence' then case when p_own then '/demandes/absences/' else '/file/absences/' end || p_target_id
+    when p_model = 'shift_change_request' then case when p_own then '/demandes/journees/' else '/file/journees/' end || p_target_id
+    when p_model = 'employee' and p_own then '/compte'
   end;
-end;
 $$;
 
--- What the e-mail of a new notification of this kind is for this account: immediate, digest,
--- or none (closed account, no address, or the kind set to never).
+-- What the e-mail of a notification of a kind is: immediate, digest, or none (closed account,
+-- no address, or the kind set to never; no preferences row: immediate).
+create or replace function app_hidden.notification_email_mode(p_active boolean, p_address text, p_kind text,
+                                                   p_preferences app_private.notification_preferences)
+returns text
+language sql immutable parallel safe as $$
+  select case when p_active is not true or p_address is null or x.mode = 'never' then 'none' else x.mode end
+  from (select coalesce(case p_kind when 'own' then (p_preferences).own when 'decide' then (p_preferences).decide
+                                    else (p_preferences).planning end, 'immediate') as mode) x;
+$$;
+
+-- The same for an account now (the worker checks again before writing an e-mail).
 create or replace function app_private.notification_email_mode(p_account_id int, p_kind text) returns text
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_mode text;
+  v_active boolean;
+  v_address text;
+  v_preferences app_private.notification_preferences;
 begin
-  if not exists (select 1 from app_public.accounts a where a.id = p_account_id and a.is_active)
-     or app_private.account_email(p_account_id) is null then
-    return 'none';
-  end if;
-  v_mode := coalesce((select case p_kind when 'own' then p.own when 'decide' then p.decide else p.planning end
-                      from app_private.notification_preferences p where p.account_id = p_account_id), 'immediate');
-  return case v_mode when 'never' then 'none' else v_mode end;
+  select a.is_active, e.professional_email into v_active, v_address
+  from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
+  where a.id = p_account_id;
+  select * into v_preferences from app_private.notification_preferences p where p.account_id = p_account_id;
+  return app_hidden.notification_email_mode(v_active, v_address, p_kind, v_preferences);
 end;
 $$;
 
--- Before each new notification: its kind, its address and its e-mail.
+-- Before each new notification: its kind, its address and its e-mail, from two reads (the
+-- recipient with its address and preferences; the employee of the item).
 create or replace function app_private.tg_notifications__route() returns trigger
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_employee int;
+  v_active boolean;
+  v_address text;
+  v_preferences app_private.notification_preferences;
+  v_own boolean;
 begin
-  new.kind := app_private.notification_kind(new.account_id, new.model, new.target_id, new.title);
-  new.path := app_private.notification_path(new.account_id, new.model, new.target_id);
-  new.email := app_private.notification_email_mode(new.account_id, new.kind);
+  select a.employee_id, a.is_active, e.professional_email into v_employee, v_active, v_address
+  from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
+  where a.id = new.account_id;
+  select * into v_preferences from app_private.notification_preferences p where p.account_id = new.account_id;
+  v_own := coalesce(v_employee = app_private.notification_target_employee(new.model, new.target_id), false);
+  new.kind := app_hidden.notification_kind(new.model, new.title, v_own);
+  new.path := app_hidden.notification_path(new.model, new.target_id, v_own);
+  new.email := app_hidden.notification_email_mode(v_active, v_address, new.kind, v_preferences);
   new.emailed_at := null;
   return new;
 end;
