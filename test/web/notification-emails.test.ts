@@ -149,7 +149,7 @@ describe('e-mail notifications in the browser', () => {
     const decide = form.getByRole('group', { name: 'Demandes à décider' });
     expect(await decide.getByRole('radio', { name: 'Tout de suite' }).isChecked()).toBe(true);
     await decide.getByRole('radio', { name: 'Un résumé par jour' }).check();
-    await form.getByLabel('Heure du résumé quotidien').selectOption('8');
+    await form.getByLabel('Heure du résumé quotidien (heure de Paris)').selectOption('8');
     await form.getByRole('button', { name: 'Enregistrer mes préférences d’e-mail' }).click();
     await poll(() => page.getByRole('status').filter({ hasText: 'Vos préférences d’e-mail sont enregistrées.' }).count()).toBe(1);
     await checkPage(page, 'Mon compte, e-mails');

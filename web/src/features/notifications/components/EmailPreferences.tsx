@@ -79,7 +79,7 @@ export function EmailPreferencesForm({ decider }: { decider: boolean }) {
           <FieldError id={`${id}-${kind}`} messages={errors[kind]} />
         </fieldset>
       ))}
-      <label htmlFor={`${id}-digest_hour`}>Heure du résumé quotidien</label>
+      <label htmlFor={`${id}-digest_hour`}>Heure du résumé quotidien (heure de Paris)</label>
       <select id={`${id}-digest_hour`} value={choice.digest_hour}
         onChange={(event) => change({ digest_hour: Number(event.target.value) })} {...described('digest_hour')}>
         {HOURS.map((hour) => <option key={hour} value={hour}>{`${hour} h`}</option>)}
