@@ -49,6 +49,9 @@ describe('GET /api/notifications/', () => {
       level: 'error',
       created_at: '2026-11-15T09:00:00+01:00',
       read_at: null,
+      // About nothing in particular: the recipient's own, and no address to open (issue 28).
+      kind: 'own',
+      path: null,
     });
     expect(res.body.results[0].read_at).toBe('2026-11-16T09:30:00+01:00');
   });

@@ -1399,6 +1399,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notifications/read-all/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tout marquer comme lu
+         * @description Marque lues toutes les notifications non lues du compte connecté et répond combien.
+         */
+        post: operations["notifications_mark_all_read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/preferences/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Mes préférences d’e-mail
+         * @description Chaque notification part aussi par e-mail (sans adresse sur la fiche salarié, ou compte fermé : aucun), selon le choix du compte par type (own : mes demandes ; decide : à décider ; planning) : immediate (tout de suite), digest (un résumé quotidien à digest_hour, Europe/Paris) ou never (jamais). Sans choix enregistré : tout de suite, résumé à 7 h. Un e-mail ne dit que le titre, le salarié, les dates et le lien : jamais le type d’absence, un motif, un commentaire ni un justificatif.
+         */
+        get: operations["notification_preferences_get"];
+        /**
+         * Choisir mes préférences d’e-mail
+         * @description Chaque notification part aussi par e-mail (sans adresse sur la fiche salarié, ou compte fermé : aucun), selon le choix du compte par type (own : mes demandes ; decide : à décider ; planning) : immediate (tout de suite), digest (un résumé quotidien à digest_hour, Europe/Paris) ou never (jamais). Sans choix enregistré : tout de suite, résumé à 7 h. Un e-mail ne dit que le titre, le salarié, les dates et le lien : jamais le type d’absence, un motif, un commentaire ni un justificatif. Toutes les clés sont requises ; une valeur inconnue répond 400 sous son champ.
+         */
+        put: operations["notification_preferences_set"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/unsubscribe/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Se désabonner des e-mails de notification (List-Unsubscribe, en un clic)
+         * @description L’adresse de l’en-tête List-Unsubscribe des e-mails de notification (RFC 8058 : le client de messagerie envoie `List-Unsubscribe=One-Click` en formulaire, accepté et ignoré). Publique : le secret `token` de l’adresse suffit. Les types nommés dans `kinds` (own, decide, planning, séparés par des virgules) passent à « jamais ». Un secret ou un type inconnu répond 404.
+         */
+        post: operations["notification_unsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/email-outbox/": {
         parameters: {
             query?: never;
@@ -2331,6 +2395,34 @@ export interface components {
              * @description Première lecture, ou null tant que la notification n’est pas lue.
              */
             read_at: string | null;
+            /**
+             * @description own : mes demandes et mon compte ; decide : une demande d’un autre (à décider, à suivre) ; planning : une alerte du planning.
+             * @enum {string}
+             */
+            kind: "own" | "decide" | "planning";
+            /** @description Adresse dans l’application web de ce qu’elle concerne, pour son destinataire : /demandes/absences/<id> pour sa propre demande, /file/absences/<id> (panneau de décision) pour une demande à décider, /demandes/journees/<id>, /file/journees/<id>, /equipe, /compte ; null quand la notification est tout. */
+            path: string | null;
+        };
+        NotificationPreferences: {
+            /** @description Adresse où partent les e-mails (l’e-mail professionnel de la fiche salarié) ; null : aucun e-mail n’est envoyé. */
+            email: string | null;
+            /**
+             * @description Mes demandes (décisions, relances, mon compte).
+             * @enum {string}
+             */
+            own: "immediate" | "digest" | "never";
+            /**
+             * @description Demandes à décider ou à suivre.
+             * @enum {string}
+             */
+            decide: "immediate" | "digest" | "never";
+            /**
+             * @description Alertes du planning (un événement contre une absence).
+             * @enum {string}
+             */
+            planning: "immediate" | "digest" | "never";
+            /** @description Heure du résumé quotidien (Europe/Paris), de 0 à 23. */
+            digest_hour: number;
         };
         OutboxEmail: {
             id: number;
@@ -10659,6 +10751,262 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notifications_mark_all_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Notifications marquées lues par cet appel. */
+                        count: number;
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_preferences_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPreferences"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_preferences_set: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    own: "immediate" | "digest" | "never";
+                    /** @enum {string} */
+                    decide: "immediate" | "digest" | "never";
+                    /** @enum {string} */
+                    planning: "immediate" | "digest" | "never";
+                    digest_hour: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPreferences"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_unsubscribe: {
+        parameters: {
+            query: {
+                /** @description Secret de désabonnement du compte. */
+                token: string;
+                /** @description Types : own, decide, planning. */
+                kinds: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
