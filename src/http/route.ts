@@ -153,6 +153,6 @@ export interface RouteSpec {
   /** An error status whose body is not the usual { detail } (the health probe's 503 says what is down). */
   errorBodies?: Partial<Record<number, JsonSchema>>;
   headers?: Record<string, string>;
-  /** Extra rate-limit bucket: the password reset route (per address), the login (per username, once its body is read). */
-  rateLimit?: 'password_reset' | 'login_per_username';
+  /** Extra rate-limit bucket: the password reset route (per address). The login throttles itself (src/auth/login-throttle.ts). */
+  rateLimit?: 'password_reset';
 }
