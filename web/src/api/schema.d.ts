@@ -48,7 +48,7 @@ export interface paths {
         put?: never;
         /**
          * Connexion : obtenir un jeton d’accès (6 heures, sans jeton de rafraîchissement)
-         * @description Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton ; et 20 tentatives par heure et par identifiant (sans distinction de casse), quelle que soit l’adresse. Au-delà : 429 avec Retry-After, avant toute vérification du mot de passe.
+         * @description Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton. Seuls les échecs comptent (identifiant inconnu, mot de passe faux, compte inactif) : après 10 échecs en 15 minutes pour un identifiant depuis une adresse, cette adresse reçoit 429 (Retry-After) pour cet identifiant jusqu’à la fin de la fenêtre ; au-delà de 20 échecs en une heure pour un identifiant, toutes adresses confondues, chaque tentative attend (1 s, puis 2, 4, 8, au plus 10 s) sans jamais être refusée. Une connexion réussie ne compte pas.
          */
         post: operations["auth_token"];
         delete?: never;
@@ -2540,6 +2540,24 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -2650,6 +2668,24 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -2706,6 +2742,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Trop de requêtes (voir Retry-After) */
@@ -2799,6 +2853,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3059,6 +3122,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3209,6 +3281,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3281,6 +3362,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3368,6 +3458,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3543,6 +3642,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3699,6 +3807,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3771,6 +3888,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3864,6 +3990,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4031,6 +4166,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4183,6 +4327,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4255,6 +4408,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4344,6 +4506,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4567,6 +4738,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4765,6 +4945,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4893,6 +5082,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5095,6 +5293,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5183,6 +5390,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5375,6 +5591,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5463,6 +5688,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5527,6 +5761,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5702,6 +5945,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5867,6 +6119,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6019,6 +6280,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6082,6 +6352,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6171,6 +6450,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6278,6 +6566,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6369,6 +6666,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6671,6 +6977,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6818,6 +7133,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6948,6 +7272,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -7040,6 +7373,15 @@ export interface operations {
             };
             /** @description Version périmée : quelqu’un a déjà décidé ; rechargez */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7615,6 +7957,24 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -7711,6 +8071,24 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7852,6 +8230,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8034,6 +8421,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8149,6 +8545,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8272,6 +8677,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8364,6 +8778,15 @@ export interface operations {
             };
             /** @description Version périmée : quelqu’un a déjà décidé ; rechargez */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8470,6 +8893,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8541,8 +8973,26 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8931,6 +9381,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8994,6 +9453,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9265,6 +9733,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9521,6 +9998,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9584,6 +10070,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9683,6 +10178,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9879,6 +10383,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10052,6 +10565,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10115,6 +10637,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10216,6 +10747,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10555,8 +11095,26 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10790,6 +11348,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10871,6 +11438,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10923,8 +11499,26 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
