@@ -2,13 +2,15 @@
  * Login throttling (issue 25, finding 2; SECURITY.md « Login throttling »): only failures count;
  * per (username, address) strictly (429 once used up); per username a ceiling beyond which logins
  * are slowed (1 s, 2 s, 4 s… at most 10 s), never refused; a correct password (and second factor)
- * from an address that has not itself failed always gets through. The server listens on every
- * interface so that 127.0.0.2, 127.0.0.3… are other client addresses; X-Forwarded-For counts only
+ * from an address that has not itself failed always gets through. Requests leave from
+ * 127.0.0.1, 127.0.0.2, 127.0.0.3… (other client addresses of the loopback interface; the server
+ * listens on every interface); X-Forwarded-For counts only
  * when TRUST_PROXY says so.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackofficeVisitor, enrolAs, totp } from '../helpers/backoffice.js';
 import { DEFAULT_NOW, FIXTURE_PASSWORD } from '../helpers/settings.js';
+import { fetchFrom } from '../helpers/client-address.js';
 import { startTestEnv, type TestEnv, type TestEnvOptions } from '../helpers/server.js';
 
 /** 3 failures per (username, address); beyond 4 failures per username, logins slow down. */
@@ -28,12 +30,18 @@ async function start(options: TestEnvOptions = {}, trustProxy?: string): Promise
   return env;
 }
 
-/** The server's address as seen from client address 127.0.0.<n>. */
-const from = (n: number) => env!.url.replace('127.0.0.1', `127.0.0.${n}`);
+/** A fetch from client address 127.0.0.<n>. */
+const fetchers = new Map<number, typeof fetch>();
+const clientFetch = (n: number) => {
+  if (!fetchers.has(n)) fetchers.set(n, fetchFrom(`127.0.0.${n}`));
+  return fetchers.get(n)!;
+};
+/** A back-office visitor from client address 127.0.0.<n>. */
+const visitorFrom = (n: number) => new BackofficeVisitor(env!.url, clientFetch(n));
 
 async function login(n: number, username: string, password: string, headers: Record<string, string> = {}) {
   const started = Date.now();
-  const response = await fetch(`${from(n)}/api/auth/token/`, {
+  const response = await clientFetch(n)(`${env!.url}/api/auth/token/`, {
     method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username, password }),
   });
   return { status: response.status, retryAfter: Number(response.headers.get('retry-after') ?? 0), ms: Date.now() - started };
@@ -114,12 +122,12 @@ describe('back-office login: the same rule, password step and second factor', ()
   it('an address that failed is refused; the right password and code from another address open the session', async () => {
     await start();
     const { secret } = await enrolAs(env!, 'rh1');
-    const attacker = new BackofficeVisitor(from(1));
+    const attacker = visitorFrom(1);
     for (let i = 0; i < 3; i += 1) expect((await attacker.login('rh1', 'wrong password')).status).toBe(401);
     expect((await attacker.login('rh1')).status).toBe(429);
     // The owner, from another address: password, then the second factor.
     env!.setNow(new Date((T0 + 30) * 1000).toISOString());
-    const owner = new BackofficeVisitor(from(2));
+    const owner = visitorFrom(2);
     const password = await owner.login('rh1');
     expect(password.location).toBe('/backoffice/login/verify/');
     const code = await owner.submit('/backoffice/login/verify/', { code: await totp(secret, T0 + 30) });
@@ -129,26 +137,26 @@ describe('back-office login: the same rule, password step and second factor', ()
   it('wrong second-factor codes refuse their own address only', async () => {
     await start();
     const { secret } = await enrolAs(env!, 'rh1');
-    const stolen = new BackofficeVisitor(from(1));
+    const stolen = visitorFrom(1);
     expect((await stolen.login('rh1')).location).toBe('/backoffice/login/verify/');
     for (let i = 0; i < 3; i += 1) expect((await stolen.submit('/backoffice/login/verify/', { code: '000000' })).status).toBe(400);
     expect((await stolen.submit('/backoffice/login/verify/', { code: '000000' })).status).toBe(429);
     env!.setNow(new Date((T0 + 30) * 1000).toISOString());
-    const owner = new BackofficeVisitor(from(2));
+    const owner = visitorFrom(2);
     await owner.login('rh1');
     expect((await owner.submit('/backoffice/login/verify/', { code: await totp(secret, T0 + 30) })).location).toBe('/backoffice/');
   });
 
   it('an office behind one address: successful logins of many people are never counted', async () => {
     await start();
-    const office = new BackofficeVisitor(from(1));
+    const office = visitorFrom(1);
     for (let i = 0; i < 8; i += 1) {
-      const page = await new BackofficeVisitor(from(1)).login(i % 2 ? 'rh1' : 'admin');
+      const page = await visitorFrom(1).login(i % 2 ? 'rh1' : 'admin');
       expect(page.status).toBe(303);
     }
     // Two mistakes of one person do not refuse the others.
     for (let i = 0; i < 2; i += 1) expect((await office.login('rh2', 'wrong password')).status).toBe(401);
     expect((await office.login('rh2')).status).toBe(303);
-    expect((await new BackofficeVisitor(from(1)).login('admin')).status).toBe(303);
+    expect((await visitorFrom(1).login('admin')).status).toBe(303);
   });
 });

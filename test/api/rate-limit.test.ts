@@ -9,6 +9,7 @@ import type { HttpResponse } from '../helpers/http.js';
 import type { JobHelpers } from 'graphile-worker';
 import purgeRateLimitWindows from '../../worker/tasks/purge_rate_limit_windows.js';
 import { storedFiles } from '../helpers/raw-http.js';
+import { fetchFrom } from '../helpers/client-address.js';
 import { PDF, form, typeIds } from './absence-helpers.js';
 
 const PRODUCTION = { anonymousPerMinute: 60, authenticatedPerMinute: 1000, passwordResetPerHour: 5, loginPerUsernamePerHour: 20 };
@@ -198,7 +199,7 @@ describe('logins: failures only, per username and address (issue 25; the rest in
     expect(statuses.every((status) => status === 401)).toBe(true);
     const refused = await env.post('/api/auth/token/', null, { username: 'ALICE', password: 'Fixture-Passw0rd!' });
     expect429(refused, 900);
-    const other = await fetch(`${env.url.replace('127.0.0.1', '127.0.0.2')}/api/auth/token/`, {
+    const other = await fetchFrom('127.0.0.2')(`${env.url}/api/auth/token/`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'Fixture-Passw0rd!' }),
     });
     expect(other.status).toBe(200);
