@@ -89,7 +89,8 @@ comment on function app_private.purge_rate_limit_windows() is
 --   'login-fail:<scope>:<username>'            per username, whatever the address: a higher
 --      ceiling that SLOWS and never refuses. Beyond p_ceiling failures within p_ceiling_window,
 --      every attempt on that username waits 2^(n-1) seconds before its password is checked (n the
---      failures over the ceiling), at most p_max_delay seconds.
+--      failures over the ceiling), at most p_max_delay seconds; and an address's own failures on it
+--      are limited to 3 (instead of p_pair_limit) in their window.
 -- A success clears the pair bucket of its address and counts nothing. So a third party who does not
 -- know the password can slow an account's logins by at most p_max_delay seconds, and never refuse a
 -- correct password (with its second factor) from an address that has not itself failed.
@@ -113,6 +114,11 @@ create or replace function app_private.login_throttle(
 returns table (retry_after int, delay_ms int)
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
+  -- Beyond the username's ceiling (it is being guessed from several addresses), an address that
+  -- failed keeps at most this many failures: many addresses in parallel get few guesses each. An
+  -- address that has not failed is still never refused.
+  c_pair_limit_over_ceiling constant int := 3;
+  v_pair_limit int;
   v_pair_hits int;
   v_pair_end timestamptz;
   v_user_hits int;
@@ -120,15 +126,19 @@ declare
   b record;
 begin
   select * into b from app_private.login_throttle_buckets(p_scope, p_username, p_address);
-  select w.hits, w.window_end into v_pair_hits, v_pair_end
-  from app_private.rate_limit_windows w where w.bucket = b.pair_bucket and w.window_end > clock_timestamp();
-  if coalesce(v_pair_hits, 0) >= p_pair_limit then
-    return query select greatest(1, ceil(extract(epoch from v_pair_end - clock_timestamp())))::int, 0;
-    return;
-  end if;
   select w.hits into v_user_hits
   from app_private.rate_limit_windows w where w.bucket = b.user_bucket and w.window_end > clock_timestamp();
   v_over := coalesce(v_user_hits, 0) - p_ceiling;
+  select w.hits, w.window_end into v_pair_hits, v_pair_end
+  from app_private.rate_limit_windows w where w.bucket = b.pair_bucket and w.window_end > clock_timestamp();
+  v_pair_limit := p_pair_limit;
+  if v_over > 0 then
+    v_pair_limit := least(p_pair_limit, c_pair_limit_over_ceiling);
+  end if;
+  if coalesce(v_pair_hits, 0) >= v_pair_limit then
+    return query select greatest(1, ceil(extract(epoch from v_pair_end - clock_timestamp())))::int, 0;
+    return;
+  end if;
   return query select 0,
     case when v_over <= 0 then 0
          else least(extract(epoch from p_max_delay) * 1000, 1000 * power(2, least(v_over, 30) - 1))::int end;

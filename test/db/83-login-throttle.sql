@@ -3,7 +3,7 @@
 -- (1 s doubling, at most the cap), never refused; a success counts nothing and forgives its own
 -- address's failures. Figures of the test: 3 per pair, ceiling 4, cap 10 s.
 begin;
-select plan(17);
+select plan(20);
 
 create function pg_temp.check(p_username text, p_address text, p_scope text default 'api')
 returns record language sql as $$
@@ -51,6 +51,21 @@ select is((select hits from app_private.rate_limit_windows where bucket = 'login
 
 update app_private.rate_limit_windows set window_end = clock_timestamp() - interval '1 second' where bucket = 'login-fail:api:alice';
 select is(pg_temp.check('alice', '192.0.2.3')::text, '(0,0)', 'once the username''s hour ended, nothing slows it');
+
+-- Beyond the ceiling, an address that failed keeps 3 failures at most (10 below it).
+create function pg_temp.check10(p_username text, p_address text)
+returns record language sql as $$
+  select (retry_after, delay_ms) from app_private.login_throttle('api', p_username, p_address, 10, 4, '10 seconds');
+$$;
+select pg_temp.fail('chloe', '198.51.100.1');
+select pg_temp.fail('chloe', '198.51.100.1');
+select pg_temp.fail('chloe', '198.51.100.1');
+select is(pg_temp.check10('chloe', '198.51.100.1')::text, '(0,0)', 'below the ceiling, 3 failures of an address leave it 7 more');
+select pg_temp.fail('chloe', '198.51.100.2');
+select pg_temp.fail('chloe', '198.51.100.2');
+select ok((select retry_after > 0 from app_private.login_throttle('api', 'chloe', '198.51.100.1', 10, 4, '10 seconds')),
+          'over the ceiling, an address with 3 failures of its own is refused (parallel guessing from many addresses gets few guesses each)');
+select is(pg_temp.check10('chloe', '198.51.100.2')::text, '(0,1000)', 'an address with 2 failures is only slowed');
 
 select is(has_function_privilege('wfm_authenticator', 'app_private.login_throttle(text, text, text, int, int, interval)', 'execute')
           and has_function_privilege('wfm_authenticator', 'app_private.login_failed(text, text, text, interval, interval)', 'execute')
