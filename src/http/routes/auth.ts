@@ -43,7 +43,8 @@ export const authRoutes: RouteModule = {
         'Seuls les échecs comptent (identifiant inconnu, mot de passe faux, compte inactif) : après 10 échecs en ' +
         '15 minutes pour un identifiant depuis une adresse, cette adresse reçoit 429 (Retry-After) pour cet ' +
         'identifiant jusqu’à la fin de la fenêtre ; au-delà de 20 échecs en une heure pour un identifiant, toutes ' +
-        'adresses confondues, chaque tentative attend (1 s, puis 2, 4, 8, au plus 10 s) sans jamais être refusée. ' +
+        'adresses confondues, chaque tentative attend (1 s, puis 2, 4, 8, au plus 10 s) sans jamais être refusée, ' +
+        'et une adresse qui a échoué n’a plus droit qu’à 3 échecs dans sa fenêtre. ' +
         'Une connexion réussie ne compte pas.',
       tags: ['Authentification'],
       auth: 'public',
