@@ -381,3 +381,19 @@ end;
 $$;
 comment on function app_public.counter_rule_delete(integer) is
 'Issue 27 point 1, back-office: a staff account deletes an establishment''s counter rule (its employees follow the association''s default again); a default is refused.';
+
+-- The choices of the back-office's counter rule forms, as the caller reads them: 'establishments'
+-- (value: id) or 'counters' (consumable codes).
+create or replace function app_public.counter_rule_choices(p_what text) returns table (value text, label text)
+language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+  select x.value, x.label from (
+    select e.id::text as value, e.name as label, lower(e.name) as sort_key, 0 as position
+    from app_public.establishments e where p_what = 'establishments'
+    union all
+    select k.code, k.code || ' — ' || k.name, k.code, k.position
+    from app_public.counter_kinds k where p_what = 'counters' and k.is_consumable
+  ) x
+  order by x.position, x.sort_key;
+$$;
+comment on function app_public.counter_rule_choices(text) is
+'Issue 27 points 1 and 2, back-office: the choices of the counter rule and opening forms, establishments (id and name) or consumable counter codes.';
