@@ -18,7 +18,7 @@ describe('the leave year (issue 27)', () => {
     const form = page.getByRole('form', { name: 'Demande d’absence' });
     await form.getByLabel('Motif').selectOption(String(types.CP));
     // Before any date is typed, the form tells which years are open.
-    const years = form.getByRole('list', { name: 'Années ouvertes pour ce motif' });
+    const years = form.getByRole('list', { name: 'Années ouvertes de ses compteurs' });
     await poll(() => years.textContent()).toContain('Congés payés 2027 : pas encore ouvert');
     expect(await years.textContent()).toMatch(/Congés payés 2026 : ouvert \(restant [\d,]+ jours\)/);
 

@@ -28,7 +28,7 @@ export function OpenYears({ type, employee, askEmployee }: { type: AbsenceType |
       ? `ouvert (restant ${quantity(counter.remaining, counter.unit)})` : 'pas encore ouvert'}`,
   })));
   return (
-    <ul className="open-years" aria-label="Années ouvertes pour ce motif">
+    <ul className="open-years" aria-label="Années ouvertes de ses compteurs">
       {lines.map((line) => <li key={line.key} className={line.open ? 'open' : 'closed'}>{line.text}</li>)}
     </ul>
   );
