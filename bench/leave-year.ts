@@ -19,13 +19,13 @@ const { values: args } = parseArgs({
   options: {
     employees: { type: 'string', default: '10000' },
     establishments: { type: 'string', default: '100' },
-    absences: { type: 'string', default: '20000' },
+    absences: { type: 'string', default: '20000' }, // a multiple of employees
     filings: { type: 'string', default: '200' },
   },
 });
 const params = {
   employees: Number(args.employees), establishments: Number(args.establishments), absences: Number(args.absences),
-  shiftChanges: 1000, today: parisToday(),
+  shiftChanges: Number(args.employees), today: parisToday(),
 };
 const filings = Number(args.filings);
 const log = (line: string) => console.error(line);

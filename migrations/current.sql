@@ -2,6 +2,7 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include counters/tables.sql
+--!include counters/functions.sql
 --!include counters/rules.sql
 --!include counters/year.sql
 --!include finalize.sql

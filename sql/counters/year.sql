@@ -484,3 +484,82 @@ begin
        + app_private.counter_expiry_notify(p_today);
 end;
 $$;
+
+-- What « Mes compteurs » shows of a counter's year (issue 27 point 5), added to each counter of
+-- GET /api/counters/: how it acquires; what a monthly counter will still acquire over the rest of
+-- its acquisition period (the months not ended yet, under the contracts known today); what was
+-- carried over into it, until when, and how much of it would expire then if not taken; and,
+-- while its year is not closed, what of the remaining balance the rule carries over on
+-- 31 December and what expires then.
+create or replace function app_private.counter_year_facts(p_counter_id int, p_today date) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_counter app_public.counters;
+  v_rule app_public.counter_rules;
+  v_base text;
+  v_amount numeric;
+  v_to_come numeric;
+  v_carried numeric;
+  v_deadline date;
+  v_remaining numeric := app_private.counter_remaining(p_counter_id);
+  v_used numeric;
+  v_from date;
+  v_to date;
+  v_year_end jsonb;
+begin
+  select * into v_counter from app_public.counters c where c.id = p_counter_id;
+  select est.count_base into v_base
+  from app_public.employees e join app_public.establishments est on est.id = e.main_establishment_id
+  where e.id = v_counter.employee_id;
+  v_rule := app_private.counter_rule_for((select e.main_establishment_id from app_public.employees e
+                                          where e.id = v_counter.employee_id), v_counter.code);
+  v_base := coalesce(v_base, 'ouvrables');
+
+  if v_counter.acquisition = 'monthly' and v_rule.acquisition = 'monthly' then
+    v_amount := app_hidden.counter_rule_amount(v_rule, v_base);
+    v_to_come := 0;
+    for k in 1..12 loop
+      v_from := make_date(v_counter.year - 1, k, 1);
+      v_to := (v_from + interval '1 month')::date - 1;
+      continue when v_to < p_today
+        or exists (select 1 from app_private.counter_movements m
+                   where m.counter_id = p_counter_id and m.kind = 'acquisition' and m.period = v_from);
+      v_to_come := v_to_come + app_hidden.counter_month_part(v_amount, v_rule.rounding, k,
+        app_private.contract_days(v_counter.employee_id, v_from, v_to), v_to - v_from + 1, v_rule.prorate);
+    end loop;
+  end if;
+
+  select sum(m.quantity) into v_carried from app_private.counter_movements m
+  where m.counter_id = p_counter_id and m.kind = 'carry_over' and m.quantity > 0;
+  if v_carried > 0 then
+    v_deadline := app_hidden.counter_carry_over_deadline(v_rule.carry_over_until, v_counter.year - 1);
+    if exists (select 1 from app_private.counter_movements m
+               where m.counter_id = p_counter_id and m.kind = 'expiry' and m.period = v_deadline) then
+      v_deadline := null;
+    end if;
+    select coalesce(sum(m.quantity), 0) into v_used from app_private.counter_movements m
+    where m.counter_id = p_counter_id and m.bucket in ('taken', 'planned');
+  end if;
+
+  if v_rule.id is not null
+     and not exists (select 1 from app_private.counter_movements m
+                     where m.counter_id = p_counter_id and m.kind in ('carry_over', 'expiry')
+                       and m.period = make_date(v_counter.year + 1, 1, 1)) then
+    v_year_end := jsonb_build_object(
+      'carries_over', app_hidden.fmt_quantity(app_hidden.counter_carried(v_remaining, v_rule.carry_over, v_rule.carry_over_ceiling)),
+      'expires', app_hidden.fmt_quantity(greatest(v_remaining, 0)
+                   - app_hidden.counter_carried(v_remaining, v_rule.carry_over, v_rule.carry_over_ceiling)),
+      'carry_over_until', case when v_rule.carry_over <> 'none'
+                               then to_jsonb(app_hidden.counter_carry_over_deadline(v_rule.carry_over_until, v_counter.year)) end);
+  end if;
+
+  return jsonb_build_object(
+    'acquisition', v_counter.acquisition,
+    'to_come', app_hidden.fmt_quantity(v_to_come),
+    'carried_over', app_hidden.fmt_quantity(coalesce(v_carried, 0)),
+    'carry_over_expires_on', to_jsonb(v_deadline),
+    'carry_over_expiring', case when v_deadline is not null
+      then app_hidden.fmt_quantity(least(greatest(v_carried - v_used, 0), greatest(v_remaining, 0))) end,
+    'year_end', v_year_end);
+end;
+$$;
