@@ -555,7 +555,7 @@ begin
 
   return jsonb_build_object(
     'acquisition', v_counter.acquisition,
-    'to_come', app_hidden.fmt_quantity(v_to_come),
+    'to_come', app_hidden.fmt_quantity(coalesce(v_to_come, 0)),
     'carried_over', app_hidden.fmt_quantity(coalesce(v_carried, 0)),
     'carry_over_expires_on', to_jsonb(v_deadline),
     'carry_over_expiring', case when v_deadline is not null
