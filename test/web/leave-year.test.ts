@@ -46,6 +46,19 @@ describe('the leave year (issue 27)', () => {
     expect(await card.locator('.badge').textContent()).toBe('En attente');
     const counters = (await walk.env.get('/api/counters/?year=2027', await walk.env.login('chloe'))).body.CP;
     expect([counters.acquired, counters.planned, counters.remaining]).toEqual(['20.83', '5.00', '15.83']);
+
+    // « Mes compteurs »: this year, then next year with what is still to come and the year's end.
+    await page.getByRole('link', { name: 'Mes compteurs' }).click();
+    const next = page.getByRole('region', { name: 'Compteurs de 2027' });
+    const cp2027 = next.locator('.next-counter', { hasText: 'Congés payés' });
+    await cp2027.waitFor();
+    await poll(() => cp2027.textContent()).toContain('À venir : 4,17 jours d’ici la fin de 2026 (acquisition mensuelle)');
+    expect(await cp2027.textContent()).toContain('Acquis à ce jour : 20,83 jours · Restant : 15,83 jours');
+    expect(await cp2027.textContent()).toContain('Au 31/12/2027 : 15,83 jours reportés sur 2028 jusqu’au 31/05/2028');
+    const rtt2026 = page.locator('.counter', { hasText: 'Réduction du temps de travail' }).first();
+    expect(await rtt2026.textContent()).toMatch(/Au 31\/12\/2026 : 10 jours perdus/);
+    await checkPage(page, 'Mes compteurs');
+    await screenshots(page, 'leave-year-my-counters');
     expect(page.problems).toEqual([]);
     await page.context().close();
   });

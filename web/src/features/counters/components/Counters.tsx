@@ -38,18 +38,25 @@ export function Counters({ employee }: { employee: number }) {
   );
 }
 
-/** Next year's counters under this year's, as soon as they are open (issue 27 point 5). */
+/**
+ * Next year's counters under this year's, as soon as they are open (issue 27 point 5): a compact
+ * line each (acquired so far, left), what is still to come and the year's end.
+ */
 function NextYear({ employee, year }: { employee: number; year: number }) {
   const counters = useCounters({ employee, year, askEmployee: false });
   const list = counters.data ? Object.values(counters.data) : [];
   return (
     <section aria-labelledby="next-year" className="next-year">
-      <h2 id="next-year">Année {year}</h2>
+      <h2 id="next-year">Compteurs de {year}</h2>
       <ErrorNotice error={counters.error} />
       {counters.data && list.length === 0 && <p>Les compteurs de {year} ne sont pas encore ouverts.</p>}
-      <ul className="counters">
+      <ul className="next-year-list">
         {list.map((counter) => (
-          <CounterCard key={counter.code} counter={counter} />
+          <li key={counter.code} className="next-counter">
+            <h3>{counter.name} <span className="code">{counter.code}</span></h3>
+            <p>Acquis à ce jour : <strong>{quantity(counter.acquired, counter.unit)}</strong> · Restant : <strong>{quantity(counter.remaining, counter.unit)}</strong></p>
+            <CounterYear counter={counter} />
+          </li>
         ))}
       </ul>
     </section>
@@ -72,7 +79,7 @@ function CounterYear({ counter }: { counter: Counter }) {
     const parts = [some(end.carries_over) ? `${quantity(end.carries_over, counter.unit)} reportés sur ${(counter.year ?? 0) + 1}`
       + (end.carry_over_until ? ` jusqu’au ${frDate(end.carry_over_until)}` : '') : '',
     some(end.expires) ? `${quantity(end.expires, counter.unit)} perdus` : ''].filter(Boolean);
-    lines.push(`Au 31/12 : ${parts.join(', ')}`);
+    lines.push(`Au 31/12/${counter.year ?? ''} : ${parts.join(', ')}`);
   }
   if (!lines.length) return null;
   return <ul className="counter-year">{lines.map((line) => <li key={line}>{line}</li>)}</ul>;
