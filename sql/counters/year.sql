@@ -87,8 +87,12 @@ $$;
 
 -- The plan of an opening of year p_year for the employees whose main workplace is
 -- p_establishment (null: every employee): one row per counter to open (already_open false) or
--- already open, and one row per employee skipped, with the reason (code null).
-create or replace function app_private.counter_opening_plan(p_year int, p_establishment int, p_today date)
+-- already open, and one row per employee skipped, with the reason (code null). The amount
+-- acquired at the opening is computed only for a counter to open, and only with p_amounts (the
+-- writing reads its acquisitions again, movement by movement).
+drop function if exists app_private.counter_opening_plan(int, int, date) cascade;
+create or replace function app_private.counter_opening_plan(p_year int, p_establishment int, p_today date,
+                                                            p_amounts boolean default true)
 returns table (employee_id int, employee_name text, establishment_id int, code text, acquisition text,
                amount numeric, already_open boolean, skip_reason text)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
@@ -113,14 +117,19 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     select p.* from people p where p.main_establishment_id is not null and p.own_contract
   ),
   lines as (
-    select p.id, p.name, p.main_establishment_id, c.code, c.position, (rr.rule).acquisition,
-           (select coalesce(sum(d.quantity), 0)
-            from app_private.counter_acquisitions_due(p.id, p_year, rr.rule, p.count_base, p_today) d) as amount,
-           exists (select 1 from app_public.counters x where x.employee_id = p.id and x.code = c.code and x.year = p_year) as already_open
-    from eligible p
-    cross join codes c
-    cross join lateral (select app_private.counter_rule_for(p.main_establishment_id, c.code) as rule) rr
-    where app_hidden.counter_rule_amount(rr.rule, p.count_base) is not null
+    select o.id, o.name, o.main_establishment_id, o.code, o.position, (o.rule).acquisition,
+           case when p_amounts and not o.already_open
+                then (select coalesce(sum(d.quantity), 0)
+                      from app_private.counter_acquisitions_due(o.id, p_year, o.rule, o.count_base, p_today) d) end as amount,
+           o.already_open
+    from (select p.id, p.name, p.main_establishment_id, p.count_base, c.code, c.position, rr.rule,
+                 exists (select 1 from app_public.counters x where x.employee_id = p.id and x.code = c.code and x.year = p_year)
+                   as already_open
+          from eligible p
+          cross join codes c
+          cross join lateral (select app_private.counter_rule_for(p.main_establishment_id, c.code) as rule) rr
+          where app_hidden.counter_rule_amount(rr.rule, p.count_base) is not null
+          offset 0) o
   )
   select l.id, l.name, l.main_establishment_id, l.code, l.acquisition, l.amount, l.already_open, null::text
   from lines l
@@ -172,7 +181,7 @@ declare
   v_movements int;
 begin
   with plan as (
-    select * from app_private.counter_opening_plan(p_year, p_establishment, p_today) p
+    select * from app_private.counter_opening_plan(p_year, p_establishment, p_today, false) p
     where p.skip_reason is null and not p.already_open
   ), ins as (
     insert into app_public.counters (employee_id, code, year, acquisition)
