@@ -160,3 +160,26 @@ describe('opening next year on demand', () => {
     expect(errorUnder(page.text, 'ouverture-year')).toBe('Seuls les compteurs de 2026 ou de 2027 s&#39;ouvrent.');
   });
 });
+
+describe('a closed account', () => {
+  it('opens nothing and writes no rule once its account is closed', async () => {
+    const staff = (await enrolAs(env, 'staff')).visitor;
+    const page = await staff.get('/backoffice/counter-openings/');
+    expect(page.status).toBe(200);
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!;
+    await env.db.query('update app_public.accounts set is_active = false where id = $1', [env.ids.accounts!.staff]);
+    try {
+      const before = await count('select 1 from app_public.counters');
+      const posted = await staff.request('POST', '/backoffice/counter-openings/', { form: { year: '2027', establishment: '', step: 'confirm', csrf_token: csrf } });
+      expect(posted.status).not.toBe(200);
+      expect(posted.text).not.toContain('Compteurs 2027 ouverts');
+      expect(await count('select 1 from app_public.counters')).toBe(before);
+      const rules = await count('select 1 from app_public.counter_rules');
+      const created = await staff.request('POST', '/backoffice/counter-rules/nouveau/', { form: { ...ruleForm(), csrf_token: csrf } });
+      expect(created.location ?? '').not.toMatch(/counter-rules\/\d+/);
+      expect(await count('select 1 from app_public.counter_rules')).toBe(rules);
+    } finally {
+      await env.db.query('update app_public.accounts set is_active = true where id = $1', [env.ids.accounts!.staff]);
+    }
+  });
+});
