@@ -2,6 +2,10 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include counters/tables.sql
+--!include notifications/tables.sql
+--!include notifications/functions.sql
+--!include notifications/emails.sql
+--!include notifications/policies.sql
 --!include counters/functions.sql
 --!include counters/rules.sql
 --!include counters/year.sql
