@@ -6,7 +6,7 @@
 -- ceiling, the excess expiring, both years' journals), the expiry after the carry-over date,
 -- the notice one month before. Concurrent filing during an opening: test/api/backoffice-counter-rules.test.ts.
 begin;
-select plan(44);
+select plan(45);
 select tests.freeze('2026-11-16 10:00+01');
 select tests.as_owner();
 
@@ -87,6 +87,9 @@ select is((select body from app_public.notifications
            where account_id = tests.id('accounts', 'chloe') and title = 'Congés bientôt perdus' and body like '%(Congés payés)%'),
   format('%s de CP (Congés payés) de 2026 expire(nt) le 31/12/2026 : posez-les avant cette date.',
          app_hidden.quantity_fr(:chloe_left - 5, 'day')), 'chloe reads how much CP expires on 31 December');
+select is((select jsonb_build_object('kind', kind, 'path', path, 'level', level) from app_public.notifications
+           where account_id = tests.id('accounts', 'chloe') and title = 'Congés bientôt perdus' and body like '%(Congés payés)%'),
+  '{"kind": "own", "path": "/compteurs", "level": "warning"}', 'the notice is the employee''s own and leads to « Mes compteurs »');
 select is(app_private.counter_expiry_notify('2026-12-02'), 0, 'each notice is sent once');
 select is(app_private.counters_close_year(2026, '2026-12-31'), 0, 'nothing closes before 1 January');
 select ok(app_private.close_counter_years('2027-01-01') > 0, 'on 1 January the year 2026 closes');
