@@ -124,6 +124,12 @@ describe('opening next year on demand', () => {
        join app_public.counters c on c.id = m.counter_id
        where c.employee_id = $1 and c.code = 'CP' and c.year = 2027`, [env.ids.employees!.bruno])).rows[0]!;
     expect(bruno).toEqual({ acquired: '24.68', n: '10' });
+    // Each acquisition is a journal movement with its reason, read in the counter's journal.
+    const brunoCp = (await env.db.query<{ id: number }>("select id from app_public.counters where employee_id = $1 and code = 'CP' and year = 2027",
+      [env.ids.employees!.bruno])).rows[0]!.id;
+    const journal = await admin.get(`/backoffice/counters/${brunoCp}/`);
+    expect(journal.text).toContain('<td>Acquisition</td>');
+    expect(journal.text).toContain('Acquisition de janvier 2026 pour 2027 : 2.18 jours (prorata : 27 jours de contrat sur 31)');
 
     // The rest of the association is opened on another connection that has not committed yet,
     // while alice files a request for January 2027: the request does not wait for the opening.
