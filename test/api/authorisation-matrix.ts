@@ -317,6 +317,7 @@ export const OPERATIONS: Record<string, Operation> = {
   auth_password_reset_confirm: read(async () => ({ path: '/api/auth/password/reset/confirm/', body: { token: 'x'.repeat(43), new_password: 'Un-Nouveau-Mot-2-Passe!' } }), 'none'),
   auth_impersonate: write(async (t, a) => ({ path: '/api/auth/impersonate/', body: { account: a.accountId(t.employee!) } })),
   absence_types_list: read(async () => ({ path: '/api/absence-types/' }), 'none'),
+  absence_types_for_request: read(async (t, a) => ({ path: `/api/absence-types/requestable/?employee=${E(a, t)}` })),
 
   divisions_list: divisions.list,
   divisions_create: divisions.create,

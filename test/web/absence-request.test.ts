@@ -161,4 +161,47 @@ describe('absence request', () => {
     expect(page.problems).toEqual([]);
     await page.context().close();
   });
+
+  it('an employee is offered the reasons they may ask for, unavailable ones saying why; a manager declaring keeps every reason', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'alice');
+    await page.getByRole('link', { name: 'Demander une absence' }).click();
+    const form = page.getByRole('form', { name: 'Demande d’absence' });
+    const reason = form.getByLabel('Motif');
+    await reason.locator('option', { hasText: 'Congés payés (CP)' }).waitFor({ state: 'attached' });
+    const offered = await reason.locator('option').allTextContents();
+    // The placeholder and alice's 40 reasons: no union congress, no « Absence injustifiée ».
+    expect(offered).toHaveLength(41);
+    expect(offered.some((text) => /\((ABS|SYN_CON|FOR)\)/.test(text))).toBe(false);
+    // A reason whose counter is not open: shown, not choosable, and the form says why.
+    const dlgDs = reason.locator('option', { hasText: '(DLG_DS)' });
+    expect(await dlgDs.textContent()).toBe('Délégation délégué syndical (DLG_DS) — indisponible');
+    expect(await dlgDs.isDisabled()).toBe(true);
+    expect(await reason.locator('option', { hasText: '(DLG_CSE)' }).isDisabled()).toBe(false);
+    const why = form.locator('details.unavailable');
+    await why.locator('summary').click();
+    expect(await why.textContent()).toContain(
+      'Délégation délégué syndical (DLG_DS) : Aucun compteur DLG_DS ouvert pour 2026 : le motif « Délégation délégué syndical » ne peut pas être posé sur cette année.');
+    await checkPage(page, 'Demander une absence, motifs indisponibles');
+    await screenshots(page, 'absence-reasons');
+    // A first day in 2027: CT has no counter that year, and becomes unavailable.
+    await form.getByLabel('Premier jour').fill('2027-02-01');
+    await poll(() => reason.locator('option', { hasText: '(CT)' }).textContent()).toBe('Congés trimestriels (CT) — indisponible');
+    await page.context().close();
+
+    const manager = await openPage(walk.browser, walk.env.url);
+    await login(manager, 'mgr1');
+    await manager.getByRole('link', { name: 'Déclarer une absence' }).click();
+    const declaration = manager.getByRole('form', { name: 'Déclaration d’absence' });
+    const picker = declaration.getByLabel('Salarié');
+    await picker.locator('option', { hasText: 'Martin Alice' }).waitFor({ state: 'attached' });
+    await picker.selectOption(String(walk.env.ids.employees!.alice));
+    const full = declaration.getByLabel('Motif');
+    await full.locator('option', { hasText: '(ABS)' }).waitFor({ state: 'attached' });
+    expect(await full.locator('option').count()).toBe(53);
+    expect(await full.locator('option', { hasText: '(SYN_CON)' }).isDisabled()).toBe(false);
+    await checkPage(manager, 'Déclarer une absence, liste complète');
+    expect(manager.problems).toEqual([]);
+    await manager.context().close();
+  });
 });

@@ -8,6 +8,8 @@ import type { QueryClient, QueryKey } from '@tanstack/react-query';
 export const queryKeys = {
   settings: () => ['settings'] as const,
   absenceTypes: () => ['absence-types'] as const,
+  /** The reasons a form offers for an employee on a date, with their availability (issue 29). */
+  requestableTypes: (employee: number, date: string | undefined) => ['absence-types', 'requestable', employee, date ?? 'today'] as const,
   absences: {
     all: ['absences'] as const,
     mine: (employee: number | undefined, page: number) => ['absences', 'mine', employee, page] as const,

@@ -5,10 +5,10 @@ import { ErrorNotice, FieldError, Loading, Page } from '../../../components/ui';
 import { quantity } from '../../../lib/format';
 import { absencePeriod } from '../../../lib/requests';
 import { documentAccept, documentFormatsText, documentProblems, megabytes, useSettings } from '../../../lib/settings';
-import { useAbsenceTypes, usePerimeterEmployees } from '../../../lib/shared-queries';
-import { useAbsencePreview, useFileAbsence, type AbsenceDraftBody } from '../api/absences';
+import { usePerimeterEmployees } from '../../../lib/shared-queries';
+import { useAbsencePreview, useFileAbsence, useRequestableTypes, type AbsenceDraftBody } from '../api/absences';
 
-type AbsenceType = Schemas['AbsenceType'];
+type AbsenceType = Schemas['RequestableAbsenceType'];
 type Half = 'morning' | 'afternoon' | null;
 /** The part of a one-day absence: the whole day, or one half of it. */
 type DayPart = 'day' | 'morning' | 'afternoon';
@@ -93,7 +93,8 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
   const [declared, setDeclared] = useState<string | null>(null);
   const [formKey, setFormKey] = useState(0);
   const employees = usePerimeterEmployees({ enabled: declare });
-  const types = useAbsenceTypes();
+  // The date judges the counters' year and the contract: a valid first day, else today.
+  const types = useRequestableTypes(employee, /^\d{4}-\d{2}-\d{2}$/.test(draft.date_start) ? draft.date_start : undefined);
   const type = types.data?.results.find((candidate) => String(candidate.id) === draft.type);
   const body = useMemo(() => bodyOf(draft, type, employee), [draft, type, employee]);
   const settled = useSettled(body);
@@ -140,6 +141,7 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
     }
     return [...byCategory];
   }, [types.data]);
+  const unavailable = (types.data?.results ?? []).filter((candidate) => !candidate.available);
 
   const field = (name: string) => ({
     id: `${id}-${name}`,
@@ -179,13 +181,13 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
             </>
           )}
           <label htmlFor={`${id}-type`}>Motif</label>
-          <select {...field('type')} value={draft.type} onChange={set('type')} required>
-            <option value="">Choisissez un motif…</option>
+          <select {...field('type')} value={draft.type} onChange={set('type')} required disabled={!employee}>
+            <option value="">{employee ? 'Choisissez un motif…' : 'Choisissez d’abord un salarié…'}</option>
             {groups.map(([category, list]) => (
               <optgroup key={category} label={category}>
                 {list.map((candidate) => (
-                  <option key={candidate.id} value={candidate.id}>
-                    {candidate.name} ({candidate.code})
+                  <option key={candidate.id} value={candidate.id} disabled={!candidate.available && String(candidate.id) !== draft.type}>
+                    {candidate.name} ({candidate.code}){candidate.available ? '' : ' — indisponible'}
                   </option>
                 ))}
               </optgroup>
@@ -198,6 +200,17 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
               {hourly ? '' : type.half_day_allowed ? ', demi-journées possibles' : ', par journées entières'}
               {type.documents_expected ? ' · justificatif attendu' : ''}
             </p>
+          )}
+          {type && !type.available && <p className="notice warning">{type.unavailable_reason}</p>}
+          {unavailable.length > 0 && (
+            <details className="unavailable">
+              <summary>{unavailable.length === 1 ? '1 motif indisponible' : `${unavailable.length} motifs indisponibles`} : pourquoi</summary>
+              <ul>
+                {unavailable.map((candidate) => (
+                  <li key={candidate.id}><strong>{candidate.name} ({candidate.code})</strong> : {candidate.unavailable_reason}</li>
+                ))}
+              </ul>
+            </details>
           )}
 
           <div className="row">
