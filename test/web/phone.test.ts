@@ -164,6 +164,7 @@ describe('the phone', () => {
         const box = cell.getBoundingClientRect();
         return [...cell.querySelectorAll('.block, .block *')].filter((block) => {
           const inner = block.getBoundingClientRect();
+          if (inner.width === 0 && inner.height === 0) return false; // not displayed at this width
           return inner.right > box.right + 0.5 || inner.left < box.left - 0.5 || block.scrollWidth > block.clientWidth + 1;
         }).map((block) => cell.querySelector('.day').dataset.date + ' ' + block.textContent);
       }))()`);

@@ -14,6 +14,8 @@ export const queryKeys = {
     all: ['absences'] as const,
     mine: (employee: number | undefined, page: number) => ['absences', 'mine', employee, page] as const,
     detail: (id: number) => ['absences', 'detail', id] as const,
+    /** One's pending absence requests over a window of « Mon planning » (their reasons in the cells). */
+    pendingIn: (employee: number, range: { from: string; to: string } | null) => ['absences', 'pending', employee, range] as const,
   },
   /** The server's count of a draft absence (the request form) or of a row with a decider's corrections. */
   absencePreview: (body: object) => ['absence-preview', body] as const,
