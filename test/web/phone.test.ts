@@ -191,4 +191,49 @@ describe('the phone', () => {
       { name: 'payroll', address: '/paie', ready: heading('Paie') },
     ]);
   });
+
+  it('« Mon planning » shows the public holidays as the team planning does', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'alice');
+    await page.goto('/planning');
+    await page.locator('.day[data-date]').first().waitFor();
+    await page.getByRole('button', { name: 'Mois' }).click();
+    await page.getByRole('button', { name: 'Mois suivant' }).click();
+    const christmas = page.locator('.day[data-date="2026-12-25"]');
+    await christmas.waitFor();
+    expect(await christmas.locator('xpath=..').getAttribute('class')).toBe('holiday');
+    expect(await christmas.locator('.holiday-name abbr').getAttribute('title')).toBe('Jour férié : Noël');
+    // Christmas and New Year's Day (the month's last week reaches 3 January).
+    expect(await page.locator('td.holiday').count()).toBe(2);
+    expect(await page.getByRole('list', { name: 'Légende' }).textContent()).toContain('Jour férié');
+    await checkPage(page, 'the month of December');
+    // The week names it in full.
+    await page.getByRole('button', { name: 'Semaine', exact: true }).click();
+    await poll(() => page.locator('.period').textContent()).toBe('Semaine du 30/11/2026');
+    for (const monday of ['07/12/2026', '14/12/2026', '21/12/2026']) {
+      await page.getByRole('button', { name: 'Semaine suivante' }).click();
+      await poll(() => page.locator('.period').textContent()).toBe(`Semaine du ${monday}`);
+    }
+    await poll(() => page.locator('.day[data-date="2026-12-25"] .holiday-name').textContent()).toBe('Férié : Noël');
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the team month of 31 days fits a 1440 px window', async () => {
+    const page = await openPage(walk.browser, walk.env.url, { width: 1440, height: 900 });
+    await login(page, 'mgr1');
+    await page.goto('/equipe?mois=2026-12');
+    const grid = page.locator('.team-grid');
+    await grid.locator('thead th[data-date="2026-12-31"], thead th').last().waitFor();
+    expect(await grid.locator('thead th').count()).toBe(32);
+    const fits = (await grid.evaluate((element) => {
+      const box = element as unknown as { scrollWidth: number; clientWidth: number };
+      return { scrollWidth: box.scrollWidth, clientWidth: box.clientWidth };
+    }));
+    expect(fits.scrollWidth, 'the grid scrolls sideways at 1440 px').toBeLessThanOrEqual(fits.clientWidth);
+    await expectFits(page, 'the team month at 1440 px');
+    await capture(page, 'team-month-1440', 1440);
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
 });

@@ -42,6 +42,8 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
   const pendingList = useMyPendingAbsences(employee, data ? { from: data.from, to: data.to } : range);
   const pending = new Map((pendingList.data?.results ?? []).map((absence) => [absence.id, absence]));
   const cells = new Map((data?.cells ?? []).map((cell) => [cell.date, cell.blocks]));
+  // Public holidays of the window, as the team planning shows them.
+  const holidays = new Map((data?.holidays ?? []).map((holiday) => [holiday.date, holiday.name]));
   const shownFrom = data?.from ?? range?.from ?? null;
 
   const step = (direction: 1 | -1) => {
@@ -85,7 +87,7 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
       <ErrorNotice error={planning.error} />
       {data && (
         <>
-          <PlanningLegend last={{ swatch: 'on-call', label: 'Astreinte' }} />
+          <PlanningLegend last={[{ swatch: 'on-call', label: 'Astreinte' }, { swatch: 'holiday', label: 'Jour férié' }]} />
           <table className={`grid ${view.kind}`}>
             <caption className="sr-only">{`Planning, ${title}`}</caption>
             <thead>
@@ -101,7 +103,7 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
               {Array.from({ length: Math.ceil(days.length / 7) }, (_, row) => (
                 <tr key={days[row * 7]}>
                   {days.slice(row * 7, row * 7 + 7).map((day) => (
-                    <DayCell key={day} day={day} blocks={cells.get(day) ?? []} pending={pending}
+                    <DayCell key={day} day={day} blocks={cells.get(day) ?? []} pending={pending} holiday={holidays.get(day)}
                       outside={view.kind === 'month' && day.slice(0, 7) !== view.month.slice(0, 7)} compact={view.kind === 'month'}
                       onEdit={view.kind === 'week' ? () => { setSent(null); setEditing(day); } : undefined} />
                   ))}
@@ -130,16 +132,21 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
   );
 }
 
-function DayCell({ day, blocks, pending, outside, compact, onEdit }: {
-  day: string; blocks: Block[]; pending: Map<number, PendingAbsence>; outside: boolean; compact: boolean; onEdit?: () => void;
+function DayCell({ day, blocks, pending, holiday, outside, compact, onEdit }: {
+  day: string; blocks: Block[]; pending: Map<number, PendingAbsence>; holiday?: string; outside: boolean; compact: boolean; onEdit?: () => void;
 }) {
   const onCall = blocks.flatMap((block) => block.on_call);
   const uniqueOnCall = [...new Map(onCall.map((period) => [period.id, period])).values()];
   return (
-    <td className={outside ? 'outside' : undefined}>
+    <td className={[outside && 'outside', holiday && 'holiday'].filter(Boolean).join(' ') || undefined}>
       <div className="day" data-date={day}>
         <span className="date" aria-hidden="true">{compact ? Number(day.slice(8)) : frDayHead(day)}</span>
         <span className="sr-only">{frLongDate(day)}</span>
+        {holiday && (
+          <span className="holiday-name">
+            {compact ? <abbr title={`Jour férié : ${holiday}`}>Férié</abbr> : `Férié : ${holiday}`}
+          </span>
+        )}
         {blocks.map((block, index) => (
           <BlockView key={index} day={day} block={block} pending={pending} compact={compact} />
         ))}
