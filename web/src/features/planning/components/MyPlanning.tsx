@@ -46,6 +46,7 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
   const holidays = new Map((data?.holidays ?? []).map((holiday) => [holiday.date, holiday.name]));
   const shownFrom = data?.from ?? range?.from ?? null;
 
+  // The arrows wait for the first answer to name the period (disabled until then).
   const step = (direction: 1 | -1) => {
     if (!shownFrom) return;
     if (view.kind === 'week') setView({ kind: 'week', from: addDays(mondayOf(shownFrom), 7 * direction) });
@@ -75,9 +76,9 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
             </button>
           </div>
           <nav className="stepper" aria-label="Période">
-            <button type="button" onClick={() => step(-1)} aria-label={view.kind === 'week' ? 'Semaine précédente' : 'Mois précédent'}>‹</button>
+            <button type="button" onClick={() => step(-1)} disabled={!shownFrom} aria-label={view.kind === 'week' ? 'Semaine précédente' : 'Mois précédent'}>‹</button>
             <span aria-live="polite" className="period">{title}</span>
-            <button type="button" onClick={() => step(1)} aria-label={view.kind === 'week' ? 'Semaine suivante' : 'Mois suivant'}>›</button>
+            <button type="button" onClick={() => step(1)} disabled={!shownFrom} aria-label={view.kind === 'week' ? 'Semaine suivante' : 'Mois suivant'}>›</button>
           </nav>
           <button type="button" onClick={() => setView({ kind: 'week', from: null })}>Cette semaine</button>
         </div>
