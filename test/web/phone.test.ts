@@ -86,7 +86,11 @@ async function capture(page: Page, name: string, width: number): Promise<void> {
 }
 
 /** Opens each address at each phone width, waiting for what shows the screen is drawn. */
-async function walkScreens(username: string, screens: Array<{ name: string; address: string; ready: (page: WatchedPage) => Promise<unknown> }>) {
+async function walkScreens(username: string, screens: Array<{
+  name: string; address: string; ready: (page: WatchedPage) => Promise<unknown>;
+  /** A second state of the screen, measured too (a panel's adjusted day...). */
+  then?: (page: WatchedPage) => Promise<unknown>;
+}>) {
   for (const viewport of WIDTHS) {
     const page = await openPage(walk.browser, walk.env.url, viewport);
     await login(page, username);
@@ -96,6 +100,19 @@ async function walkScreens(username: string, screens: Array<{ name: string; addr
       await expectFits(page, `${username} ${screen.name}`);
       await checkPage(page, `${screen.name} at ${viewport.width} px`);
       await capture(page, screen.name, viewport.width);
+      // A panel scrolls on its own: its foot (the decision form) is captured too.
+      const dialog = page.locator('dialog[open]');
+      if (await dialog.count()) {
+        await dialog.evaluate((element) => { const box = element as unknown as { scrollTop: number; scrollHeight: number }; box.scrollTop = box.scrollHeight; });
+        await page.waitForTimeout(100);
+        await capture(page, `${screen.name}-foot`, viewport.width);
+      }
+      if (screen.then) {
+        await screen.then(page);
+        await expectFits(page, `${username} ${screen.name}, then`);
+        await checkPage(page, `${screen.name}, then, at ${viewport.width} px`);
+        await capture(page, `${screen.name}-then`, viewport.width);
+      }
     }
     expect(page.problems).toEqual([]);
     await page.context().close();
@@ -180,7 +197,15 @@ describe('the phone', () => {
     await walkScreens('mgr1', [
       { name: 'queue', address: '/file', ready: (page) => page.locator('.queue tbody tr').first().waitFor() },
       { name: 'decision-absence', address: `/file/absences/${ids.pendingAbsence}`, ready: (page) => page.getByRole('dialog').getByRole('form', { name: 'Décision' }).waitFor() },
-      { name: 'decision-day-change', address: `/file/journees/${ids.dayChange}`, ready: (page) => page.getByRole('dialog').getByRole('form', { name: 'Décision' }).waitFor() },
+      {
+        name: 'decision-day-change', address: `/file/journees/${ids.dayChange}`,
+        ready: (page) => page.getByRole('dialog').getByRole('form', { name: 'Décision' }).waitFor(),
+        // The adjusted day: the slot editor inside the panel.
+        then: async (page) => {
+          await page.getByRole('dialog').getByLabel('Accorder une journée ajustée').check();
+          await page.getByRole('dialog').getByRole('group', { name: /^Créneau accordé 1/ }).waitFor();
+        },
+      },
       { name: 'absence-declaration', address: '/absences/declarer', ready: (page) => page.getByLabel('Salarié').locator('option', { hasText: 'Martin Alice' }).waitFor({ state: 'attached' }) },
       { name: 'team-planning', address: '/equipe?mois=2026-11', ready: (page) => page.locator('.team-grid').waitFor() },
     ]);
