@@ -1,8 +1,8 @@
 -- The operations figures of GET /metrics (src/http/metrics.ts), read by the service's owner
 -- connection at each scrape: background jobs queued and failed for good (graphile-worker, whose
 -- schema the worker installs at its start: none before, so the figures are 0), e-mails of the
--- outbox pending (still retried) and abandoned (email_max_attempts used). Not granted to the
--- request roles: figures of the whole installation.
+-- outbox pending (still retried) and abandoned (email_max_attempts used). Not for the request
+-- roles (wfm_visitor, wfm_authenticator): figures of the whole installation.
 create or replace function app_private.operations_metrics()
 returns table (jobs_queued bigint, jobs_failed bigint, emails_pending bigint, emails_abandoned bigint)
 language plpgsql stable set search_path = pg_catalog, public, pg_temp as $$
