@@ -4,7 +4,7 @@ export interface BuildSpec {
   label: string;
   output: string;
   sources: string[];
-  tool: string;
+  tools: string[];
   assets?: string[];
 }
 export declare const BUILDS: { server: BuildSpec; web: BuildSpec };

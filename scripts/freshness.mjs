@@ -16,14 +16,16 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The two builds: `output` is the file written last (or at once) by the build, `sources` what it is
- * built from (relative to ROOT), `tool` the development package that builds it.
+ * built from (relative to ROOT), `tools` the development packages that build it.
  */
 export const BUILDS = {
   server: {
     label: 'the server (tsc, dist/)',
     output: 'dist/src/cli/start.js',
     sources: ['src', 'worker', 'tsconfig.json', 'tsconfig.build.json'],
-    tool: 'typescript',
+    // tsc type-checks as it compiles: it needs the type packages too (a production install may hold
+    // TypeScript alone, an optional peer of a runtime package).
+    tools: ['typescript', '@types/node'],
     /** Files the compiled code reads next to itself, copied into dist/ after tsc. */
     assets: ['src/backoffice/static', 'worker/crontab'],
   },
@@ -31,7 +33,7 @@ export const BUILDS = {
     label: 'the web application (vite, web/dist/)',
     output: 'web/dist/index.html',
     sources: ['web/src', 'web/index.html', 'web/vite.config.ts', 'web/public'],
-    tool: 'vite',
+    tools: ['vite', 'tsx'],
   },
 };
 
@@ -53,7 +55,7 @@ export async function isStale(output, sources, root = ROOT) {
   return Math.max(0, ...times) > built.mtimeMs;
 }
 
-/** True when the development package `name` is installed (a production install has none). */
+/** True when the package `name` is installed (a production install has no development package). */
 export function hasTool(name, root = ROOT) {
   try {
     createRequire(path.join(root, 'package.json')).resolve(`${name}/package.json`);
@@ -94,17 +96,18 @@ export function build(name, root = ROOT) {
 export async function ensureBuilt(name, { root = ROOT, log = (line) => console.log(line) } = {}) {
   const spec = BUILDS[name];
   if (!(await isStale(spec.output, spec.sources, root))) return 'fresh';
-  if (hasTool(spec.tool, root)) {
+  const missing = spec.tools.find((tool) => !hasTool(tool, root));
+  if (!missing) {
     log(`Building ${spec.label}...`);
     build(name, root);
     return 'built';
   }
   if (!existsSync(path.join(root, spec.output))) {
     throw new Error(
-      `${spec.output} is missing and ${spec.tool} is not installed (a production install): ` +
+      `${spec.output} is missing and ${missing} is not installed (a production install): ` +
         'run `npm run build` in a full install (npm ci) and install the built tree with `npm ci --omit=dev`.',
     );
   }
-  log(`warning: ${spec.output} is older than its sources and ${spec.tool} is not installed: running the build as it is.`);
+  log(`warning: ${spec.output} is older than its sources and ${missing} is not installed: running the build as it is.`);
   return 'kept';
 }

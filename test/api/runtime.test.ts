@@ -101,6 +101,12 @@ describe('the build freshness (scripts/freshness.mjs)', () => {
     await at('src/cli/start.ts', 3_000_000);
     expect(await ensureBuilt('server', { root, log })).toBe('kept');
     expect(lines).toEqual(['warning: dist/src/cli/start.js is older than its sources and typescript is not installed: running the build as it is.']);
+    // TypeScript alone (an optional peer of a runtime package comes with it): no build without the type packages.
+    await mkdir(path.join(root, 'node_modules/typescript'), { recursive: true });
+    await writeFile(path.join(root, 'node_modules/typescript/package.json'), '{"name":"typescript","version":"5.9.3"}');
+    expect(hasTool('typescript', root)).toBe(true);
+    expect(await ensureBuilt('server', { root, log })).toBe('kept');
+    expect(lines[1]).toBe('warning: dist/src/cli/start.js is older than its sources and @types/node is not installed: running the build as it is.');
   });
 
   it('each command of scripts/launch.mjs runs the build of an entry that exists in the sources, as package.json names it', async () => {
