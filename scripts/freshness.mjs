@@ -23,9 +23,10 @@ export const BUILDS = {
     label: 'the server (tsc, dist/)',
     output: 'dist/src/cli/start.js',
     sources: ['src', 'worker', 'tsconfig.json', 'tsconfig.build.json'],
-    // tsc type-checks as it compiles: it needs the type packages too (a production install may hold
-    // TypeScript alone, an optional peer of a runtime package).
-    tools: ['typescript', '@types/node'],
+    // tsc type-checks as it compiles: it needs the type packages too. A production install holds
+    // TypeScript and @types/node all the same (they come with graphile-worker and exceljs): tsx, which
+    // no runtime package pulls in, tells a development install.
+    tools: ['typescript', '@types/node', 'tsx'],
     /** Files the compiled code reads next to itself, copied into dist/ after tsc. */
     assets: ['src/backoffice/static', 'worker/crontab'],
   },
