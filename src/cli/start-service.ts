@@ -31,6 +31,13 @@ import { SecretStore } from './secrets.js';
 
 const log = (line = '') => console.log(line);
 
+/**
+ * START_PHASES=1: the start-up's phases, in milliseconds since the process started (Node's
+ * performance clock), printed after the ready lines (BENCHMARKS.md, "Start-up").
+ */
+const phases: Array<[string, number]> = [['modules loaded', performance.now()]];
+const phase = (name: string) => phases.push([name, performance.now()]);
+
 function flag(value: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((value ?? '').toLowerCase());
 }
@@ -185,8 +192,10 @@ runCommand('start', async () => {
       databaseLabel = `embedded PostgreSQL, data in ${clusterDir} (127.0.0.1:${port}, log ${path.join(dataDir, 'postgres.log')})`;
     }
 
+    phase('database reached, roles ensured');
     await migrate(config.databaseUrl, log);
     log('Database migrated.');
+    phase('migrated');
 
     // Demo organisation: embedded databases get it while they hold no establishment; a
     // DATABASE_URL database only on request (DEMO_DATA=1) and when it holds no organisation.
@@ -223,6 +232,7 @@ runCommand('start', async () => {
       log('The database already holds an organisation: demo data not loaded.');
     }
 
+    phase('demo data checked');
     const host = env.HOST || '0.0.0.0';
     // WEB_CONCURRENCY > 1: that many server processes share the port (src/cli/server-processes.ts);
     // the worker and the embedded database stay in this process, once.
@@ -239,7 +249,9 @@ runCommand('start', async () => {
       logger = createLogger(config);
     } else {
       const app = await createApp(config);
+      phase('application built (manifest checked)');
       const running = await app.listen(config.port, host);
+      phase('listening');
       shutdown.add('the HTTP server', () => closeServer(running));
       serverUrl = running.url;
       logger = app.logger;
@@ -267,6 +279,7 @@ runCommand('start', async () => {
     const port = new URL(serverUrl).port;
     const url = `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${port}/`;
     log('');
+    phase('worker started');
     log('WFM service ready.');
     log(`  URL:      ${url}  (the web application; demo logins below)`);
     log(`  API docs: ${url}api/docs/`);
@@ -276,6 +289,9 @@ runCommand('start', async () => {
     if (demoPassword) printLogins(logins, demoPassword);
     if (embeddedMode) log('  E-mails are printed here as they are queued (no SMTP in embedded mode).');
     log('Press Ctrl+C to stop.');
+    if (flag(env.START_PHASES)) {
+      log(`Start-up phases (ms since the process started): ${phases.map(([name, at]) => `${name} ${Math.round(at)}`).join(', ')}`);
+    }
     // Runs until a signal arrives (onSignal exits).
     return await new Promise<number>(() => {});
   } catch (error) {
