@@ -78,8 +78,10 @@ function csvSink(res: Response, columns: readonly ExportColumn[]): Sink {
   return {
     start: () => void res.write(csvHeader(columns)),
     rows: (rows) => res.write(rows.map((row) => csvRow(columns, row)).join('')),
+    // 'finish' rather than end()'s callback: the compression middleware's end() takes no callback.
     finish: () => unlessClientGone(res, new Promise<void>((resolve) => {
-      res.end(resolve);
+      res.once('finish', () => resolve());
+      res.end();
     })),
   };
 }
