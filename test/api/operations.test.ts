@@ -14,6 +14,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, humanLine } from '../../src/log.js';
+import { compilePendingValidators } from '../../src/http/validation.js';
 import { createApp } from '../../src/server.js';
 import { ensureWorkerSchema } from '../../worker/runner.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
@@ -175,6 +176,25 @@ describe('GET /metrics', () => {
     expect(loadConfig({ ...base, METRICS_ALLOW: ' 10.0.0.0/8 , 192.168.1.7' }).metricsAllow).toEqual(['10.0.0.0/8', '192.168.1.7']);
     await expect(createApp({ ...env.config, metricsAllow: ['10.0.0.0/33'] })).rejects.toThrow('METRICS_ALLOW: "10.0.0.0/33" has no valid prefix length.');
     await expect(createApp({ ...env.config, metricsAllow: ['localhost'] })).rejects.toThrow('METRICS_ALLOW: "localhost" is not an IP address or subnet.');
+  });
+});
+
+describe('start-up', () => {
+  it('the validators are compiled at their first use, and every one of them compiles', async () => {
+    const running = await serverWith(env.config, { logger: createLogger({ logFormat: 'json', logLevel: 'silent' }) });
+    try {
+      // A validation before and after: the same answer from a lazily compiled validator.
+      const before = await fetch(`${running.url}/api/planning/?from=2026-13-01`);
+      expect(before.status).toBe(401);
+      expect(compilePendingValidators()).toBeGreaterThan(100);
+      expect(compilePendingValidators()).toBe(0);
+      const token = await env.login('rh1');
+      const invalid = await fetch(`${running.url}/api/planning/?from=2026-13-01`, { headers: { authorization: `Bearer ${token}` } });
+      expect(invalid.status).toBe(400);
+      expect(await invalid.json()).toMatchObject({ from: ['Date invalide : format attendu AAAA-MM-JJ.'] });
+    } finally {
+      await running.close();
+    }
   });
 });
 
