@@ -147,8 +147,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   await checkManifest(pool, logger);
 
-  const openApi = buildOpenApi(routeModules, API_INFO);
+  // Built at the first request for it rather than at start-up (BENCHMARKS.md, "Start-up").
+  let openApi: ReturnType<typeof buildOpenApi> | null = null;
   app.get('/api/schema/', (_req, res) => {
+    openApi ??= buildOpenApi(routeModules, API_INFO);
     res.json(openApi);
   });
   mountDocs(app);
