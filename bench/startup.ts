@@ -2,8 +2,9 @@
  * `npm run bench:startup`: how the service starts (BENCHMARKS.md, "Start-up"). On a database of
  * the system cluster (migrated by a first, uncounted start), starts the service N times as a
  * supervisor would, each run ended by SIGKILL of its process group (a crash): the time from the
- * spawn to /api/health/ answering 200, the phases the service reports (START_PHASES=1), and the
- * resident memory of the whole process group one second after it is ready.
+ * spawn to /api/health/ answering 200, the CPU time the process group used until then (steadier
+ * than the wall clock on a shared machine), the phases the service reports (START_PHASES=1), and
+ * the resident memory of the whole process group one second after it is ready.
  *   npm run bench:startup -- --entry=node|npm|source-npm [--runs=N]
  *   node:        node dist/src/cli/start.js (production; the build must be fresh: npm run build)
  *   npm:         npm start (npm, its shell, then node scripts/launch.mjs running the build)
@@ -33,25 +34,33 @@ if (!COMMANDS[entry] || !Number.isInteger(runs) || runs < 1) {
   process.exit(1);
 }
 
-/** Resident memory (bytes) of every process of the group `pgid`, with their command lines. */
-async function groupRss(pgid: number): Promise<{ total: number; processes: string[] }> {
+const CLOCK_TICKS = 100;
+
+/**
+ * Resident memory (bytes) and CPU time used so far (ms, user + system) of every process of the
+ * group `pgid`, with their command lines.
+ */
+async function groupRss(pgid: number): Promise<{ total: number; cpuMs: number; processes: string[] }> {
   let total = 0;
+  let cpuMs = 0;
   const processes: string[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (Number(fields[2]) !== pgid) continue;
+    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), counted from the one after the name.
+    cpuMs += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
     const status = await readFile(`/proc/${name}/status`, 'utf8').catch(() => '');
     const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
     const command = (await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' ').trim();
     total += rss;
     processes.push(`${(rss / 1048576).toFixed(0)} MB ${command.slice(0, 90)}`);
   }
-  return { total, processes };
+  return { total, cpuMs, processes };
 }
 
-async function once(env: NodeJS.ProcessEnv): Promise<{ readyMs: number; rss: number; processes: string[]; phases: string }> {
+async function once(env: NodeJS.ProcessEnv): Promise<{ readyMs: number; cpuMs: number; rss: number; processes: string[]; phases: string }> {
   const port = await freePort();
   const [command, commandArgs] = COMMANDS[entry]!;
   const started = performance.now();
@@ -73,10 +82,11 @@ async function once(env: NodeJS.ProcessEnv): Promise<{ readyMs: number; rss: num
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const readyMs = performance.now() - started;
+    const { cpuMs } = await groupRss(child.pid!);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const { total, processes } = await groupRss(child.pid!);
     const phases = /Start-up phases \(ms since the process started\): (.*)/.exec(output)?.[1] ?? '';
-    return { readyMs, rss: total, processes, phases };
+    return { readyMs, cpuMs, rss: total, processes, phases };
   } finally {
     process.kill(-child.pid!, 'SIGKILL');
     await new Promise((resolve) => (exited ? resolve(null) : child.once('exit', resolve)));
@@ -102,12 +112,14 @@ try {
   for (let i = 0; i < runs; i += 1) {
     const result = await once(env);
     results.push(result);
-    console.log(`run ${i + 1}: ready after ${Math.round(result.readyMs)} ms, process group RSS ${(result.rss / 1048576).toFixed(0)} MB; ${result.phases}`);
+    console.log(`run ${i + 1}: ready after ${Math.round(result.readyMs)} ms (CPU ${Math.round(result.cpuMs)} ms), process group RSS ${(result.rss / 1048576).toFixed(0)} MB; ${result.phases}`);
   }
   console.log(`processes of the last run:\n  ${results.at(-1)!.processes.join('\n  ')}`);
   const ready = results.map((r) => r.readyMs);
   const rss = results.map((r) => r.rss / 1048576);
+  const cpu = results.map((r) => r.cpuMs);
   console.log(`${entry}: ready median ${Math.round(median(ready))} ms (min ${Math.round(Math.min(...ready))}, max ${Math.round(Math.max(...ready))}); ` +
+    `CPU to ready median ${Math.round(median(cpu))} ms; ` +
     `RSS median ${median(rss).toFixed(0)} MB (max ${Math.max(...rss).toFixed(0)})`);
 } finally {
   await root.query(`drop database if exists ${database} with (force)`);
