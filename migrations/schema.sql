@@ -417,6 +417,7 @@ CREATE TABLE app_public.absence_types (
     warn_max_duration interval,
     warn_min_seniority interval,
     "position" smallint DEFAULT 0 NOT NULL,
+    employee_requestable boolean DEFAULT true NOT NULL,
     CONSTRAINT absence_types_annual_cap_check CHECK (((annual_cap IS NULL) OR (annual_cap > (0)::numeric))),
     CONSTRAINT absence_types_annualisation_effect_check CHECK ((annualisation_effect = ANY (ARRAY['none'::text, 'neutralise'::text, 'impute'::text]))),
     CONSTRAINT absence_types_cap_overrun_check CHECK ((cap_overrun = ANY (ARRAY['refuse'::text, 'warn'::text]))),
@@ -902,6 +903,7 @@ CREATE FUNCTION app_hidden.absence_type_admin_json(p_id integer) RETURNS jsonb
     'category_id', t.category_id,
     'category_label', coalesce(p.name || ' › ', '') || c.name,
     'is_active', t.is_active,
+    'employee_requestable', t.employee_requestable,
     'position', t.position,
     'contract_type_ids', coalesce((select jsonb_agg(a.contract_type_id order by a.contract_type_id)
                                    from app_public.absence_type_contract_types a where a.absence_type_id = t.id), '[]'::jsonb),
@@ -954,6 +956,32 @@ CREATE FUNCTION app_hidden.absence_type_json(p_type_id integer) RETURNS jsonb
 $$;
 
 ALTER FUNCTION app_hidden.absence_type_json(p_type_id integer) OWNER TO postgres;
+
+--
+-- Name: absence_type_requestable_default(text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.absence_type_requestable_default(p_code text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select p_code is not null and p_code not in (
+    -- Employer-qualified work stoppages and therapeutic part-time (HR qualifies them).
+    'AT', 'ATJ', 'MP', 'TTH',
+    -- Union activity on convocation: declared by the encadrement.
+    'SYN_PAR', 'SYN_CON', 'SYN_ELU', 'FES',
+    -- Training of the employer's plan, authorised absences granted, unjustified absence.
+    'FOR', 'AANP', 'AAP', 'ABS');
+$$;
+
+ALTER FUNCTION app_hidden.absence_type_requestable_default(p_code text) OWNER TO postgres;
+
+--
+-- Name: FUNCTION absence_type_requestable_default(p_code text); Type: COMMENT; Schema: app_hidden; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_hidden.absence_type_requestable_default(p_code text) IS 'Issue 29: the reference default of « demandable par le salarié » for a reason code: every reason but
+the employer-qualified stoppages (AT, ATJ, MP, TTH), union activity (SYN_PAR, SYN_CON, SYN_ELU, FES),
+the employer''s training plan (FOR), granted authorised absences (AANP, AAP) and ABS.';
 
 --
 -- Name: absence_writer_employee_ids(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -2262,6 +2290,265 @@ CREATE FUNCTION app_hidden.counter_association_json(p_id integer) RETURNS jsonb
 $$;
 
 ALTER FUNCTION app_hidden.counter_association_json(p_id integer) OWNER TO postgres;
+
+--
+-- Name: counter_carried(numeric, text, numeric); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_remaining <= 0 then 0
+              when p_carry_over = 'all' then p_remaining
+              when p_carry_over = 'ceiling' then least(p_remaining, p_ceiling)
+              else 0 end::numeric(8,2);
+$$;
+
+ALTER FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric) OWNER TO postgres;
+
+--
+-- Name: counter_carry_over_deadline(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) RETURNS date
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_until is null then null
+              else make_date(p_year + 1, split_part(p_until, '/', 2)::int, split_part(p_until, '/', 1)::int) end;
+$$;
+
+ALTER FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) OWNER TO postgres;
+
+--
+-- Name: counter_month_part(numeric, text, integer, integer, integer, boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_covered <= 0 then 0
+              else round((app_hidden.counter_rule_round(p_amount * p_month / 12, p_rounding)
+                          - app_hidden.counter_rule_round(p_amount * (p_month - 1) / 12, p_rounding))
+                         * case when p_prorate then p_covered::numeric / p_days else 1 end, 2)
+         end::numeric(8,2);
+$$;
+
+ALTER FUNCTION app_hidden.counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean) OWNER TO postgres;
+
+--
+-- Name: counter_opening_check(integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_opening_check(p_year integer, p_establishment integer) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_errors jsonb := '{}';
+  v_this int := extract(year from app_hidden.today())::int;
+begin
+  if not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('Les compteurs s''ouvrent par les comptes du personnel d''administration uniquement.', 'WF302');
+  end if;
+  if p_year is null then
+    v_errors := app_hidden.add_error(v_errors, 'year', 'L''année est obligatoire.');
+  elsif p_year not between v_this and v_this + 1
+        or p_year not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+    v_errors := app_hidden.add_error(v_errors, 'year', format('Seuls les compteurs de %s ou de %s s''ouvrent.', v_this, v_this + 1));
+  end if;
+  if p_establishment is not null and not exists (select 1 from app_public.establishments e where e.id = p_establishment) then
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
+  end if;
+  perform app_hidden.invalid_fields(v_errors, 'WV315') where v_errors <> '{}'::jsonb;
+end;
+$$;
+
+ALTER FUNCTION app_hidden.counter_opening_check(p_year integer, p_establishment integer) OWNER TO postgres;
+
+--
+-- Name: counter_opening_part(numeric, text, integer, integer, boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_covered <= 0 then 0
+              when not p_prorate or p_covered >= p_days then p_amount
+              else app_hidden.counter_rule_round(p_amount * p_covered / p_days, p_rounding)
+         end::numeric(8,2);
+$$;
+
+ALTER FUNCTION app_hidden.counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean) OWNER TO postgres;
+
+--
+-- Name: counter_rules; Type: TABLE; Schema: app_public; Owner: postgres
+--
+
+CREATE TABLE app_public.counter_rules (
+    id integer NOT NULL,
+    establishment_id integer,
+    counter_code text NOT NULL,
+    annual_amount numeric(6,2),
+    annual_amount_ouvrables numeric(6,2),
+    acquisition text DEFAULT 'opening'::text NOT NULL,
+    rounding text DEFAULT 'hundredth'::text NOT NULL,
+    prorate boolean DEFAULT true NOT NULL,
+    carry_over text DEFAULT 'none'::text NOT NULL,
+    carry_over_ceiling numeric(6,2),
+    carry_over_until text,
+    created_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    CONSTRAINT counter_rules_acquisition_check CHECK ((acquisition = ANY (ARRAY['opening'::text, 'monthly'::text]))),
+    CONSTRAINT counter_rules_annual_amount_check CHECK (((annual_amount IS NULL) OR ((annual_amount >= (0)::numeric) AND (annual_amount < (1000)::numeric)))),
+    CONSTRAINT counter_rules_annual_amount_ouvrables_check CHECK (((annual_amount_ouvrables IS NULL) OR ((annual_amount_ouvrables >= (0)::numeric) AND (annual_amount_ouvrables < (1000)::numeric)))),
+    CONSTRAINT counter_rules_carry_over_ceiling_check CHECK (((carry_over_ceiling IS NULL) OR ((carry_over_ceiling >= (0)::numeric) AND (carry_over_ceiling < (1000)::numeric)))),
+    CONSTRAINT counter_rules_carry_over_check CHECK ((carry_over = ANY (ARRAY['none'::text, 'all'::text, 'ceiling'::text]))),
+    CONSTRAINT counter_rules_carry_over_until_check CHECK (((carry_over_until IS NULL) OR (carry_over_until ~ '^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])$'::text))),
+    CONSTRAINT counter_rules_ceiling CHECK (((carry_over = 'ceiling'::text) = (carry_over_ceiling IS NOT NULL))),
+    CONSTRAINT counter_rules_rounding_check CHECK ((rounding = ANY (ARRAY['hundredth'::text, 'half_up'::text, 'whole_up'::text])))
+);
+
+ALTER TABLE app_public.counter_rules OWNER TO postgres;
+
+--
+-- Name: counter_rule_amount(app_public.counter_rules, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_rule_amount(p_rule app_public.counter_rules, p_count_base text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_count_base = 'ouvrables' and p_rule.annual_amount_ouvrables is not null
+              then p_rule.annual_amount_ouvrables else p_rule.annual_amount end;
+$$;
+
+ALTER FUNCTION app_hidden.counter_rule_amount(p_rule app_public.counter_rules, p_count_base text) OWNER TO postgres;
+
+--
+-- Name: counter_rule_errors(integer, integer, text, numeric, numeric, text, text, boolean, text, numeric, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $_$
+declare
+  v_errors jsonb := '{}';
+  v_kind app_public.counter_kinds;
+  v_amount_message text := 'Une quantité entre 0 et 999,99, deux décimales au plus ; vide : aucun compteur ouvert.';
+begin
+  if p_establishment is not null and not exists (select 1 from app_public.establishments e where e.id = p_establishment) then
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
+  end if;
+  select * into v_kind from app_public.counter_kinds k where k.code = p_counter_code;
+  if p_counter_code is null then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Le compteur est obligatoire.');
+  elsif v_kind.code is null then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Compteur inconnu.');
+  elsif not v_kind.is_consumable then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', format('Le compteur %s n''est pas un compteur de congés ou d''heures consommable : il n''a pas de règle d''acquisition.', p_counter_code));
+  elsif exists (select 1 from app_public.counter_rules r
+                where coalesce(r.establishment_id, 0) = coalesce(p_establishment, 0) and r.counter_code = p_counter_code
+                  and r.id is distinct from p_id) then
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', case when p_establishment is null
+      then format('Le compteur %s a déjà une règle par défaut de l''association.', p_counter_code)
+      else format('Le compteur %s a déjà une règle pour cet établissement.', p_counter_code) end);
+  end if;
+  if p_annual_amount is not null and (p_annual_amount < 0 or p_annual_amount >= 1000 or p_annual_amount <> round(p_annual_amount, 2)) then
+    v_errors := app_hidden.add_error(v_errors, 'annual_amount', v_amount_message);
+  end if;
+  if p_annual_amount_ouvrables is not null then
+    if p_annual_amount_ouvrables < 0 or p_annual_amount_ouvrables >= 1000 or p_annual_amount_ouvrables <> round(p_annual_amount_ouvrables, 2) then
+      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', v_amount_message);
+    elsif v_kind.unit = 'hour' then
+      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Un compteur en heures ne dépend pas de la base de décompte : laissez ce champ vide.');
+    elsif p_annual_amount is null then
+      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Indiquez d''abord la quantité annuelle (en jours ouvrés).');
+    end if;
+  end if;
+  if p_acquisition is null or p_acquisition not in ('opening', 'monthly') then
+    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Acquisition à l''ouverture (opening) ou mois par mois (monthly).');
+  elsif p_acquisition = 'monthly' and p_annual_amount is null then
+    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Une acquisition mois par mois demande une quantité annuelle.');
+  end if;
+  if p_rounding is null or p_rounding not in ('hundredth', 'half_up', 'whole_up') then
+    v_errors := app_hidden.add_error(v_errors, 'rounding', 'Arrondi au centième (hundredth), au demi supérieur (half_up) ou à l''unité supérieure (whole_up).');
+  end if;
+  if p_prorate is null then
+    v_errors := app_hidden.add_error(v_errors, 'prorate', 'Ce champ est obligatoire.');
+  end if;
+  if p_carry_over is null or p_carry_over not in ('none', 'all', 'ceiling') then
+    v_errors := app_hidden.add_error(v_errors, 'carry_over', 'Report : aucun (none), tout (all) ou jusqu''à un plafond (ceiling).');
+  elsif p_carry_over = 'ceiling' and p_carry_over_ceiling is null then
+    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Le plafond du report est obligatoire pour un report plafonné.');
+  elsif p_carry_over <> 'ceiling' and p_carry_over_ceiling is not null then
+    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Un plafond ne s''indique que pour un report plafonné : laissez ce champ vide.');
+  end if;
+  if p_carry_over_ceiling is not null and (p_carry_over_ceiling < 0 or p_carry_over_ceiling >= 1000 or p_carry_over_ceiling <> round(p_carry_over_ceiling, 2)) then
+    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Une quantité entre 0 et 999,99, deux décimales au plus.');
+  end if;
+  if p_carry_over_until is not null then
+    if p_carry_over_until !~ '^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])$'
+       or split_part(p_carry_over_until, '/', 1)::int
+          > extract(day from make_date(2001, split_part(p_carry_over_until, '/', 2)::int, 1) + interval '1 month - 1 day') then
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Une date de l''année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n''existe pas chaque année).');
+    elsif p_carry_over is not distinct from 'none' then
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Sans report, il n''y a pas de date limite : laissez ce champ vide.');
+    end if;
+  end if;
+  return v_errors;
+end;
+$_$;
+
+ALTER FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) OWNER TO postgres;
+
+--
+-- Name: FUNCTION counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text); Type: COMMENT; Schema: app_hidden; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) IS 'Issue 27 point 1: the refusals of a counter rule by field (establishment, counter_code, annual_amount, annual_amount_ouvrables, acquisition, rounding, prorate, carry_over, carry_over_ceiling, carry_over_until), {} when it passes.';
+
+--
+-- Name: counter_rule_json(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_rule_json(p_id integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  select jsonb_build_object(
+    'id', r.id, 'establishment', r.establishment_id, 'establishment_name', e.name,
+    'counter_code', r.counter_code, 'counter_name', k.name, 'unit', k.unit,
+    'annual_amount', app_hidden.fmt_quantity(r.annual_amount),
+    'annual_amount_ouvrables', app_hidden.fmt_quantity(r.annual_amount_ouvrables),
+    'acquisition', r.acquisition, 'rounding', r.rounding, 'prorate', r.prorate,
+    'carry_over', r.carry_over, 'carry_over_ceiling', app_hidden.fmt_quantity(r.carry_over_ceiling),
+    'carry_over_until', r.carry_over_until,
+    'monthly_amount', case when r.acquisition = 'monthly' then app_hidden.fmt_quantity(app_hidden.counter_rule_round(r.annual_amount / 12, r.rounding)) end,
+    'monthly_amount_ouvrables', case when r.acquisition = 'monthly' and r.annual_amount_ouvrables is not null
+      then app_hidden.fmt_quantity(app_hidden.counter_rule_round(r.annual_amount_ouvrables / 12, r.rounding)) end,
+    'updated_at', r.updated_at)
+  from app_public.counter_rules r
+  join app_public.counter_kinds k on k.code = r.counter_code
+  left join app_public.establishments e on e.id = r.establishment_id
+  where r.id = p_id;
+$$;
+
+ALTER FUNCTION app_hidden.counter_rule_json(p_id integer) OWNER TO postgres;
+
+--
+-- Name: counter_rule_round(numeric, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_rule_round(p_value numeric, p_rounding text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case p_rounding
+           when 'half_up' then ceil(p_value * 2) / 2
+           when 'whole_up' then ceil(p_value)
+           else round(p_value, 2)
+         end::numeric(8,2);
+$$;
+
+ALTER FUNCTION app_hidden.counter_rule_round(p_value numeric, p_rounding text) OWNER TO postgres;
 
 --
 -- Name: counters_establishment_check(integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -5191,6 +5478,19 @@ $$;
 ALTER FUNCTION app_hidden.modulation_errors(p_employee integer, p_date date, p_slots app_public.slot[]) OWNER TO postgres;
 
 --
+-- Name: month_name_fr(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.month_name_fr(p_month integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select (array['janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre',
+                'novembre', 'décembre'])[p_month];
+$$;
+
+ALTER FUNCTION app_hidden.month_name_fr(p_month integer) OWNER TO postgres;
+
+--
 -- Name: not_found(text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -5347,6 +5647,8 @@ CREATE FUNCTION app_hidden.notification_path(p_model text, p_target_id bigint, p
     when p_model = 'absence' then case when p_own then '/demandes/absences/' else '/file/absences/' end || p_target_id
     when p_model = 'shift_change_request' then case when p_own then '/demandes/journees/' else '/file/journees/' end || p_target_id
     when p_model = 'employee' and p_own then '/compte'
+    -- A balance about to expire (issue 27): « Mes compteurs » (paths.counters).
+    when p_model = 'counter' then '/compteurs'
   end;
 $$;
 
@@ -9189,6 +9491,64 @@ $$;
 ALTER FUNCTION app_private.absence_sync_counters(p_absence_id integer, p_transition text, p_today date, p_plan jsonb) OWNER TO postgres;
 
 --
+-- Name: absence_type_choices(integer, date, boolean); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.absence_type_choices(p_employee integer, p_date date, p_full_list boolean) RETURNS TABLE(type_id integer, available boolean, unavailable_reason text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with contract as (
+    select c.contract_type_id, ct.code
+    from app_public.contracts c
+    join app_public.contract_types ct on ct.id = c.contract_type_id
+    where c.employee_id = p_employee and c.start_date <= p_date and (c.end_date is null or c.end_date >= p_date)
+    order by c.start_date desc
+    limit 1
+  ),
+  listed as (
+    select t.id, t.name, t.unit, t.position, t.code,
+           (select string_agg(ct.code, ', ' order by ct.code)
+            from app_public.absence_type_contract_types x
+            join app_public.contract_types ct on ct.id = x.contract_type_id
+            where x.absence_type_id = t.id) as reserved_to,
+           exists (select 1 from app_public.absence_type_contract_types x
+                   join contract k on k.contract_type_id = x.contract_type_id
+                   where x.absence_type_id = t.id) as contract_listed
+    from app_public.absence_types t
+    where t.is_active and (p_full_list or t.employee_requestable)
+  ),
+  judged as (
+    select l.*,
+           l.reserved_to is null or l.contract_listed as contract_fits,
+           (select string_agg(app_private.counter_request_error(ca.counter_code, extract(year from p_date)::int, c.id, k.unit,
+                                                                  l.unit, l.name, null, null), ' ' order by ca.counter_code)
+            from app_public.counter_associations ca
+            join app_public.counter_kinds k on k.code = ca.counter_code and k.is_consumable
+            left join app_public.counters c on c.employee_id = p_employee and c.code = ca.counter_code
+                                            and c.year = extract(year from p_date) and c.is_active
+            where ca.absence_type_id = l.id and ca.is_active) as counter_error
+    from listed l
+  )
+  select j.id,
+         j.contract_fits and j.counter_error is null,
+         case
+           when not j.contract_fits and not exists (select 1 from contract) then
+             format('Réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.', j.reserved_to, app_hidden.fr_date(p_date))
+           when not j.contract_fits then
+             format('Réservé aux contrats %s ; le contrat en vigueur le %s est : %s.', j.reserved_to, app_hidden.fr_date(p_date),
+                    (select k.code from contract k))
+           else j.counter_error
+         end
+  from judged j
+  -- One's own list leaves out the reasons one's contract does not admit.
+  where p_full_list or j.contract_fits
+  order by j.position, j.code;
+$$;
+
+ALTER FUNCTION app_private.absence_type_choices(p_employee integer, p_date date, p_full_list boolean) OWNER TO postgres;
+
+--
 -- Name: account_email(integer); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -9235,6 +9595,38 @@ CREATE FUNCTION app_private.account_of_employee(p_employee_id integer) RETURNS a
 $$;
 
 ALTER FUNCTION app_private.account_of_employee(p_employee_id integer) OWNER TO postgres;
+
+--
+-- Name: acquire_monthly_counters(date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.acquire_monthly_counters(p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_year int := extract(year from p_today)::int;
+  v_count int;
+begin
+  insert into app_private.counter_movements (counter_id, bucket, quantity, kind, actor_account_id, comment, period)
+  select c.id, 'acquired', d.quantity, 'acquisition', null, d.comment, d.period
+  from app_public.counters c
+  join app_public.employees e on e.id = c.employee_id
+  join app_public.establishments est on est.id = e.main_establishment_id
+  cross join lateral (select app_private.counter_rule_for(est.id, c.code) as rule) rr
+  cross join lateral app_private.counter_acquisitions_due(c.employee_id, c.year, rr.rule, est.count_base, p_today) d
+  where c.acquisition = 'monthly' and c.is_active and c.year in (v_year, v_year + 1) and (rr.rule).acquisition = 'monthly'
+    and d.quantity <> 0
+    and not exists (select 1 from app_private.counter_movements m
+                    where m.counter_id = c.id and m.kind = 'acquisition' and m.period = d.period)
+  order by c.id, d.period
+  on conflict do nothing;
+  get diagnostics v_count = row_count;
+  return v_count;
+end;
+$$;
+
+ALTER FUNCTION app_private.acquire_monthly_counters(p_today date) OWNER TO postgres;
 
 --
 -- Name: audit_security_event(integer, text, jsonb, integer); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -9724,6 +10116,23 @@ $$;
 ALTER FUNCTION app_private.calendar_feeds_of(p_account integer) OWNER TO postgres;
 
 --
+-- Name: close_counter_years(date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.close_counter_years(p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return app_private.counters_close_year(extract(year from p_today)::int - 1, p_today)
+       + app_private.counters_expire_carry_over(p_today)
+       + app_private.counter_expiry_notify(p_today);
+end;
+$$;
+
+ALTER FUNCTION app_private.close_counter_years(p_today date) OWNER TO postgres;
+
+--
 -- Name: consume_started_absences(date); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -9759,6 +10168,25 @@ $$;
 ALTER FUNCTION app_private.consume_started_absences(p_today date) OWNER TO postgres;
 
 --
+-- Name: contract_days(integer, date, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.contract_days(p_employee integer, p_from date, p_to date) RETURNS integer
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select coalesce(sum(upper(r) - lower(r)), 0)::int
+  from unnest((select range_agg(daterange(c.start_date, c.end_date, '[]'))
+               from app_public.contracts c
+               join app_public.contract_types t on t.id = c.contract_type_id
+               where c.employee_id = p_employee and not t.is_temporary_work
+                 and c.start_date <= p_to and (c.end_date is null or c.end_date >= p_from))
+              * datemultirange(daterange(p_from, p_to, '[]'))) r;
+$$;
+
+ALTER FUNCTION app_private.contract_days(p_employee integer, p_from date, p_to date) OWNER TO postgres;
+
+--
 -- Name: contract_type_usage(integer); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -9774,6 +10202,57 @@ CREATE FUNCTION app_private.contract_type_usage(p_id integer) RETURNS text[]
 $$;
 
 ALTER FUNCTION app_private.contract_type_usage(p_id integer) OWNER TO postgres;
+
+--
+-- Name: counter_acquisitions_due(integer, integer, app_public.counter_rules, text, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_acquisitions_due(p_employee integer, p_year integer, p_rule app_public.counter_rules, p_count_base text, p_today date) RETURNS TABLE(period date, quantity numeric, comment text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_amount numeric := app_hidden.counter_rule_amount(p_rule, p_count_base);
+  v_unit text := (select k.unit from app_public.counter_kinds k where k.code = p_rule.counter_code);
+  v_from date;
+  v_to date;
+  v_covered int;
+  v_days int;
+begin
+  if v_amount is null or p_rule.id is null then
+    return;
+  end if;
+  if p_rule.acquisition = 'opening' then
+    v_from := make_date(p_year, 1, 1);
+    v_to := make_date(p_year, 12, 31);
+    v_days := v_to - v_from + 1;
+    v_covered := app_private.contract_days(p_employee, v_from, v_to);
+    period := v_from;
+    quantity := app_hidden.counter_opening_part(v_amount, p_rule.rounding, v_covered, v_days, p_rule.prorate);
+    comment := format('Acquisition %s à l''ouverture : %s%s', p_year, app_hidden.quantity_fr(quantity, v_unit),
+                      case when p_rule.prorate and v_covered < v_days
+                           then format(' (prorata : %s jours de contrat sur %s)', v_covered, v_days) else '' end);
+    return next;
+    return;
+  end if;
+  for k in 1..12 loop
+    v_from := make_date(p_year - 1, k, 1);
+    v_to := (v_from + interval '1 month')::date - 1;
+    exit when v_to >= p_today;
+    v_days := v_to - v_from + 1;
+    v_covered := app_private.contract_days(p_employee, v_from, v_to);
+    period := v_from;
+    quantity := app_hidden.counter_month_part(v_amount, p_rule.rounding, k, v_covered, v_days, p_rule.prorate);
+    comment := format('Acquisition de %s %s pour %s : %s%s', app_hidden.month_name_fr(k), p_year - 1, p_year,
+                      app_hidden.quantity_fr(quantity, v_unit),
+                      case when p_rule.prorate and v_covered < v_days
+                           then format(' (prorata : %s jours de contrat sur %s)', v_covered, v_days) else '' end);
+    return next;
+  end loop;
+end;
+$$;
+
+ALTER FUNCTION app_private.counter_acquisitions_due(p_employee integer, p_year integer, p_rule app_public.counter_rules, p_count_base text, p_today date) OWNER TO postgres;
 
 --
 -- Name: counter_balances_at(integer[], integer, timestamp with time zone); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -9845,6 +10324,73 @@ $$;
 ALTER FUNCTION app_private.counter_code_has_reason(p_code text, p_except_association integer, p_except_type integer) OWNER TO postgres;
 
 --
+-- Name: counter_expiry_notify(date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_expiry_notify(p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_year int := extract(year from p_today)::int;
+  v_count int := 0;
+  r record;
+  v_account int;
+  v_notification bigint;
+begin
+  for r in
+    with year_end as (
+      -- This year's counters: what exceeds the carry-over expires on 31 December.
+      select c.id, c.employee_id, c.code, k.name, k.unit, c.year, make_date(c.year, 12, 31) as expires_on,
+             b.remaining - app_hidden.counter_carried(b.remaining, rule.carry_over, rule.carry_over_ceiling) as amount
+      from app_public.counters c
+      join app_public.counter_kinds k on k.code = c.code
+      join app_public.employees e on e.id = c.employee_id
+      cross join lateral (select (app_private.counter_rule_for(e.main_establishment_id, c.code)).*) rule
+      cross join lateral (select app_private.counter_remaining(c.id) as remaining) b
+      where c.year = v_year and c.is_active and rule.id is not null
+        and p_today >= (make_date(v_year, 12, 31) - interval '1 month')::date
+    ), carried as (
+      -- Counters holding a carry-over: what is neither taken nor reserved expires after its date.
+      select c.id, c.employee_id, c.code, k.name, k.unit, c.year - 1 as year, d.deadline as expires_on,
+             least(cm.quantity - (select coalesce(sum(m.quantity), 0) from app_private.counter_movements m
+                                  where m.counter_id = c.id and m.bucket in ('taken', 'planned')),
+                   app_private.counter_remaining(c.id)) as amount
+      from app_public.counters c
+      join app_public.counter_kinds k on k.code = c.code
+      join app_public.employees e on e.id = c.employee_id
+      join app_private.counter_movements cm
+        on cm.counter_id = c.id and cm.kind = 'carry_over' and cm.period = make_date(c.year, 1, 1) and cm.quantity > 0
+      cross join lateral (select (app_private.counter_rule_for(e.main_establishment_id, c.code)).*) rule
+      cross join lateral (select app_hidden.counter_carry_over_deadline(rule.carry_over_until, c.year - 1) as deadline) d
+      where c.year = v_year and c.is_active and d.deadline is not null
+        and p_today between (d.deadline - interval '1 month')::date and d.deadline
+    )
+    select x.* from (select * from year_end union all select * from carried) x
+    where x.amount > 0
+      and not exists (select 1 from app_private.counter_expiry_notices n where n.counter_id = x.id and n.expires_on = x.expires_on)
+    order by x.id
+  loop
+    v_account := app_private.employee_account_id(r.employee_id);
+    v_notification := null;
+    if v_account is not null then
+      v_notification := app_private.notify(v_account, 'Congés bientôt perdus',
+        format('%s de %s (%s) de %s expire(nt) le %s : posez-les avant cette date.',
+               app_hidden.quantity_fr(r.amount, r.unit), r.code, r.name, r.year, app_hidden.fr_date(r.expires_on)),
+        'warning', 'counter', r.id);
+      v_count := v_count + 1;
+    end if;
+    insert into app_private.counter_expiry_notices (counter_id, expires_on, notification_id)
+    values (r.id, r.expires_on, v_notification)
+    on conflict do nothing;
+  end loop;
+  return v_count;
+end;
+$$;
+
+ALTER FUNCTION app_private.counter_expiry_notify(p_today date) OWNER TO postgres;
+
+--
 -- Name: counter_journal_rows(integer); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -9881,6 +10427,90 @@ end;
 $$;
 
 ALTER FUNCTION app_private.counter_movement(p_counter_id integer, p_bucket text, p_quantity numeric, p_kind text, p_absence_id integer, p_transition text) OWNER TO postgres;
+
+--
+-- Name: counter_opening_plan(integer, integer, date, boolean); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_opening_plan(p_year integer, p_establishment integer, p_today date, p_amounts boolean DEFAULT true) RETURNS TABLE(employee_id integer, employee_name text, establishment_id integer, code text, acquisition text, amount numeric, already_open boolean, skip_reason text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with people as (
+    select e.id, e.last_name || ' ' || e.first_name as name, e.main_establishment_id, est.count_base,
+           exists (select 1 from app_public.contracts c
+                   where c.employee_id = e.id and c.start_date <= make_date(p_year, 12, 31)
+                     and (c.end_date is null or c.end_date >= make_date(p_year, 1, 1))) as any_contract,
+           exists (select 1 from app_public.contracts c join app_public.contract_types t on t.id = c.contract_type_id
+                   where c.employee_id = e.id and not t.is_temporary_work and c.start_date <= make_date(p_year, 12, 31)
+                     and (c.end_date is null or c.end_date >= make_date(p_year, 1, 1))) as own_contract
+    from app_public.employees e
+    left join app_public.establishments est on est.id = e.main_establishment_id
+    where p_establishment is null or e.main_establishment_id = p_establishment
+  ),
+  codes as (
+    -- Consumable codes that an active reason consumes (a counter of another code could not be active).
+    select k.code, k.position from app_public.counter_kinds k
+    where k.is_consumable and app_private.counter_code_has_reason(k.code)
+  ),
+  eligible as (
+    select p.* from people p where p.main_establishment_id is not null and p.own_contract
+  ),
+  lines as (
+    select o.id, o.name, o.main_establishment_id, o.code, o.position, (o.rule).acquisition,
+           case when p_amounts and not o.already_open
+                then (select coalesce(sum(d.quantity), 0)
+                      from app_private.counter_acquisitions_due(o.id, p_year, o.rule, o.count_base, p_today) d) end as amount,
+           o.already_open
+    from (select p.id, p.name, p.main_establishment_id, p.count_base, c.code, c.position, rr.rule,
+                 exists (select 1 from app_public.counters x where x.employee_id = p.id and x.code = c.code and x.year = p_year)
+                   as already_open
+          from eligible p
+          cross join codes c
+          cross join lateral (select app_private.counter_rule_for(p.main_establishment_id, c.code) as rule) rr
+          where app_hidden.counter_rule_amount(rr.rule, p.count_base) is not null
+          offset 0) o
+  )
+  select l.id, l.name, l.main_establishment_id, l.code, l.acquisition, l.amount, l.already_open, null::text
+  from lines l
+  union all
+  select p.id, p.name, p.main_establishment_id, null, null, null, false,
+         case when p.main_establishment_id is null
+                then 'Sans établissement principal : aucune règle d''établissement ne s''applique.'
+              when not p.any_contract then format('Aucun contrat en cours en %s.', p_year)
+              when not p.own_contract then 'Contrat d''intérim seulement : ses congés relèvent de l''entreprise de travail temporaire.'
+              else 'Aucune règle de son établissement n''ouvre de compteur.' end
+  from people p
+  where not exists (select 1 from lines l where l.id = p.id)
+$$;
+
+ALTER FUNCTION app_private.counter_opening_plan(p_year integer, p_establishment integer, p_today date, p_amounts boolean) OWNER TO postgres;
+
+--
+-- Name: counter_opening_summary(integer, integer, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_opening_summary(p_year integer, p_establishment integer, p_today date) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with plan as materialized (select * from app_private.counter_opening_plan(p_year, p_establishment, p_today))
+  select jsonb_build_object(
+    'year', p_year,
+    'establishment', p_establishment,
+    'establishment_name', (select e.name from app_public.establishments e where e.id = p_establishment),
+    'employees', (select count(distinct p.employee_id) from plan p where p.skip_reason is null and not p.already_open),
+    'counters', (select count(*) from plan p where p.skip_reason is null and not p.already_open),
+    'already_open', (select count(*) from plan p where p.skip_reason is null and p.already_open),
+    'by_code', coalesce((select jsonb_object_agg(x.code, jsonb_build_object('counters', x.n, 'acquired', app_hidden.fmt_quantity(x.total)))
+                         from (select p.code, count(*) as n, sum(p.amount) as total from plan p
+                               where p.skip_reason is null and not p.already_open group by p.code) x), '{}'::jsonb),
+    'skipped', coalesce((select jsonb_agg(jsonb_build_object('employee', p.employee_id, 'employee_name', p.employee_name,
+                                                             'reason', p.skip_reason) order by p.employee_name, p.employee_id)
+                         from plan p where p.skip_reason is not null), '[]'::jsonb));
+$$;
+
+ALTER FUNCTION app_private.counter_opening_summary(p_year integer, p_establishment integer, p_today date) OWNER TO postgres;
 
 --
 -- Name: counter_orphan_check(text, integer, integer, text); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -9967,6 +10597,22 @@ type p_type_name (units that differ, no open counter, or more than its remaining
 absence already holds on it), or null; p_requested null checks the unit and the opening only.';
 
 --
+-- Name: counter_rule_for(integer, text); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_rule_for(p_establishment integer, p_code text) RETURNS app_public.counter_rules
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select r.* from app_public.counter_rules r
+  where r.counter_code = p_code and (r.establishment_id is null or r.establishment_id = p_establishment)
+  order by r.establishment_id nulls last
+  limit 1;
+$$;
+
+ALTER FUNCTION app_private.counter_rule_for(p_establishment integer, p_code text) OWNER TO postgres;
+
+--
 -- Name: counter_write_activation(integer, boolean); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -10027,6 +10673,87 @@ $$;
 ALTER FUNCTION app_private.counter_write_adjustment(p_id integer, p_bucket text, p_quantity numeric, p_reason text) OWNER TO postgres;
 
 --
+-- Name: counter_year_facts(integer, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counter_year_facts(p_counter_id integer, p_today date) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_counter app_public.counters;
+  v_rule app_public.counter_rules;
+  v_base text;
+  v_amount numeric;
+  v_to_come numeric;
+  v_carried numeric;
+  v_deadline date;
+  v_remaining numeric := app_private.counter_remaining(p_counter_id);
+  v_used numeric;
+  v_from date;
+  v_to date;
+  v_year_end jsonb;
+begin
+  select * into v_counter from app_public.counters c where c.id = p_counter_id;
+  select est.count_base into v_base
+  from app_public.employees e join app_public.establishments est on est.id = e.main_establishment_id
+  where e.id = v_counter.employee_id;
+  v_rule := app_private.counter_rule_for((select e.main_establishment_id from app_public.employees e
+                                          where e.id = v_counter.employee_id), v_counter.code);
+  v_base := coalesce(v_base, 'ouvrables');
+
+  if v_counter.acquisition = 'monthly' and v_rule.acquisition = 'monthly' then
+    v_amount := app_hidden.counter_rule_amount(v_rule, v_base);
+    v_to_come := 0;
+    for k in 1..12 loop
+      v_from := make_date(v_counter.year - 1, k, 1);
+      v_to := (v_from + interval '1 month')::date - 1;
+      continue when v_to < p_today
+        or exists (select 1 from app_private.counter_movements m
+                   where m.counter_id = p_counter_id and m.kind = 'acquisition' and m.period = v_from);
+      v_to_come := v_to_come + app_hidden.counter_month_part(v_amount, v_rule.rounding, k,
+        app_private.contract_days(v_counter.employee_id, v_from, v_to), v_to - v_from + 1, v_rule.prorate);
+    end loop;
+  end if;
+
+  select sum(m.quantity) into v_carried from app_private.counter_movements m
+  where m.counter_id = p_counter_id and m.kind = 'carry_over' and m.quantity > 0;
+  if v_carried > 0 then
+    v_deadline := app_hidden.counter_carry_over_deadline(v_rule.carry_over_until, v_counter.year - 1);
+    if exists (select 1 from app_private.counter_movements m
+               where m.counter_id = p_counter_id and m.kind = 'expiry' and m.period = v_deadline) then
+      v_deadline := null;
+    end if;
+    select coalesce(sum(m.quantity), 0) into v_used from app_private.counter_movements m
+    where m.counter_id = p_counter_id and m.bucket in ('taken', 'planned');
+  end if;
+
+  if v_rule.id is not null
+     and not exists (select 1 from app_private.counter_movements m
+                     where m.counter_id = p_counter_id and m.kind in ('carry_over', 'expiry')
+                       and m.period = make_date(v_counter.year + 1, 1, 1)) then
+    v_year_end := jsonb_build_object(
+      'carries_over', app_hidden.fmt_quantity(app_hidden.counter_carried(v_remaining, v_rule.carry_over, v_rule.carry_over_ceiling)),
+      'expires', app_hidden.fmt_quantity(greatest(v_remaining, 0)
+                   - app_hidden.counter_carried(v_remaining, v_rule.carry_over, v_rule.carry_over_ceiling)),
+      'carry_over_until', case when v_rule.carry_over <> 'none'
+                               then to_jsonb(app_hidden.counter_carry_over_deadline(v_rule.carry_over_until, v_counter.year)) end);
+  end if;
+
+  return jsonb_build_object(
+    'acquisition', v_counter.acquisition,
+    'to_come', app_hidden.fmt_quantity(coalesce(v_to_come, 0)),
+    'carried_over', app_hidden.fmt_quantity(coalesce(v_carried, 0)),
+    'carry_over_expires_on', to_jsonb(v_deadline),
+    'carry_over_expiring', case when v_deadline is not null
+      then app_hidden.fmt_quantity(least(greatest(v_carried - v_used, 0), greatest(v_remaining, 0))) end,
+    'year_end', v_year_end);
+end;
+$$;
+
+ALTER FUNCTION app_private.counter_year_facts(p_counter_id integer, p_today date) OWNER TO postgres;
+
+--
 -- Name: counters_admin_json(integer[]); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -10048,6 +10775,166 @@ CREATE FUNCTION app_private.counters_admin_json(p_ids integer[]) RETURNS TABLE(i
 $$;
 
 ALTER FUNCTION app_private.counters_admin_json(p_ids integer[]) OWNER TO postgres;
+
+--
+-- Name: counters_close_year(integer, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counters_close_year(p_year integer, p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_new_year date := make_date(p_year + 1, 1, 1);
+  v_count int := 0;
+  r record;
+  v_remaining numeric;
+  v_carried numeric;
+  v_next int;
+  v_unit text;
+  v_deadline date;
+begin
+  if p_today < v_new_year then
+    return 0;
+  end if;
+  for r in
+    select c.id, c.employee_id, c.code, k.unit, k.name, rule.carry_over, rule.carry_over_ceiling, rule.carry_over_until
+    from app_public.counters c
+    join app_public.counter_kinds k on k.code = c.code
+    join app_public.employees e on e.id = c.employee_id
+    cross join lateral (select (app_private.counter_rule_for(e.main_establishment_id, c.code)).*) rule
+    where c.year = p_year and rule.id is not null
+      and not exists (select 1 from app_private.counter_movements m
+                      where m.counter_id = c.id and m.kind in ('carry_over', 'expiry') and m.period = v_new_year)
+    order by c.id
+  loop
+    perform 1 from app_public.counters c where c.id = r.id for update;
+    v_remaining := app_private.counter_remaining(r.id);
+    continue when v_remaining <= 0;
+    v_carried := app_hidden.counter_carried(v_remaining, r.carry_over, r.carry_over_ceiling);
+    select c.id into v_next from app_public.counters c
+    where c.employee_id = r.employee_id and c.code = r.code and c.year = p_year + 1 and c.is_active;
+    if v_carried > 0 and v_next is null then
+      raise notice 'counters_close_year: counter % keeps its balance: no open % counter in %', r.id, r.code, p_year + 1;
+      continue;
+    end if;
+    v_deadline := app_hidden.counter_carry_over_deadline(r.carry_over_until, p_year);
+    insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment, period)
+    select x.counter_id, 'acquired', x.quantity, x.kind, x.comment, v_new_year
+    from (values
+      (1, r.id, -v_carried, 'carry_over', format('Report vers %s : %s', p_year + 1, app_hidden.quantity_fr(v_carried, r.unit))),
+      (2, r.id, v_carried - v_remaining, 'expiry',
+       format('Expiration en fin d''année %s : %s %s', p_year, app_hidden.quantity_fr(v_remaining - v_carried, r.unit),
+              case r.carry_over when 'none' then '(sans report)' else format('(au-delà du plafond de report de %s)',
+                app_hidden.quantity_fr(r.carry_over_ceiling, r.unit)) end)),
+      (3, v_next, v_carried, 'carry_over',
+       format('Report du solde %s : %s%s', p_year, app_hidden.quantity_fr(v_carried, r.unit),
+              case when v_deadline is null then '' else format(', à prendre au plus tard le %s', app_hidden.fr_date(v_deadline)) end))
+    ) as x(n, counter_id, quantity, kind, comment)
+    where x.quantity <> 0
+    order by x.n
+    on conflict do nothing;
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
+end;
+$$;
+
+ALTER FUNCTION app_private.counters_close_year(p_year integer, p_today date) OWNER TO postgres;
+
+--
+-- Name: counters_expire_carry_over(date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counters_expire_carry_over(p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_count int := 0;
+  r record;
+  v_expired numeric;
+begin
+  for r in
+    select c.id, c.year, k.unit, cm.quantity as carried, d.deadline
+    from app_public.counters c
+    join app_public.counter_kinds k on k.code = c.code
+    join app_public.employees e on e.id = c.employee_id
+    join app_private.counter_movements cm
+      on cm.counter_id = c.id and cm.kind = 'carry_over' and cm.period = make_date(c.year, 1, 1) and cm.quantity > 0
+    cross join lateral (select (app_private.counter_rule_for(e.main_establishment_id, c.code)).*) rule
+    cross join lateral (select app_hidden.counter_carry_over_deadline(rule.carry_over_until, c.year - 1) as deadline) d
+    where c.year in (extract(year from p_today)::int, extract(year from p_today)::int - 1)
+      and d.deadline < p_today
+      and not exists (select 1 from app_private.counter_movements m
+                      where m.counter_id = c.id and m.kind = 'expiry' and m.period = d.deadline)
+    order by c.id
+  loop
+    perform 1 from app_public.counters c where c.id = r.id for update;
+    v_expired := least(greatest(r.carried - (select coalesce(sum(m.quantity), 0) from app_private.counter_movements m
+                                            where m.counter_id = r.id and m.bucket = 'taken'), 0),
+                       app_private.counter_remaining(r.id));
+    continue when v_expired <= 0;
+    insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment, period)
+    values (r.id, 'acquired', -v_expired, 'expiry',
+            format('Expiration du report de %s non pris au %s : %s', r.year - 1, app_hidden.fr_date(r.deadline),
+                   app_hidden.quantity_fr(v_expired, r.unit)), r.deadline)
+    on conflict do nothing;
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
+end;
+$$;
+
+ALTER FUNCTION app_private.counters_expire_carry_over(p_today date) OWNER TO postgres;
+
+--
+-- Name: counters_open_year(integer, integer, date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.counters_open_year(p_year integer, p_establishment integer, p_today date) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_summary jsonb := app_private.counter_opening_summary(p_year, p_establishment, p_today);
+  v_opened int;
+  v_movements int;
+begin
+  with plan as (
+    select * from app_private.counter_opening_plan(p_year, p_establishment, p_today, false) p
+    where p.skip_reason is null and not p.already_open
+  ), ins as (
+    insert into app_public.counters (employee_id, code, year, acquisition)
+    select p.employee_id, p.code, p_year, p.acquisition from plan p
+    order by p.employee_id, p.code
+    on conflict (employee_id, code, year) do nothing
+    returning id, employee_id, code
+  ), mov as (
+    insert into app_private.counter_movements (counter_id, bucket, quantity, kind, actor_account_id, comment, period)
+    select ins.id, 'acquired', d.quantity, 'acquisition', app_hidden.current_account_id(), d.comment, d.period
+    from ins
+    join app_public.employees e on e.id = ins.employee_id
+    join app_public.establishments est on est.id = e.main_establishment_id
+    cross join lateral app_private.counter_acquisitions_due(ins.employee_id, p_year,
+                                                            app_private.counter_rule_for(est.id, ins.code), est.count_base, p_today) d
+    where d.quantity <> 0
+    order by ins.id, d.period
+    on conflict do nothing
+    returning 1
+  )
+  select (select count(*) from ins), (select count(*) from mov) into v_opened, v_movements;
+
+  v_summary := v_summary || jsonb_build_object('opened', v_opened, 'movements', v_movements);
+  perform app_private.write_audit('Creation', 'counter_opening', p_year, null,
+    jsonb_build_object('year', p_year, 'establishment', p_establishment, 'opened', v_opened, 'movements', v_movements,
+                       'skipped', jsonb_array_length(v_summary -> 'skipped')))
+  where v_opened > 0;
+  return v_summary;
+end;
+$$;
+
+ALTER FUNCTION app_private.counters_open_year(p_year integer, p_establishment integer, p_today date) OWNER TO postgres;
 
 --
 -- Name: create_password_token(integer, text, integer); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -11607,6 +12494,32 @@ $$;
 ALTER FUNCTION app_private.job_is_due(p_job text, p_scheduled_at timestamp with time zone) OWNER TO postgres;
 
 --
+-- Name: login_failed(text, text, text, interval, interval); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  b record;
+begin
+  select * into b from app_private.login_throttle_buckets(p_scope, p_username, p_address);
+  -- Counted without a cap of their own (the limits are read by login_throttle).
+  perform app_private.rate_limit_hit(b.pair_bucket, 2147483646, p_pair_window);
+  perform app_private.rate_limit_hit(b.user_bucket, 2147483646, p_ceiling_window);
+end;
+$$;
+
+ALTER FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) OWNER TO postgres;
+
+--
+-- Name: FUNCTION login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval); Type: COMMENT; Schema: app_private; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) IS 'Login throttling: counts one failed attempt of a username from an address (per pair and per username).';
+
+--
 -- Name: login_lookup(text); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -11640,6 +12553,97 @@ end;
 $$;
 
 ALTER FUNCTION app_private.login_refused(p_account integer, p_surface text) OWNER TO postgres;
+
+--
+-- Name: login_succeeded(text, text, text); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  delete from app_private.rate_limit_windows w
+  where w.bucket = (select pair_bucket from app_private.login_throttle_buckets(p_scope, p_username, p_address));
+end;
+$$;
+
+ALTER FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) OWNER TO postgres;
+
+--
+-- Name: FUNCTION login_succeeded(p_scope text, p_username text, p_address text); Type: COMMENT; Schema: app_private; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) IS 'Login throttling: a success clears the failures of its (username, address) pair; it is never counted.';
+
+--
+-- Name: login_throttle(text, text, text, integer, integer, interval); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) RETURNS TABLE(retry_after integer, delay_ms integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  -- Beyond the username's ceiling (it is being guessed from several addresses), an address that
+  -- failed keeps at most this many failures: many addresses in parallel get few guesses each. An
+  -- address that has not failed is still never refused.
+  c_pair_limit_over_ceiling constant int := 3;
+  v_pair_limit int;
+  v_pair_hits int;
+  v_pair_end timestamptz;
+  v_user_hits int;
+  v_over int;
+  b record;
+begin
+  select * into b from app_private.login_throttle_buckets(p_scope, p_username, p_address);
+  select w.hits into v_user_hits
+  from app_private.rate_limit_windows w where w.bucket = b.user_bucket and w.window_end > clock_timestamp();
+  v_over := coalesce(v_user_hits, 0) - p_ceiling;
+  select w.hits, w.window_end into v_pair_hits, v_pair_end
+  from app_private.rate_limit_windows w where w.bucket = b.pair_bucket and w.window_end > clock_timestamp();
+  v_pair_limit := p_pair_limit;
+  if v_over > 0 then
+    v_pair_limit := least(p_pair_limit, c_pair_limit_over_ceiling);
+  end if;
+  if coalesce(v_pair_hits, 0) >= v_pair_limit then
+    return query select greatest(1, ceil(extract(epoch from v_pair_end - clock_timestamp())))::int, 0;
+    return;
+  end if;
+  return query select 0,
+    case when v_over <= 0 then 0
+         else least(extract(epoch from p_max_delay) * 1000, 1000 * power(2, least(v_over, 30) - 1))::int end;
+end;
+$$;
+
+ALTER FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) OWNER TO postgres;
+
+--
+-- Name: FUNCTION login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval); Type: COMMENT; Schema: app_private; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) IS 'Login throttling, before the password check: retry_after (seconds) when this address used up its failures on this username, else the delay (ms) the attempt waits once the username passed its ceiling of failures.';
+
+--
+-- Name: login_throttle_buckets(text, text, text); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.login_throttle_buckets(p_scope text, p_username text, p_address text) RETURNS TABLE(pair_bucket text, user_bucket text)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  -- Usernames are at most 150 characters, addresses 45: the keys stay under the table's 400.
+  select format('login-fail:%s:%s@%s', p_scope, lower(left(p_username, 150)), left(coalesce(p_address, ''), 64)),
+         format('login-fail:%s:%s', p_scope, lower(left(p_username, 150)));
+$$;
+
+ALTER FUNCTION app_private.login_throttle_buckets(p_scope text, p_username text, p_address text) OWNER TO postgres;
+
+--
+-- Name: FUNCTION login_throttle_buckets(p_scope text, p_username text, p_address text); Type: COMMENT; Schema: app_private; Owner: postgres
+--
+
+COMMENT ON FUNCTION app_private.login_throttle_buckets(p_scope text, p_username text, p_address text) IS 'The two failure buckets of login throttling: per (username, address) and per username.';
 
 --
 -- Name: notification_about_recipient(integer, text, bigint); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -12075,6 +13079,60 @@ end;
 $$;
 
 ALTER FUNCTION app_private.open_employee_account(p_employee_id integer, p_username text) OWNER TO postgres;
+
+--
+-- Name: open_next_year_counters(date); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.open_next_year_counters(p_today date) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $_$
+declare
+  v_setting text := app_hidden.setting('counters_opening_date') #>> '{}';
+  v_year int := extract(year from p_today)::int;
+  v_from date;
+begin
+  if v_setting is null or v_setting !~ '^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])$' then
+    raise exception 'open_next_year_counters: the setting counters_opening_date must be DD/MM (got %)', v_setting;
+  end if;
+  v_from := make_date(v_year, split_part(v_setting, '/', 2)::int, split_part(v_setting, '/', 1)::int);
+  if p_today < v_from or v_year + 1 > app_hidden.last_accepted_year() then
+    return 0;
+  end if;
+  return (app_private.counters_open_year(v_year + 1, null, p_today) ->> 'opened')::int;
+end;
+$_$;
+
+ALTER FUNCTION app_private.open_next_year_counters(p_today date) OWNER TO postgres;
+
+--
+-- Name: operations_metrics(); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.operations_metrics() RETURNS TABLE(jobs_queued bigint, jobs_failed bigint, emails_pending bigint, emails_abandoned bigint)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_max_attempts int := coalesce((app_hidden.setting('email_max_attempts') #>> '{}')::int, 10);
+begin
+  jobs_queued := 0;
+  jobs_failed := 0;
+  if to_regclass('graphile_worker.jobs') is not null then
+    execute 'select count(*) filter (where attempts < max_attempts), count(*) filter (where attempts >= max_attempts)
+             from graphile_worker.jobs'
+      into jobs_queued, jobs_failed;
+  end if;
+  select count(*) filter (where o.attempts < v_max_attempts), count(*) filter (where o.attempts >= v_max_attempts)
+    into emails_pending, emails_abandoned
+    from app_private.email_outbox o
+   where o.sent_at is null;
+  return next;
+end;
+$$;
+
+ALTER FUNCTION app_private.operations_metrics() OWNER TO postgres;
 
 --
 -- Name: orphan_filing_cause(integer, date, text, integer); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -14369,13 +15427,15 @@ begin
 
   if p_id is null then
     insert into app_public.absence_types (code, name, category_id, unit, paid, splittable, annual_cap, cap_overrun, is_active,
-                                          half_day_allowed, documents_expected, validation_required, annualisation_effect, position)
+                                          half_day_allowed, documents_expected, validation_required, annualisation_effect, position,
+                                          employee_requestable)
     values (v_code, v_name, v_category, v_unit, coalesce(app_hidden.in_bool(p_body, 'paid'), false),
             coalesce(app_hidden.in_bool(p_body, 'splittable'), true), v_cap, v_overrun,
             coalesce(app_hidden.in_bool(p_body, 'is_active'), true), v_half_day,
             coalesce(app_hidden.in_bool(p_body, 'documents_expected'), false),
             coalesce(app_hidden.in_bool(p_body, 'validation_required'), true), v_effect,
-            coalesce(app_hidden.in_int(p_body, 'position'), 0))
+            coalesce(app_hidden.in_int(p_body, 'position'), 0),
+            coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), app_hidden.absence_type_requestable_default(v_code)))
     returning id into v_id;
   else
     update app_public.absence_types t set
@@ -14388,7 +15448,8 @@ begin
       documents_expected = coalesce(app_hidden.in_bool(p_body, 'documents_expected'), t.documents_expected),
       validation_required = coalesce(app_hidden.in_bool(p_body, 'validation_required'), t.validation_required),
       annualisation_effect = v_effect,
-      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position)
+      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position),
+      employee_requestable = coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), t.employee_requestable)
     where t.id = p_id;
   end if;
   -- Contract types concerned: empty means every contract.
@@ -14408,8 +15469,63 @@ ALTER FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) OWNER TO
 --
 
 COMMENT ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) IS 'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
-an absence type; all field errors at once, a code equal to a post code refused under code, and a
+an absence type (with « demandable par le salarié », issue 29: employee_requestable); all field errors at once, a code equal to a post code refused under code, and a
 deactivation that would orphan an active counter refused under is_active.';
+
+--
+-- Name: absence_types_for_request(integer, date, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.absence_types_for_request(p_employee integer DEFAULT NULL::integer, p_date date DEFAULT NULL::date, p_page integer DEFAULT 1, p_page_size integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_employee int := coalesce(p_employee, app_hidden.current_employee_id());
+  v_date date := coalesce(p_date, app_hidden.today());
+  v_error text;
+  v_full boolean;
+begin
+  if v_employee is null then
+    perform app_hidden.invalid('employee', 'Votre compte n''a pas de fiche salarié : nommez le salarié pour qui l''absence est déclarée.');
+  end if;
+  -- Who may file for this employee: oneself, or the decision perimeter (a declaration).
+  v_error := app_hidden.absence_filer_error(v_employee);
+  if v_error is not null then
+    perform app_hidden.invalid('employee', v_error);
+  end if;
+  if extract(year from v_date) not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
+    perform app_hidden.invalid('date', format('Date hors de la plage acceptée (années %s à %s).',
+                                              app_hidden.first_accepted_year(), app_hidden.last_accepted_year()));
+  end if;
+  -- The encadrement declaring for somebody else keeps every reason.
+  v_full := app_hidden.is_current_employee(v_employee) is false;
+  return (
+    with choices as (
+      select c.type_id, c.available, c.unavailable_reason, c.n
+      from app_private.absence_type_choices(v_employee, v_date, v_full) with ordinality c(type_id, available, unavailable_reason, n)
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from choices),
+      'results', coalesce((
+        select jsonb_agg(app_hidden.absence_type_json(p.type_id)
+                         || jsonb_build_object('available', p.available, 'unavailable_reason', p.unavailable_reason)
+                         order by p.n)
+        from (select * from choices order by n
+              limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
+end;
+$$;
+
+ALTER FUNCTION app_public.absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer) IS 'Issue 29 point 2, GET /api/absence-types/requestable/: the reasons an absence form offers for p_employee (default:
+the caller''s record) on p_date (default: today). Oneself: the active reasons demandables par le salarié that the
+contract in force admits; the encadrement declaring for an employee of its decision perimeter: every active reason.
+Each says whether it is available and, if not, why (no open counter for the year, or the contract in force).';
 
 --
 -- Name: absence_types_list(integer, integer); Type: FUNCTION; Schema: app_public; Owner: postgres
@@ -15603,6 +16719,225 @@ COMMENT ON FUNCTION app_public.counter_journal(p_id integer) IS 'SPEC Counters a
 reads, in the order they were written, read-only (404 otherwise).';
 
 --
+-- Name: counter_opening_preview(integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_opening_preview(p_year integer, p_establishment integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform app_hidden.counter_opening_check(p_year, p_establishment);
+  return app_private.counter_opening_summary(p_year, p_establishment, app_hidden.today());
+end;
+$$;
+
+ALTER FUNCTION app_public.counter_opening_preview(p_year integer, p_establishment integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_preview(p_year integer, p_establishment integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_opening_preview(p_year integer, p_establishment integer) IS 'Issue 27 point 2, back-office: what opening the counters of a year (this one or the next) would write for an establishment or the whole association (null), without writing: counters by code, already open, employees skipped and why; staff only.';
+
+--
+-- Name: counter_opening_run(integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_opening_run(p_year integer, p_establishment integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform app_hidden.counter_opening_check(p_year, p_establishment);
+  return app_private.counters_open_year(p_year, p_establishment, app_hidden.today());
+end;
+$$;
+
+ALTER FUNCTION app_public.counter_opening_run(p_year integer, p_establishment integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_run(p_year integer, p_establishment integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_opening_run(p_year integer, p_establishment integer) IS 'Issue 27 point 2, back-office: opens the counters of a year (this one or the next) from the counter rules for an establishment or the whole association (null), each acquisition a journal movement; idempotent; audited; staff only.';
+
+--
+-- Name: counter_rule_choices(text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_rule_choices(p_what text) RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select x.value, x.label from (
+    select e.id::text as value, e.name as label, lower(e.name) as sort_key, 0 as position
+    from app_public.establishments e where p_what = 'establishments'
+    union all
+    select k.code, k.code || ' — ' || k.name, k.code, k.position
+    from app_public.counter_kinds k where p_what = 'counters' and k.is_consumable
+  ) x
+  order by x.position, x.sort_key;
+$$;
+
+ALTER FUNCTION app_public.counter_rule_choices(p_what text) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_choices(p_what text); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_rule_choices(p_what text) IS 'Issue 27 points 1 and 2, back-office: the choices of the counter rule and opening forms, establishments (id and name) or consumable counter codes.';
+
+--
+-- Name: counter_rule_delete(integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_rule_delete(p_id integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_rule app_public.counter_rules;
+begin
+  if not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+  end if;
+  select * into v_rule from app_public.counter_rules r where r.id = p_id for update;
+  if not found then
+    perform app_hidden.not_found('Règle de compteur introuvable.', 'WN303');
+  end if;
+  if v_rule.establishment_id is null then
+    perform app_hidden.invalid('non_field_errors', 'Une règle par défaut de l''association ne se supprime pas : modifiez-la (une quantité vide n''ouvre aucun compteur).', 'WV314');
+  end if;
+  delete from app_public.counter_rules r where r.id = p_id;
+  return null;
+end;
+$$;
+
+ALTER FUNCTION app_public.counter_rule_delete(p_id integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_delete(p_id integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_rule_delete(p_id integer) IS 'Issue 27 point 1, back-office: a staff account deletes an establishment''s counter rule (its employees follow the association''s default again); a default is refused.';
+
+--
+-- Name: counter_rule_get(integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_rule_get(p_id integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  if not exists (select 1 from app_public.counter_rules r where r.id = p_id) then
+    perform app_hidden.not_found('Règle de compteur introuvable.', 'WN303');
+  end if;
+  return app_hidden.counter_rule_json(p_id)
+         || jsonb_build_object('may_write', app_hidden.current_account_is_staff());
+end;
+$$;
+
+ALTER FUNCTION app_public.counter_rule_get(p_id integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_get(p_id integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_rule_get(p_id integer) IS 'Issue 27 point 1, back-office: one counter rule the caller reads (404 otherwise), with may_write for a staff account.';
+
+--
+-- Name: counter_rule_save(integer, integer, text, numeric, numeric, text, text, boolean, text, numeric, text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_code text := upper(nullif(btrim(p_counter_code), ''));
+  v_until text := nullif(btrim(p_carry_over_until), '');
+  v_errors jsonb;
+  v_id int := p_id;
+begin
+  if not app_hidden.current_account_is_staff() then
+    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+  end if;
+  if p_id is not null then
+    perform 1 from app_public.counter_rules r where r.id = p_id for update;
+    if not found then
+      perform app_hidden.not_found('Règle de compteur introuvable.', 'WN303');
+    end if;
+  end if;
+  v_errors := app_hidden.counter_rule_errors(p_id, p_establishment, v_code, p_annual_amount, p_annual_amount_ouvrables,
+                                             p_acquisition, p_rounding, p_prorate, p_carry_over, p_carry_over_ceiling, v_until);
+  perform app_hidden.invalid_fields(v_errors, 'WV314') where v_errors <> '{}'::jsonb;
+  if p_id is null then
+    insert into app_public.counter_rules (establishment_id, counter_code, annual_amount, annual_amount_ouvrables, acquisition,
+                                          rounding, prorate, carry_over, carry_over_ceiling, carry_over_until)
+    values (p_establishment, v_code, p_annual_amount, p_annual_amount_ouvrables, p_acquisition,
+            p_rounding, p_prorate, p_carry_over, p_carry_over_ceiling, v_until)
+    returning id into v_id;
+  else
+    update app_public.counter_rules r
+    set establishment_id = p_establishment, counter_code = v_code, annual_amount = p_annual_amount,
+        annual_amount_ouvrables = p_annual_amount_ouvrables, acquisition = p_acquisition, rounding = p_rounding,
+        prorate = p_prorate, carry_over = p_carry_over, carry_over_ceiling = p_carry_over_ceiling, carry_over_until = v_until
+    where r.id = p_id
+      and (r.establishment_id, r.counter_code, r.annual_amount, r.annual_amount_ouvrables, r.acquisition, r.rounding, r.prorate,
+           r.carry_over, r.carry_over_ceiling, r.carry_over_until)
+          is distinct from (p_establishment, v_code, p_annual_amount, p_annual_amount_ouvrables, p_acquisition, p_rounding, p_prorate,
+                            p_carry_over, p_carry_over_ceiling, v_until);
+  end if;
+  return app_public.counter_rule_get(v_id);
+end;
+$$;
+
+ALTER FUNCTION app_public.counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) IS 'Issue 27 point 1, back-office: a staff account creates (p_id null) or rewrites the rule of a counter code for an establishment (null: the association''s default); every field error at once; audited.';
+
+--
+-- Name: counter_rules_search(integer, text, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.counter_rules_search(p_establishment integer DEFAULT NULL::integer, p_counter_code text DEFAULT NULL::text, p_page integer DEFAULT 1, p_page_size integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with filtered as (
+    select r.id, r.establishment_id, e.name, k.position, r.counter_code
+    from app_public.counter_rules r
+    join app_public.counter_kinds k on k.code = r.counter_code
+    left join app_public.establishments e on e.id = r.establishment_id
+    where (p_establishment is null or r.establishment_id = p_establishment)
+      and (p_counter_code is null or r.counter_code = upper(p_counter_code))
+  ),
+  page as (
+    select f.id, row_number() over (order by f.establishment_id is not null, lower(f.name), f.position, f.counter_code, f.id) as n
+    from filtered f
+    order by n
+    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+  )
+  select jsonb_build_object(
+    'count', (select count(*) from filtered),
+    'results', coalesce((select jsonb_agg(app_hidden.counter_rule_json(page.id) order by page.n) from page), '[]'::jsonb));
+$$;
+
+ALTER FUNCTION app_public.counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer) IS 'Issue 27 point 1, back-office: one page of the counter rules the caller reads (staff, or HR of the establishment; the association''s defaults first), filtered by establishment and counter code.';
+
+--
 -- Name: counter_set_active(integer, boolean); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
@@ -15726,7 +17061,9 @@ begin
              'planned', app_hidden.fmt_quantity(b.planned),
              'remaining', app_hidden.fmt_quantity(b.acquired - b.taken - b.planned),
              'labels', jsonb_build_object('acquired', 'Acquis', 'taken', 'Pris', 'planned', 'Planifiés',
-                                          'remaining', 'Restant')))
+                                          'remaining', 'Restant'))
+           -- The counter's year (issue 27, sql/counters/year.sql: defined later in sql/ORDER).
+           || app_private.counter_year_facts(b.id, app_hidden.today()))
     from app_private.counter_balances_of(v_employee, v_year) b), '{}'::jsonb);
 end;
 $$;
@@ -19284,6 +20621,19 @@ SELECT
 ALTER TABLE app_private.counter_balances OWNER TO postgres;
 
 --
+-- Name: counter_expiry_notices; Type: TABLE; Schema: app_private; Owner: postgres
+--
+
+CREATE TABLE app_private.counter_expiry_notices (
+    counter_id integer NOT NULL,
+    expires_on date NOT NULL,
+    notification_id bigint,
+    sent_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL
+);
+
+ALTER TABLE app_private.counter_expiry_notices OWNER TO postgres;
+
+--
 -- Name: counter_movements; Type: TABLE; Schema: app_private; Owner: postgres
 --
 
@@ -19298,8 +20648,9 @@ CREATE TABLE app_private.counter_movements (
     actor_account_id integer,
     comment text,
     created_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    period date,
     CONSTRAINT counter_movements_bucket_check CHECK ((bucket = ANY (ARRAY['acquired'::text, 'taken'::text, 'planned'::text]))),
-    CONSTRAINT counter_movements_kind_check CHECK ((kind = ANY (ARRAY['grant'::text, 'adjustment'::text, 'reservation'::text, 'release'::text, 'consumption'::text, 'restitution'::text, 'start'::text, 'compensation'::text]))),
+    CONSTRAINT counter_movements_kind_check CHECK ((kind = ANY (ARRAY['grant'::text, 'adjustment'::text, 'reservation'::text, 'release'::text, 'consumption'::text, 'restitution'::text, 'start'::text, 'compensation'::text, 'acquisition'::text, 'carry_over'::text, 'expiry'::text]))),
     CONSTRAINT counter_movements_quantity_check CHECK ((quantity <> (0)::numeric))
 );
 
@@ -19710,6 +21061,19 @@ CREATE TABLE app_public.counter_kinds (
 ALTER TABLE app_public.counter_kinds OWNER TO postgres;
 
 --
+-- Name: counter_rules_id_seq; Type: SEQUENCE; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE app_public.counter_rules ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_public.counter_rules_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: counters; Type: TABLE; Schema: app_public; Owner: postgres
 --
 
@@ -19721,6 +21085,8 @@ CREATE TABLE app_public.counters (
     is_active boolean DEFAULT true NOT NULL,
     created_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
     updated_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    acquisition text,
+    CONSTRAINT counters_acquisition_check CHECK ((acquisition = ANY (ARRAY['opening'::text, 'monthly'::text]))),
     CONSTRAINT counters_year_check CHECK (((year >= app_hidden.first_accepted_year()) AND (year <= app_hidden.last_accepted_year())))
 );
 
@@ -20304,6 +21670,13 @@ ALTER TABLE ONLY app_private.calendar_feeds
     ADD CONSTRAINT calendar_feeds_token_hash_key UNIQUE (token_hash);
 
 --
+-- Name: counter_expiry_notices counter_expiry_notices_pkey; Type: CONSTRAINT; Schema: app_private; Owner: postgres
+--
+
+ALTER TABLE ONLY app_private.counter_expiry_notices
+    ADD CONSTRAINT counter_expiry_notices_pkey PRIMARY KEY (counter_id, expires_on);
+
+--
 -- Name: counter_movements counter_movements_pkey; Type: CONSTRAINT; Schema: app_private; Owner: postgres
 --
 
@@ -20519,6 +21892,13 @@ ALTER TABLE ONLY app_public.counter_associations
 
 ALTER TABLE ONLY app_public.counter_kinds
     ADD CONSTRAINT counter_kinds_pkey PRIMARY KEY (code);
+
+--
+-- Name: counter_rules counter_rules_pkey; Type: CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.counter_rules
+    ADD CONSTRAINT counter_rules_pkey PRIMARY KEY (id);
 
 --
 -- Name: counters counters_employee_id_code_year_key; Type: CONSTRAINT; Schema: app_public; Owner: postgres
@@ -20834,6 +22214,12 @@ CREATE INDEX counter_movements_absence_idx ON app_private.counter_movements USIN
 CREATE INDEX counter_movements_counter_idx ON app_private.counter_movements USING btree (counter_id);
 
 --
+-- Name: counter_movements_period_key; Type: INDEX; Schema: app_private; Owner: postgres
+--
+
+CREATE UNIQUE INDEX counter_movements_period_key ON app_private.counter_movements USING btree (counter_id, kind, period) WHERE (period IS NOT NULL);
+
+--
 -- Name: email_outbox_created_idx; Type: INDEX; Schema: app_private; Owner: postgres
 --
 
@@ -20948,10 +22334,34 @@ CREATE INDEX contracts_employee_idx ON app_public.contracts USING btree (employe
 CREATE INDEX counter_associations_counter_idx ON app_public.counter_associations USING btree (counter_code);
 
 --
+-- Name: counter_rules_code_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX counter_rules_code_idx ON app_public.counter_rules USING btree (counter_code);
+
+--
+-- Name: counter_rules_establishment_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX counter_rules_establishment_idx ON app_public.counter_rules USING btree (establishment_id);
+
+--
+-- Name: counter_rules_key; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE UNIQUE INDEX counter_rules_key ON app_public.counter_rules USING btree (COALESCE(establishment_id, 0), counter_code);
+
+--
 -- Name: counters_code_idx; Type: INDEX; Schema: app_public; Owner: postgres
 --
 
 CREATE INDEX counters_code_idx ON app_public.counters USING btree (code, year);
+
+--
+-- Name: counters_year_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX counters_year_idx ON app_public.counters USING btree (year, code) WHERE (acquisition IS NOT NULL);
 
 --
 -- Name: day_modifications_date_idx; Type: INDEX; Schema: app_public; Owner: postgres
@@ -21314,6 +22724,12 @@ CREATE TRIGGER _100_timestamps BEFORE INSERT OR UPDATE ON app_public.accounts FO
 CREATE TRIGGER _100_timestamps BEFORE INSERT OR UPDATE ON app_public.contracts FOR EACH ROW EXECUTE FUNCTION app_hidden.tg__timestamps();
 
 --
+-- Name: counter_rules _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _100_timestamps BEFORE INSERT OR UPDATE ON app_public.counter_rules FOR EACH ROW EXECUTE FUNCTION app_hidden.tg__timestamps();
+
+--
 -- Name: counters _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: postgres
 --
 
@@ -21512,6 +22928,12 @@ CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.contracts FOR EAC
 CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.counter_associations FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('counter_association');
 
 --
+-- Name: counter_rules _500_audit; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.counter_rules FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('counter_rule');
+
+--
 -- Name: day_modifications _500_audit; Type: TRIGGER; Schema: app_public; Owner: postgres
 --
 
@@ -21654,6 +23076,12 @@ CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.contracts FOR EACH 
 --
 
 CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.counter_associations FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('counter_association');
+
+--
+-- Name: counter_rules _500_audit_delete; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.counter_rules FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('counter_rule');
 
 --
 -- Name: day_modifications _500_audit_delete; Type: TRIGGER; Schema: app_public; Owner: postgres
@@ -21848,6 +23276,13 @@ ALTER TABLE ONLY app_private.calendar_feeds
     ADD CONSTRAINT calendar_feeds_account_id_fkey FOREIGN KEY (account_id) REFERENCES app_public.accounts(id) ON DELETE CASCADE;
 
 --
+-- Name: counter_expiry_notices counter_expiry_notices_counter_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: postgres
+--
+
+ALTER TABLE ONLY app_private.counter_expiry_notices
+    ADD CONSTRAINT counter_expiry_notices_counter_id_fkey FOREIGN KEY (counter_id) REFERENCES app_public.counters(id) ON DELETE CASCADE;
+
+--
 -- Name: counter_movements counter_movements_counter_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: postgres
 --
 
@@ -22028,6 +23463,20 @@ ALTER TABLE ONLY app_public.counter_associations
 
 ALTER TABLE ONLY app_public.counter_associations
     ADD CONSTRAINT counter_associations_counter_code_fkey FOREIGN KEY (counter_code) REFERENCES app_public.counter_kinds(code) ON DELETE RESTRICT;
+
+--
+-- Name: counter_rules counter_rules_counter_code_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.counter_rules
+    ADD CONSTRAINT counter_rules_counter_code_fkey FOREIGN KEY (counter_code) REFERENCES app_public.counter_kinds(code) ON DELETE RESTRICT;
+
+--
+-- Name: counter_rules counter_rules_establishment_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.counter_rules
+    ADD CONSTRAINT counter_rules_establishment_id_fkey FOREIGN KEY (establishment_id) REFERENCES app_public.establishments(id) ON DELETE CASCADE;
 
 --
 -- Name: counters counters_code_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
@@ -22379,6 +23828,12 @@ ALTER TABLE app_private.backoffice_sessions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_private.calendar_feeds ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: counter_expiry_notices; Type: ROW SECURITY; Schema: app_private; Owner: postgres
+--
+
+ALTER TABLE app_private.counter_expiry_notices ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: counter_movements; Type: ROW SECURITY; Schema: app_private; Owner: postgres
 --
 
@@ -22535,6 +23990,12 @@ ALTER TABLE app_public.counter_associations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.counter_kinds ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: counter_rules; Type: ROW SECURITY; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE app_public.counter_rules ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: counters; Type: ROW SECURITY; Schema: app_public; Owner: postgres
 --
 
@@ -22641,6 +24102,12 @@ CREATE POLICY delete_staff ON app_public.contract_types FOR DELETE TO wfm_api US
 --
 
 CREATE POLICY delete_staff ON app_public.counter_associations FOR DELETE TO wfm_api USING (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
+
+--
+-- Name: counter_rules delete_staff; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY delete_staff ON app_public.counter_rules FOR DELETE TO wfm_api USING (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
 
 --
 -- Name: divisions delete_staff; Type: POLICY; Schema: app_public; Owner: postgres
@@ -22871,6 +24338,12 @@ CREATE POLICY insert_staff ON app_public.contract_types FOR INSERT TO wfm_api WI
 --
 
 CREATE POLICY insert_staff ON app_public.counter_associations FOR INSERT TO wfm_api WITH CHECK (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
+
+--
+-- Name: counter_rules insert_staff; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY insert_staff ON app_public.counter_rules FOR INSERT TO wfm_api WITH CHECK (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
 
 --
 -- Name: divisions insert_staff; Type: POLICY; Schema: app_public; Owner: postgres
@@ -23243,6 +24716,12 @@ CREATE POLICY select_readable ON app_public.team_assignments FOR SELECT TO wfm_v
 CREATE POLICY select_ssn_permission ON app_public.employee_social_security_numbers FOR SELECT TO wfm_visitor, wfm_api USING ((employee_id IN ( SELECT app_hidden.perimeter_employee_ids('employee.view_social_security_number'::text) AS perimeter_employee_ids)));
 
 --
+-- Name: counter_rules select_staff_or_hr; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY select_staff_or_hr ON app_public.counter_rules FOR SELECT TO wfm_visitor, wfm_api USING ((( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff) OR (( SELECT app_hidden.current_account_has('employee.change_employee_record'::text) AS current_account_has) AND ((establishment_id IS NULL) OR app_hidden.in_scope(establishment_id, ( SELECT app_hidden.perimeter_establishment_ids('employee.change_employee_record'::text) AS perimeter_establishment_ids))))));
+
+--
 -- Name: absence_documents select_visible_absence; Type: POLICY; Schema: app_public; Owner: postgres
 --
 
@@ -23382,6 +24861,12 @@ CREATE POLICY update_staff ON app_public.contract_types FOR UPDATE TO wfm_api US
 --
 
 CREATE POLICY update_staff ON app_public.counter_associations FOR UPDATE TO wfm_api USING (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff)) WITH CHECK (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
+
+--
+-- Name: counter_rules update_staff; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY update_staff ON app_public.counter_rules FOR UPDATE TO wfm_api USING (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff)) WITH CHECK (( SELECT app_hidden.current_account_is_staff() AS current_account_is_staff));
 
 --
 -- Name: divisions update_staff; Type: POLICY; Schema: app_public; Owner: postgres
@@ -23772,6 +25257,14 @@ GRANT ALL ON FUNCTION app_hidden.absence_type_admin_json(p_id integer) TO wfm_ap
 REVOKE ALL ON FUNCTION app_hidden.absence_type_json(p_type_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.absence_type_json(p_type_id integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.absence_type_json(p_type_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION absence_type_requestable_default(p_code text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.absence_type_requestable_default(p_code text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.absence_type_requestable_default(p_code text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.absence_type_requestable_default(p_code text) TO wfm_api;
 
 --
 -- Name: FUNCTION absence_writer_employee_ids(); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -24201,6 +25694,85 @@ GRANT ALL ON FUNCTION app_hidden.counted_days(p_base text, p_start date, p_end d
 REVOKE ALL ON FUNCTION app_hidden.counter_association_json(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.counter_association_json(p_id integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.counter_association_json(p_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_over text, p_ceiling numeric) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_carry_over_deadline(p_until text, p_year integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_check(p_year integer, p_establishment integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_opening_check(p_year integer, p_establishment integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_opening_check(p_year integer, p_establishment integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_opening_check(p_year integer, p_establishment integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_opening_part(p_amount numeric, p_rounding text, p_covered integer, p_days integer, p_prorate boolean) TO wfm_api;
+
+--
+-- Name: TABLE counter_rules; Type: ACL; Schema: app_public; Owner: postgres
+--
+
+GRANT SELECT ON TABLE app_public.counter_rules TO wfm_visitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.counter_rules TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_amount(p_rule app_public.counter_rules, p_count_base text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_rule_amount(p_rule app_public.counter_rules, p_count_base text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_amount(p_rule app_public.counter_rules, p_count_base text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_amount(p_rule app_public.counter_rules, p_count_base text) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_errors(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_json(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_rule_json(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_json(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_json(p_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_rule_round(p_value numeric, p_rounding text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_rule_round(p_value numeric, p_rounding text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_round(p_value numeric, p_rounding text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_rule_round(p_value numeric, p_rounding text) TO wfm_api;
 
 --
 -- Name: FUNCTION counters_establishment_check(p_establishment integer, p_year integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -25280,6 +26852,14 @@ GRANT ALL ON FUNCTION app_hidden.modulation_errors(p_employee integer, p_date da
 GRANT ALL ON FUNCTION app_hidden.modulation_errors(p_employee integer, p_date date, p_slots app_public.slot[]) TO wfm_api;
 
 --
+-- Name: FUNCTION month_name_fr(p_month integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.month_name_fr(p_month integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.month_name_fr(p_month integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.month_name_fr(p_month integer) TO wfm_api;
+
+--
 -- Name: FUNCTION not_found(p_message text, p_code text); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -26273,6 +27853,13 @@ REVOKE ALL ON FUNCTION app_private.absence_sync_counters(p_absence_id integer, p
 GRANT ALL ON FUNCTION app_private.absence_sync_counters(p_absence_id integer, p_transition text, p_today date, p_plan jsonb) TO wfm_api;
 
 --
+-- Name: FUNCTION absence_type_choices(p_employee integer, p_date date, p_full_list boolean); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.absence_type_choices(p_employee integer, p_date date, p_full_list boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.absence_type_choices(p_employee integer, p_date date, p_full_list boolean) TO wfm_api;
+
+--
 -- Name: FUNCTION account_email(p_account_id integer); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -26292,6 +27879,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.accounts TO wfm_api;
 
 REVOKE ALL ON FUNCTION app_private.account_of_employee(p_employee_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.account_of_employee(p_employee_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION acquire_monthly_counters(p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.acquire_monthly_counters(p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.acquire_monthly_counters(p_today date) TO wfm_api;
 
 --
 -- Name: FUNCTION audit_security_event(p_account integer, p_event text, p_details jsonb, p_actor integer); Type: ACL; Schema: app_private; Owner: postgres
@@ -26454,6 +28048,13 @@ REVOKE ALL ON FUNCTION app_private.calendar_feeds_of(p_account integer) FROM PUB
 GRANT ALL ON FUNCTION app_private.calendar_feeds_of(p_account integer) TO wfm_api;
 
 --
+-- Name: FUNCTION close_counter_years(p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.close_counter_years(p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.close_counter_years(p_today date) TO wfm_api;
+
+--
 -- Name: FUNCTION consume_started_absences(p_today date); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -26461,11 +28062,25 @@ REVOKE ALL ON FUNCTION app_private.consume_started_absences(p_today date) FROM P
 GRANT ALL ON FUNCTION app_private.consume_started_absences(p_today date) TO wfm_api;
 
 --
+-- Name: FUNCTION contract_days(p_employee integer, p_from date, p_to date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.contract_days(p_employee integer, p_from date, p_to date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.contract_days(p_employee integer, p_from date, p_to date) TO wfm_api;
+
+--
 -- Name: FUNCTION contract_type_usage(p_id integer); Type: ACL; Schema: app_private; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION app_private.contract_type_usage(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.contract_type_usage(p_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_acquisitions_due(p_employee integer, p_year integer, p_rule app_public.counter_rules, p_count_base text, p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_acquisitions_due(p_employee integer, p_year integer, p_rule app_public.counter_rules, p_count_base text, p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_acquisitions_due(p_employee integer, p_year integer, p_rule app_public.counter_rules, p_count_base text, p_today date) TO wfm_api;
 
 --
 -- Name: FUNCTION counter_balances_at(p_employees integer[], p_year integer, p_at timestamp with time zone); Type: ACL; Schema: app_private; Owner: postgres
@@ -26489,6 +28104,13 @@ REVOKE ALL ON FUNCTION app_private.counter_code_has_reason(p_code text, p_except
 GRANT ALL ON FUNCTION app_private.counter_code_has_reason(p_code text, p_except_association integer, p_except_type integer) TO wfm_api;
 
 --
+-- Name: FUNCTION counter_expiry_notify(p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_expiry_notify(p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_expiry_notify(p_today date) TO wfm_api;
+
+--
 -- Name: FUNCTION counter_journal_rows(p_id integer); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -26501,6 +28123,20 @@ GRANT ALL ON FUNCTION app_private.counter_journal_rows(p_id integer) TO wfm_api;
 
 REVOKE ALL ON FUNCTION app_private.counter_movement(p_counter_id integer, p_bucket text, p_quantity numeric, p_kind text, p_absence_id integer, p_transition text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.counter_movement(p_counter_id integer, p_bucket text, p_quantity numeric, p_kind text, p_absence_id integer, p_transition text) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_plan(p_year integer, p_establishment integer, p_today date, p_amounts boolean); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_opening_plan(p_year integer, p_establishment integer, p_today date, p_amounts boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_opening_plan(p_year integer, p_establishment integer, p_today date, p_amounts boolean) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_opening_summary(p_year integer, p_establishment integer, p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_opening_summary(p_year integer, p_establishment integer, p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_opening_summary(p_year integer, p_establishment integer, p_today date) TO wfm_api;
 
 --
 -- Name: FUNCTION counter_orphan_check(p_code text, p_except_association integer, p_except_type integer, p_what text); Type: ACL; Schema: app_private; Owner: postgres
@@ -26524,6 +28160,13 @@ REVOKE ALL ON FUNCTION app_private.counter_request_error(p_code text, p_year int
 GRANT ALL ON FUNCTION app_private.counter_request_error(p_code text, p_year integer, p_counter_id integer, p_counter_unit text, p_type_unit text, p_type_name text, p_requested numeric, p_held numeric) TO wfm_api;
 
 --
+-- Name: FUNCTION counter_rule_for(p_establishment integer, p_code text); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_rule_for(p_establishment integer, p_code text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_rule_for(p_establishment integer, p_code text) TO wfm_api;
+
+--
 -- Name: FUNCTION counter_write_activation(p_id integer, p_is_active boolean); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -26538,11 +28181,39 @@ REVOKE ALL ON FUNCTION app_private.counter_write_adjustment(p_id integer, p_buck
 GRANT ALL ON FUNCTION app_private.counter_write_adjustment(p_id integer, p_bucket text, p_quantity numeric, p_reason text) TO wfm_api;
 
 --
+-- Name: FUNCTION counter_year_facts(p_counter_id integer, p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counter_year_facts(p_counter_id integer, p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counter_year_facts(p_counter_id integer, p_today date) TO wfm_api;
+
+--
 -- Name: FUNCTION counters_admin_json(p_ids integer[]); Type: ACL; Schema: app_private; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION app_private.counters_admin_json(p_ids integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.counters_admin_json(p_ids integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION counters_close_year(p_year integer, p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counters_close_year(p_year integer, p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counters_close_year(p_year integer, p_today date) TO wfm_api;
+
+--
+-- Name: FUNCTION counters_expire_carry_over(p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counters_expire_carry_over(p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counters_expire_carry_over(p_today date) TO wfm_api;
+
+--
+-- Name: FUNCTION counters_open_year(p_year integer, p_establishment integer, p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.counters_open_year(p_year integer, p_establishment integer, p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.counters_open_year(p_year integer, p_establishment integer, p_today date) TO wfm_api;
 
 --
 -- Name: FUNCTION create_password_token(p_account_id integer, p_purpose text, p_lifetime_minutes integer); Type: ACL; Schema: app_private; Owner: postgres
@@ -26867,6 +28538,14 @@ REVOKE ALL ON FUNCTION app_private.job_is_due(p_job text, p_scheduled_at timesta
 GRANT ALL ON FUNCTION app_private.job_is_due(p_job text, p_scheduled_at timestamp with time zone) TO wfm_api;
 
 --
+-- Name: FUNCTION login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) TO wfm_api;
+GRANT ALL ON FUNCTION app_private.login_failed(p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval) TO wfm_authenticator;
+
+--
 -- Name: FUNCTION login_lookup(p_username text); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -26881,6 +28560,29 @@ GRANT ALL ON FUNCTION app_private.login_lookup(p_username text) TO wfm_authentic
 REVOKE ALL ON FUNCTION app_private.login_refused(p_account integer, p_surface text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.login_refused(p_account integer, p_surface text) TO wfm_authenticator;
 GRANT ALL ON FUNCTION app_private.login_refused(p_account integer, p_surface text) TO wfm_api;
+
+--
+-- Name: FUNCTION login_succeeded(p_scope text, p_username text, p_address text); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) TO wfm_api;
+GRANT ALL ON FUNCTION app_private.login_succeeded(p_scope text, p_username text, p_address text) TO wfm_authenticator;
+
+--
+-- Name: FUNCTION login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) TO wfm_api;
+GRANT ALL ON FUNCTION app_private.login_throttle(p_scope text, p_username text, p_address text, p_pair_limit integer, p_ceiling integer, p_max_delay interval) TO wfm_authenticator;
+
+--
+-- Name: FUNCTION login_throttle_buckets(p_scope text, p_username text, p_address text); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.login_throttle_buckets(p_scope text, p_username text, p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.login_throttle_buckets(p_scope text, p_username text, p_address text) TO wfm_api;
 
 --
 -- Name: FUNCTION notification_about_recipient(p_account_id integer, p_model text, p_target_id bigint); Type: ACL; Schema: app_private; Owner: postgres
@@ -26993,6 +28695,20 @@ GRANT ALL ON FUNCTION app_private.on_call_overlap(p_account integer, p_start tim
 
 REVOKE ALL ON FUNCTION app_private.open_employee_account(p_employee_id integer, p_username text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.open_employee_account(p_employee_id integer, p_username text) TO wfm_api;
+
+--
+-- Name: FUNCTION open_next_year_counters(p_today date); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.open_next_year_counters(p_today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.open_next_year_counters(p_today date) TO wfm_api;
+
+--
+-- Name: FUNCTION operations_metrics(); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.operations_metrics() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.operations_metrics() TO wfm_api;
 
 --
 -- Name: FUNCTION orphan_filing_cause(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer); Type: ACL; Schema: app_private; Owner: postgres
@@ -27528,6 +29244,13 @@ REVOKE ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) 
 GRANT ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) TO wfm_visitor;
 
 --
+-- Name: FUNCTION absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer) TO wfm_visitor;
+
+--
 -- Name: FUNCTION absence_types_list(p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: postgres
 --
 
@@ -27762,6 +29485,55 @@ GRANT ALL ON FUNCTION app_public.counter_get(p_id integer) TO wfm_visitor;
 
 REVOKE ALL ON FUNCTION app_public.counter_journal(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.counter_journal(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_opening_preview(p_year integer, p_establishment integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_opening_preview(p_year integer, p_establishment integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_opening_preview(p_year integer, p_establishment integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_opening_run(p_year integer, p_establishment integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_opening_run(p_year integer, p_establishment integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_opening_run(p_year integer, p_establishment integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_rule_choices(p_what text); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_rule_choices(p_what text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_rule_choices(p_what text) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_rule_delete(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_rule_delete(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_rule_delete(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_rule_get(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_rule_get(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_rule_get(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_rule_save(p_id integer, p_establishment integer, p_counter_code text, p_annual_amount numeric, p_annual_amount_ouvrables numeric, p_acquisition text, p_rounding text, p_prorate boolean, p_carry_over text, p_carry_over_ceiling numeric, p_carry_over_until text) TO wfm_visitor;
+
+--
+-- Name: FUNCTION counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION counter_set_active(p_id integer, p_is_active boolean); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -28534,6 +30306,12 @@ GRANT USAGE ON SEQUENCE app_public.counter_associations_id_seq TO wfm_api;
 
 GRANT SELECT ON TABLE app_public.counter_kinds TO wfm_visitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.counter_kinds TO wfm_api;
+
+--
+-- Name: SEQUENCE counter_rules_id_seq; Type: ACL; Schema: app_public; Owner: postgres
+--
+
+GRANT USAGE ON SEQUENCE app_public.counter_rules_id_seq TO wfm_api;
 
 --
 -- Name: TABLE counters; Type: ACL; Schema: app_public; Owner: postgres
