@@ -3,6 +3,8 @@
 
 --!include reference/tables.sql
 --!include reference/data.sql
+--!include planning/planning.sql
 --!include absences/reasons.sql
+--!include backoffice/shift_change.sql
 --!include backoffice/reference.sql
 --!include finalize.sql

@@ -27,13 +27,13 @@ describe('export buttons', () => {
     await poll(() => page.locator('main p[role="status"]').textContent()).toBe('1 ligne (une par contrat)');
 
     const csv = await download(page, 'Exporter (CSV)');
-    expect(csv.filename).toBe('paie-2026-11.csv');
+    expect(csv.filename).toBe('paie-2026-11-recherche-martin.csv');
     const records: string[][] = parse(csv.bytes, { bom: true, delimiter: ';' });
     expect(records[0]).toContain('Heures planifiées');
     expect(records.slice(1).map((row) => row[1])).toEqual(['Alice Martin']);
 
     const xlsx = await download(page, 'Exporter (Excel)');
-    expect(xlsx.filename).toBe('paie-2026-11.xlsx');
+    expect(xlsx.filename).toBe('paie-2026-11-recherche-martin.xlsx');
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(xlsx.bytes as unknown as ArrayBuffer);
     expect(workbook.worksheets[0]!.rowCount).toBe(2);
@@ -47,7 +47,7 @@ describe('export buttons', () => {
     await page.getByRole('link', { name: 'File des demandes' }).click();
     await page.getByRole('heading', { name: 'File des demandes' }).waitFor();
     const csv = await download(page, 'Exporter (CSV)');
-    expect(csv.filename).toBe('absences.csv');
+    expect(csv.filename).toBe('absences-statut-en-attente.csv');
     const records: string[][] = parse(csv.bytes, { bom: true, delimiter: ';' });
     const api = await walk.env.get('/api/absences/?status=pending&page_size=200', await walk.env.login('mgr1'));
     expect(records.slice(1).map((row) => Number(row[0]))).toEqual(api.body.results.map((row: { id: number }) => row.id));

@@ -10,6 +10,7 @@ import { DecisionPanel } from './DecisionPanel';
 const PAGE_SIZE = 10;
 
 type AbsenceStatus = keyof typeof ABSENCE_STATUS;
+type ShiftStatus = keyof typeof SHIFT_STATUS;
 
 const INITIAL: QueueFilters = { kind: 'absence', status: 'pending', establishment: '', employee: '', from: '', to: '' };
 
@@ -77,13 +78,17 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
   const kindLabel = filters.kind === 'absence' ? 'Demandes d’absence' : 'Demandes de modification de journée';
   // The export takes the list's filters, without paging.
   const { page: _page, page_size: _pageSize, ...listFilters } = queueQuery(filters, page, PAGE_SIZE);
-  const exportQuery = { ...listFilters, status: (filters.status || undefined) as AbsenceStatus | undefined };
+  const exportStatus = filters.status || undefined;
 
   return (
     <Page
       title="File des demandes"
-      actions={filters.kind === 'absence' && (
-        <ExportButtons path="/api/absences/export/" what="absences" query={exportQuery} />
+      actions={filters.kind === 'absence' ? (
+        <ExportButtons path="/api/absences/export/" what="absences"
+          query={{ ...listFilters, status: exportStatus as AbsenceStatus | undefined }} />
+      ) : (
+        <ExportButtons path="/api/shift-change-requests/export/" what="modifications de journée"
+          query={{ ...listFilters, status: exportStatus as ShiftStatus | undefined }} />
       )}
     >
       <form className="panel filters" role="search" aria-label="Filtres de la file" onSubmit={(event) => event.preventDefault()}>
