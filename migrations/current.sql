@@ -3,7 +3,12 @@
 
 --!include reference/tables.sql
 --!include reference/data.sql
+--!include auth/functions.sql
+--!include notifications/functions.sql
 --!include planning/planning.sql
+--!include shift_change/functions.sql
+--!include absences/rules.sql
+--!include absences/api.sql
 --!include absences/reasons.sql
 --!include backoffice/shift_change.sql
 --!include backoffice/reference.sql

@@ -190,8 +190,8 @@ describe('Planning d’équipe', () => {
     const { pages, boxes } = pdfPages(pdf);
     // A4 landscape (842 × 595 points); 200 rows of about 6.5 mm under the days' heads: 7 to 8 pages.
     for (const [width, height] of boxes) {
-      expect(Math.round(width)).toBe(842);
-      expect(Math.round(height)).toBe(595);
+      expect(Math.round(width!)).toBe(842);
+      expect(Math.round(height!)).toBe(595);
     }
     expect(pages).toBeGreaterThanOrEqual(6);
     expect(pages).toBeLessThanOrEqual(9);

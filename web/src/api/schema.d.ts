@@ -1635,6 +1635,10 @@ export interface components {
             id: number;
             username: string;
             employee_id: number | null;
+            /** @description La personne : le nom du salarié du compte, sinon l’identifiant. */
+            display_name: string;
+            /** @description Tous les rôles détenus ce jour, par ordre de préséance d’affichage (vide sans rôle). */
+            roles: ("Admin" | "RH n1" | "RH n2" | "DA" | "Manager n1" | "Manager n2" | "Salarié" | "Intérimaire" | "Service Paie")[];
             /**
              * @description Rôle affiché, choisi par ordre de préséance parmi les rôles détenus ; absent sans rôle.
              * @enum {string}
