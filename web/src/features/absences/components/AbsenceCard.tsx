@@ -45,7 +45,7 @@ export function AbsenceCard({ absence, onWithdrawn, headingLevel = 3 }: { absenc
       <div className="actions">
         {absence.status === 'pending' && (
           <ConfirmWithdraw busy={withdraw.isPending} describedBy={titleId} onConfirm={() => withdraw.mutate()}
-            what={`la demande d’absence « ${absence.type_name} » ${withDu(absencePeriod(absence))} (${quantity(absence.counted_quantity, absence.counted_unit)})`} />
+            what={`la demande d’absence «\u00a0${absence.type_name}\u00a0» ${withDu(absencePeriod(absence))} (${quantity(absence.counted_quantity, absence.counted_unit)})`} />
         )}
         {absence.status === 'validated' && !asking && (
           <button type="button" onClick={() => setAsking(true)} aria-describedby={titleId}>
