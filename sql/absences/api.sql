@@ -160,8 +160,8 @@ begin
       where x is not null
     loop
       perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
-        format('L''absence %s de %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
-               app_hidden.employee_name(p_absence.employee_id), e ->> 'title',
+        format('L''absence %s %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+               app_hidden.de_name(app_hidden.employee_name(p_absence.employee_id)), e ->> 'title',
                app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
         'warning', 'absence', p_absence.id);
     end loop;
@@ -431,8 +431,8 @@ begin
       format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
-      format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
-             v_subject, v_name),
+      format('La demande d''absence %s %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+             v_subject, app_hidden.de_name(v_name)),
       'absence', v_absence.id);
   end if;
 

@@ -140,10 +140,12 @@ $$;
 create or replace function app_hidden.quantity_fr(p_quantity numeric, p_unit text) returns text
 -- stable, like the to_char wrappers it calls: an immutable SQL function calling a stable one is never
 -- inlined, and was parsed and planned at each call.
+-- French, as the screens write it (issue 29 point 5: « (1 jour) », not « (1.00 jour) »): no
+-- trailing zeros, a decimal comma, the singular below 2 (« 1,5 jour », « 0,5 jour », « 2 jours »).
 language sql stable as $$
-  select app_hidden.fmt_quantity(p_quantity) || ' '
-         || case when p_unit = 'hour' then case when p_quantity <= 1 then 'heure' else 'heures' end
-                 else case when p_quantity <= 1 then 'jour' else 'jours' end end;
+  select replace(rtrim(rtrim(app_hidden.fmt_quantity(p_quantity), '0'), '.'), '.', ',') || ' '
+         || case when p_unit = 'hour' then case when abs(p_quantity) < 2 then 'heure' else 'heures' end
+                 else case when abs(p_quantity) < 2 then 'jour' else 'jours' end end;
 $$;
 
 -- 1.5 → "1 h 30"

@@ -259,6 +259,17 @@ language sql stable as $$
            'id', a.id,
            'username', a.username,
            'employee_id', a.employee_id,
+           -- the person, for the header: the employee's name, else the account's username
+           'display_name', coalesce((select e.first_name || ' ' || e.last_name from app_public.employees e where e.id = a.employee_id),
+                                    a.username),
+           -- every role held today, in display precedence (the header names them all: a payroll
+           -- officer holding Salarié and Service Paie is not shown as « Salarié » only)
+           'roles', coalesce((select jsonb_agg(x.name order by x.precedence)
+                              from (select distinct r.name, r.precedence
+                                    from app_public.role_attributions ra
+                                    join app_public.roles r on r.id = ra.role_id
+                                    where ra.account_id = a.id
+                                      and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)) x), '[]'::jsonb),
            'can_view_absence_queue', app_hidden.current_account_has('absences.view_absence_queue'),
            'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
            'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
@@ -277,8 +288,9 @@ language sql stable as $$
   where a.id = app_hidden.current_account_id();
 $$;
 comment on function app_public.me() is
-'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, the role of highest display
-precedence among those held today, and the interface hints can_view_absence_queue, can_decide_absences,
+'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, display_name (the employee''s
+name, else the username), the role of highest display precedence among those held today, every role held
+today (roles, in that precedence), and the interface hints can_view_absence_queue, can_decide_absences,
 can_decide_shift_changes, can_view_payroll and can_impersonate (the API enforces the rules anyway).';
 
 -- PUT /api/employees/<id>/account-activation/

@@ -10,6 +10,13 @@ begin
 end;
 $$;
 
+-- « de » before a name, elided before a vowel (issue 29 point 5): « d’Inès Boyer », « d’Yves
+-- Martin », « de Yann Le Goff », « de Bruno Petit ». The typographic apostrophe, as every screen writes it.
+create or replace function app_hidden.de_name(p_name text) returns text
+language sql immutable as $$
+  select case when p_name ~* '^([aeiouàâäéèêëîïôöùûüœæ]|y[^aeiouy])' then 'd’' else 'de ' end || p_name;
+$$;
+
 -- Display name of an employee, for notification bodies.
 -- plpgsql: its plan is kept by the connection (a security definer SQL function is never
 -- inlined, and was planned again at each of its calls).

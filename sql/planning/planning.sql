@@ -594,3 +594,80 @@ begin
   end if;
 end;
 $$;
+
+-- The team planning's grid as a spreadsheet (GET /api/planning/export/, issue 29 point 4): one
+-- row per employee of the read (same window, perimeter and filters as GET /api/planning/, in its
+-- order), one column per day (d1 the first day of the window, up to d62; the days after the
+-- window's last are null), each cell what the grid's cell shows: the codes of its blocks in their
+-- order (an absence's reason code, a worked post's code; a rest shows nothing), a half-day
+-- absence with its half, and « (demande en attente) » or « (annulation demandée) » as the grid
+-- marks them. from and to are required (the columns are the window's days).
+create or replace function app_hidden.planning_cell_label(p_blocks json) returns text
+language sql immutable as $$
+  select nullif(concat_ws(' ',
+           nullif(string_agg(case
+                    when b.value->'absence' is not null and json_typeof(b.value->'absence') = 'object' then
+                      (b.value->'absence'->>'type_code')
+                      || case b.value->'absence'->>'part' when 'morning' then ' matin' when 'afternoon' then ' après-midi'
+                                                          when 'hours' then ' ' || (b.value->'absence'->>'start_time') || '-'
+                                                                                 || (b.value->'absence'->>'end_time')
+                                                          else '' end
+                    when b.value->>'kind' = 'work' then b.value->>'post_code'
+                  end, ' / ' order by b.n), ''),
+           case when bool_or(json_typeof(b.value->'pending_request') = 'object'
+                             and (b.value->'pending_request'->>'is_cancellation')::boolean) then '(annulation demandée)'
+                when bool_or(json_typeof(b.value->'pending_request') = 'object') then '(demande en attente)'
+           end), '')
+  from json_array_elements(p_blocks) with ordinality as b(value, n);
+$$;
+
+drop function if exists app_public.planning_export(date, date, int, int, int);
+create or replace function app_public.planning_export(p_from date default null, p_to date default null, p_employee int default null,
+                                                      p_establishment int default null, p_team int default null)
+returns table (employee int, employee_name text,
+               d1 text, d2 text, d3 text, d4 text, d5 text, d6 text, d7 text, d8 text, d9 text, d10 text,
+               d11 text, d12 text, d13 text, d14 text, d15 text, d16 text, d17 text, d18 text, d19 text, d20 text,
+               d21 text, d22 text, d23 text, d24 text, d25 text, d26 text, d27 text, d28 text, d29 text, d30 text,
+               d31 text, d32 text, d33 text, d34 text, d35 text, d36 text, d37 text, d38 text, d39 text, d40 text,
+               d41 text, d42 text, d43 text, d44 text, d45 text, d46 text, d47 text, d48 text, d49 text, d50 text,
+               d51 text, d52 text, d53 text, d54 text, d55 text, d56 text, d57 text, d58 text, d59 text, d60 text,
+               d61 text, d62 text)
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_planning json;
+begin
+  if p_from is null then
+    perform app_hidden.invalid('from', 'Indiquez le premier jour de la période exportée.', 'WV108');
+  end if;
+  if p_to is null then
+    perform app_hidden.invalid('to', 'Indiquez le dernier jour de la période exportée.', 'WV108');
+  end if;
+  v_planning := app_public.planning_read(p_from, p_to, p_employee, p_establishment, p_team);
+  return query
+  with emp as (
+    select (x.value->>'id')::int as id, x.value->>'name' as name, x.n
+    from json_array_elements(v_planning->'employees') with ordinality as x(value, n)
+  ),
+  grid as (
+    select (c.value->>'employee')::int as employee_id,
+           array_agg(app_hidden.planning_cell_label(c.value->'blocks') order by (c.value->>'date')::date) as labels
+    from json_array_elements(v_planning->'cells') as c(value)
+    group by 1
+  )
+  select e.id, e.name,
+         g.labels[1], g.labels[2], g.labels[3], g.labels[4], g.labels[5], g.labels[6], g.labels[7], g.labels[8], g.labels[9], g.labels[10],
+         g.labels[11], g.labels[12], g.labels[13], g.labels[14], g.labels[15], g.labels[16], g.labels[17], g.labels[18], g.labels[19], g.labels[20],
+         g.labels[21], g.labels[22], g.labels[23], g.labels[24], g.labels[25], g.labels[26], g.labels[27], g.labels[28], g.labels[29], g.labels[30],
+         g.labels[31], g.labels[32], g.labels[33], g.labels[34], g.labels[35], g.labels[36], g.labels[37], g.labels[38], g.labels[39], g.labels[40],
+         g.labels[41], g.labels[42], g.labels[43], g.labels[44], g.labels[45], g.labels[46], g.labels[47], g.labels[48], g.labels[49], g.labels[50],
+         g.labels[51], g.labels[52], g.labels[53], g.labels[54], g.labels[55], g.labels[56], g.labels[57], g.labels[58], g.labels[59], g.labels[60],
+         g.labels[61], g.labels[62]
+  from emp e
+  left join grid g on g.employee_id = e.id
+  order by e.n;
+end;
+$$;
+comment on function app_public.planning_export(date, date, integer, integer, integer) is
+'Issue 29 point 4, GET /api/planning/export/: the team planning grid of GET /api/planning/ (same window,
+perimeter and filters), one row per employee, one column per day (d1 = from), each cell the codes the
+grid shows.';

@@ -233,8 +233,8 @@ begin
     'Nouvelle demande de modification',
     format('%s demande une modification de sa journée du %s.', v_name, app_hidden.fr_date(v_date)),
     'Demande de modification sans valideur',
-    format('La demande de modification de %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
-           v_name, app_hidden.fr_date(v_date)),
+    format('La demande de modification %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
+           app_hidden.de_name(v_name), app_hidden.fr_date(v_date)),
     'shift_change_request', v_id);
 
   return app_hidden.shift_change_record(v_id) || jsonb_build_object('has_recipient', v_has_recipient);

@@ -85,7 +85,7 @@ describe('POST /api/absences/<id>/validate/', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'validated', date_end: '2026-12-08', counted_quantity: '2.00', decision_reason: 'Deux jours' });
     expect(await balance(env, 'bruno', 'CP')).toBe('25.00/0.00/2.00');
-    expect((await notifications(env, 'bruno')).at(-1)).toMatch(/validée avec modification : « Congés payés » du 07\/12\/2026 au 08\/12\/2026 accordé\(e\) \(2.00 jours\). Motif : Deux jours$/);
+    expect((await notifications(env, 'bruno')).at(-1)).toMatch(/validée avec modification : « Congés payés » du 07\/12\/2026 au 08\/12\/2026 accordé\(e\) \(2 jours\). Motif : Deux jours$/);
   });
 
   it('requalification reruns every rule: DLG_CSE without hours gives the two messages and stays pending', async () => {

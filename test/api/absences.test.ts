@@ -56,7 +56,7 @@ describe('POST /api/absences/', () => {
     expect(res.body.submitted_at).toBe('2026-11-16T10:00:00+01:00');
     expect(await balance(env, 'alice', 'CP')).toBe('25.00/0.00/3.00');
     expect(await notifications(env, 'mgr1')).toContain(
-      "Nouvelle demande d'absence | info | Alice Martin demande une absence « Congés payés » du 23/11/2026 au 25/11/2026 (3.00 jours).",
+      "Nouvelle demande d'absence | info | Alice Martin demande une absence « Congés payés » du 23/11/2026 au 25/11/2026 (3 jours).",
     );
     expect(await auditVerbs(env, res.body.id)).toEqual(['Creation']);
   });
@@ -152,7 +152,7 @@ describe('POST /api/absences/', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       date_end: [
-        "Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l'année 2026 : demande de 3.00 jours, total de 11.00 jours avec cette demande, pour un plafond de 10.00 jours.",
+        "Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l'année 2026 : demande de 3 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.",
       ],
     });
   }, 30_000);
@@ -171,7 +171,7 @@ describe('POST /api/absences/', () => {
     expect(none.body.counters[0]).toMatch(/^Aucun compteur RTT ouvert pour 2026/);
     const above = await env.post('/api/absences/', as('alice'), body('alice', 'CT', '2026-12-21', '2026-12-31'));
     expect(above.status).toBe(400);
-    expect(above.body).toEqual({ counters: ['Solde insuffisant sur le compteur CT 2026 : demande de 9.00 jours, solde disponible de 6.00 jours.'] });
+    expect(above.body).toEqual({ counters: ['Solde insuffisant sur le compteur CT 2026 : demande de 9 jours, solde disponible de 6 jours.'] });
     expect(await journal()).toBe(before);
     expect(await balance(env, 'alice', 'CT')).toBe('6.00/0.00/0.00');
   });

@@ -16,7 +16,7 @@ afterAll(async () => {
 
 const FLAGS = ['can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll'] as const;
 // can_impersonate is false for everyone here: impersonation is off (test/api/impersonation.test.ts turns it on).
-const KEYS = ['id', 'username', 'employee_id', 'role', 'can_impersonate', ...FLAGS].sort();
+const KEYS = ['id', 'username', 'employee_id', 'display_name', 'roles', 'role', 'can_impersonate', ...FLAGS].sort();
 
 type Expected = { role: string | null; flags: [boolean, boolean, boolean, boolean]; employee: boolean };
 
@@ -81,10 +81,24 @@ describe('GET /api/auth/me/', () => {
       expect(body.employee_id).toBe(expected.employee ? env.ids.employees![username] : null);
       if (expected.role) expect(body.role).toBe(expected.role);
       else expect(body).not.toHaveProperty('role');
+      // roles: every role held, in precedence, the shown role first; display_name: the person, else the username.
+      expect(body.roles[0] ?? null).toBe(expected.role);
+      if (!expected.employee) expect(body.display_name).toBe(username);
+      else expect(body.display_name).not.toBe(username);
       expect(FLAGS.map((flag) => body[flag])).toEqual(expected.flags);
       expect(body.can_impersonate).toBe(false);
     });
   }
+
+  it('roles names every role held: the payroll account is « Salarié » and « Service Paie », with its person’s name', async () => {
+    const paie = await me('paie');
+    expect(paie.roles).toEqual(['Salarié', 'Service Paie']);
+    const { rows } = await env.db.query<{ name: string }>(
+      "select first_name || ' ' || last_name as name from app_public.employees where id = $1", [env.ids.employees!.paie]);
+    expect(paie.display_name).toBe(rows[0]!.name);
+    expect((await me('mgr1')).roles).toEqual(['Manager n1', 'Salarié']);
+    expect((await me('root')).roles).toEqual([]);
+  });
 
   it('employee accounts, including Intérimaire, show Salarié: it precedes Intérimaire', async () => {
     // emma holds Salarié (granted when the account was opened) and Intérimaire.

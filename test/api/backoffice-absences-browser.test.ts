@@ -79,7 +79,7 @@ describe('absences in the back-office, in the browser', { timeout: 120_000 }, ()
 
     await page.locator(`a[href="/backoffice/absences/${id}/"]`).click();
     await page.getByRole('heading', { name: `Absence n° ${id} — Alice Martin` }).waitFor();
-    expect(await remainingCp(page)).toBe(`${before.remaining.replace('.', ',')} jours`);
+    expect(await remainingCp(page)).toBe(`${Number(before.remaining).toLocaleString('fr-FR', { maximumFractionDigits: 2 })} jours`);
     await expect(page.getByRole('link', { name: 'billet.pdf' }).isVisible()).resolves.toBe(true);
     await check(page, 'absences-02-detail');
 
@@ -98,7 +98,7 @@ describe('absences in the back-office, in the browser', { timeout: 120_000 }, ()
     await page.getByRole('button', { name: 'Annuler l’absence' }).click();
     await page.getByText('L’absence est annulée ; le salarié est notifié.').waitFor();
     const recredited = (Number(before.remaining) + 2).toFixed(2);
-    expect(await remainingCp(page)).toBe(`${recredited.replace('.', ',')} jours`);
+    expect(await remainingCp(page)).toBe(`${Number(recredited).toLocaleString('fr-FR', { maximumFractionDigits: 2 })} jours`);
     await expect(page.getByText('Annulée', { exact: true }).isVisible()).resolves.toBe(true);
     await check(page, 'absences-03-cancelled');
 

@@ -148,7 +148,8 @@ describe('absences in the back-office: list and detail', () => {
     expect(page.text).not.toMatch(/name="decided_(by|at)"/);
     expect(page.text).toContain(`href="http://wfm.test/api/absence-documents/${abs.documents[0]!.id}/file/"`);
     expect(page.text).toMatch(/<tr data-counter="CP">/);
-    expect(page.text).toMatch(/Historique \(journal d’audit\)[\s\S]*Creation/);
+    expect(page.text).toMatch(/Historique \(journal d’audit\)[\s\S]*Création/);
+    expect(page.text).not.toMatch(/· Creation ·/);
     expect(page.text).toContain(`action="/backoffice/absences/${abs.id}/cancel/"`);
     expect((await rh1.get('/backoffice/absences/999999/')).status).toBe(404);
   });

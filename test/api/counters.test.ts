@@ -95,7 +95,7 @@ describe('parallel creations against one counter', () => {
     expect(statuses.filter((status) => status === 400)).toHaveLength(14);
     for (const res of responses.filter((r) => r.status === 400)) {
       expect(Object.keys(res.body)).toEqual(['counters']);
-      expect(res.body.counters).toEqual(['Solde insuffisant sur le compteur CT 2026 : demande de 1.00 jour, solde disponible de 0.00 jour.']);
+      expect(res.body.counters).toEqual(['Solde insuffisant sur le compteur CT 2026 : demande de 1 jour, solde disponible de 0 jour.']);
     }
 
     const counters = await env.get('/api/counters/', token);

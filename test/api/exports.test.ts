@@ -87,6 +87,9 @@ describe('GET /api/absences/export/', () => {
   it('CSV: BOM, « ; », CRLF, French headers, file headers; the rows of the list for the same filters, in its order', async () => {
     const res = await env.get('/api/absences/export/?format=csv', as('mgr1'));
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="absences\.csv"/);
+    const named = await env.get(`/api/absences/export/?format=csv&status=pending&from=2026-11-01&to=2026-11-30&establishment=${EST.E1}`, as('mgr1'));
+    expect(named.headers.get('content-disposition'))
+      .toMatch(new RegExp(`^attachment; filename="absences-du-2026-11-01-au-2026-11-30-statut-en-attente-etablissement-${EST.E1}\\.csv"`));
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.text.split('\r\n')[0]).toBe('\ufeffN°;N° salarié;Salarié;Code motif;Motif;Début;Demi-journée de début;Fin;Demi-journée de fin;' +
@@ -125,7 +128,7 @@ describe('GET /api/absences/export/', () => {
 
   it('XLSX: read back by exceljs, typed cells (numbers, dates), the same rows as the list', async () => {
     const res = await env.get(`/api/absences/export/?format=xlsx&employee=${E.alice}`, as('mgr1'));
-    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="absences\.xlsx"/);
+    expect(res.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="absences-salarie-${E.alice}\\.xlsx"`));
     const { header, rows } = await readXlsx(res);
     expect(header.slice(0, 3)).toEqual(['N°', 'N° salarié', 'Salarié']);
     const list = await listAll(`/api/absences/?employee=${E.alice}`, as('mgr1'));
@@ -264,4 +267,94 @@ describe('streaming', () => {
     const whole = readCsv(await env.get(`/api/absences/export/?format=csv&employee=${E.david}&status=refused`, as('rh1')));
     expect(whole.records.length).toBeGreaterThanOrEqual(6000);
   }, 60_000);
+});
+
+/** What a cell of the team grid shows (TeamPlanning.tsx), as the export writes it. */
+function gridLabel(blocks: any[]): string {
+  const codes = blocks.map((block) => {
+    if (block.absence) {
+      const part = { day: '', morning: ' matin', afternoon: ' après-midi', hours: ` ${block.absence.start_time}-${block.absence.end_time}` }[
+        block.absence.part as string];
+      return `${block.absence.type_code}${part}`;
+    }
+    return block.kind === 'work' ? block.post_code : null;
+  }).filter((code) => code !== null && code !== '');
+  const pending = blocks.filter((block) => block.pending_request);
+  const mark = pending.some((block) => block.pending_request.is_cancellation)
+    ? '(annulation demandée)' : pending.length ? '(demande en attente)' : '';
+  return [codes.join(' / '), mark].filter(Boolean).join(' ');
+}
+
+describe('GET /api/planning/export/ (the team planning grid)', () => {
+  it('CSV parsed back: one row per employee of the planning read, one column per day, each cell what the grid shows', async () => {
+    const res = await env.get(`/api/planning/export/?format=csv&from=2026-11-01&to=2026-11-30&establishment=${EST.E1}`, as('mgr1'));
+    expect(res.headers.get('content-disposition'))
+      .toMatch(new RegExp(`^attachment; filename="planning-du-2026-11-01-au-2026-11-30-etablissement-${EST.E1}\\.csv"`));
+    const { header, records } = readCsv(res);
+    expect(header).toHaveLength(2 + 30);
+    expect(header.slice(0, 4)).toEqual(['N° salarié', 'Salarié', 'dim. 01/11', 'lun. 02/11']);
+    expect(header[header.length - 1]).toBe('lun. 30/11');
+    const planning = (await env.get(`/api/planning/?from=2026-11-01&to=2026-11-30&establishment=${EST.E1}`, as('mgr1'))).body;
+    expect(records.map((r) => [Number(r['N° salarié']), r.Salarié])).toEqual(
+      planning.employees.map((employee: any) => [employee.id, employee.name]));
+    for (const cell of planning.cells) {
+      const record = records.find((r) => Number(r['N° salarié']) === cell.employee)!;
+      const column = header[2 + (Number(cell.date.slice(8)) - 1)]!;
+      expect(record[column], `${cell.employee} ${cell.date}`).toBe(gridLabel(cell.blocks));
+    }
+    const alice = records.find((r) => Number(r['N° salarié']) === E.alice)!;
+    expect(alice['lun. 23/11']).toBe('CP');
+    expect(alice['ven. 27/11']).toBe('CP');
+    expect(alice['mer. 18/11']).toMatch(/MAL après-midi$/);
+    expect(Object.values(records).some((r) => Object.values(r).some((text) => text.endsWith('(demande en attente)')))).toBe(true);
+    // A week-end without work shows nothing.
+    expect(alice['dim. 01/11']).toBe('');
+  });
+
+  it('XLSX parsed back: the same grid; an employee reads only their own row', async () => {
+    const csv = readCsv(await env.get('/api/planning/export/?format=csv&from=2026-11-16&to=2026-11-22', as('mgr1')));
+    const xlsx = await readXlsx(await env.get('/api/planning/export/?format=xlsx&from=2026-11-16&to=2026-11-22', as('mgr1')));
+    expect(xlsx.header).toEqual(csv.header);
+    expect(xlsx.rows.map((row) => csv.header.map((name) => (row[name] === null ? '' : String(row[name])))))
+      .toEqual(csv.records.map((record) => csv.header.map((name) => record[name])));
+    const own = readCsv(await env.get('/api/planning/export/?format=csv&from=2026-11-16&to=2026-11-22', as('alice')));
+    expect(own.records.map((r) => Number(r['N° salarié']))).toEqual([E.alice]);
+  });
+
+  it('400 without from or to (under the field), over 62 days or with to before from; 404 for an employee outside the perimeter', async () => {
+    const noFrom = await env.get('/api/planning/export/?format=csv&to=2026-11-30', as('mgr1'));
+    expect(noFrom.status).toBe(400);
+    expect(Object.keys(noFrom.body)).toEqual(['from']);
+    const long = await env.get('/api/planning/export/?format=csv&from=2026-11-01&to=2027-01-15', as('mgr1'));
+    expect(long.status).toBe(400);
+    expect(Object.keys(long.body)).toEqual(['to']);
+    expect((await env.get('/api/planning/export/?format=xlsx&from=2026-11-30&to=2026-11-01', as('mgr1'))).status).toBe(400);
+    const outside = await env.get(`/api/planning/export/?format=csv&from=2026-11-01&to=2026-11-30&employee=${E.alice}`, as('mgr2'));
+    expect([403, 404]).toContain(outside.status);
+    expect((await env.get('/api/planning/export/?format=csv&from=2026-11-01&to=2026-11-30')).status).toBe(401);
+  });
+});
+
+describe('GET /api/shift-change-requests/export/ (the queue’s day-change tab)', () => {
+  it('the rows of the list for the same filters, in its order; the file named by its period and filters', async () => {
+    await env.db.query(`insert into app_public.shift_change_requests (employee_id, date, reason, comment, status)
+                        values ($1, '2026-11-19', 'urgence', '=cmd', 'pending'), ($2, '2026-11-20', 'remplacement', null, 'pending'),
+                               ($1, '2026-11-10', 'urgence', null, 'refused')`, [E.alice, E.bruno]);
+    const res = await env.get('/api/shift-change-requests/export/?format=csv&status=pending&from=2026-01-01&to=2027-12-31', as('mgr1'));
+    expect(res.headers.get('content-disposition'))
+      .toMatch(/^attachment; filename="modifications-de-journee-du-2026-01-01-au-2027-12-31-statut-en-attente\.csv"/);
+    const { header, records } = readCsv(res);
+    expect(header.slice(0, 5)).toEqual(['N°', 'N° salarié', 'Salarié', 'Jour', 'Motif']);
+    const list = await listAll('/api/shift-change-requests/?status=pending&from=2026-01-01&to=2027-12-31', as('mgr1'));
+    expect(list.length).toBeGreaterThan(0);
+    expect(records.find((r) => Number(r['N°']) === list.find((line) => line.employee === E.alice).id)).toMatchObject({
+      Motif: 'Urgence', 'Journée demandée': 'Repos', Commentaire: "'=cmd", Statut: 'En attente',
+    });
+    expect(records.map((r) => [Number(r['N°']), r.Jour, r.Statut])).toEqual(list.map((line) => [line.id, frDate(line.date), 'En attente']));
+    const xlsx = await readXlsx(await env.get('/api/shift-change-requests/export/?format=xlsx', as('mgr1')));
+    expect(xlsx.rows.map((r) => r['N°'])).toEqual((await listAll('/api/shift-change-requests/', as('mgr1'))).map((line) => line.id));
+    const bad = await env.get('/api/shift-change-requests/export/?format=csv&status=cancelled', as('mgr1'));
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body)).toEqual(['status']);
+  });
 });

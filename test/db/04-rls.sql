@@ -1,7 +1,7 @@
 -- Row-level security as the request role (tests.authenticate_as: wfm_visitor + acting
 -- account), privileges of the request role, and app_public.me().
 begin;
-select plan(64);
+select plan(67);
 
 select tests.freeze('2026-11-16 10:00+01');
 
@@ -216,11 +216,12 @@ returns jsonb language sql immutable as $$
     'can_impersonate', false);
 $$;
 create function pg_temp.me_flags(p_username text) returns jsonb language sql as $$
-  select pg_temp.me_as(p_username) - 'id' - 'username' - 'employee_id';
+  select pg_temp.me_as(p_username) - 'id' - 'username' - 'employee_id' - 'display_name' - 'roles';
 $$;
 
 select is(pg_temp.me_as('alice'),
-  jsonb_build_object('id', tests.id('accounts', 'alice'), 'username', 'alice', 'employee_id', tests.id('employees', 'alice'))
+  jsonb_build_object('id', tests.id('accounts', 'alice'), 'username', 'alice', 'employee_id', tests.id('employees', 'alice'),
+                     'display_name', 'Alice Martin', 'roles', jsonb_build_array('Salarié'))
   || pg_temp.flags('Salarié', false, false, false, false), 'me(): alice, Salarié, no interface right');
 select is(pg_temp.me_flags('admin'), pg_temp.flags('Admin', true, true, true, true), 'me(): Admin');
 select is(pg_temp.me_flags('rh1'), pg_temp.flags('RH n1', true, true, true, true), 'me(): RH n1');
@@ -235,7 +236,8 @@ select is(pg_temp.me_flags('paie'), pg_temp.flags('Salarié', false, false, fals
   'me(): Service Paie with a record also holds Salarié, which comes first; payroll hint true');
 select is(pg_temp.me_flags('r-paie'), pg_temp.flags('Service Paie', false, false, false, true), 'me(): Service Paie alone');
 select is(pg_temp.me_as('root'),
-  jsonb_build_object('id', tests.id('accounts', 'root'), 'username', 'root', 'employee_id', null)
+  jsonb_build_object('id', tests.id('accounts', 'root'), 'username', 'root', 'employee_id', null,
+                     'display_name', 'root', 'roles', '[]'::jsonb)
   || pg_temp.flags(null, true, true, true, true), 'me(): a superuser without role has every hint and no role key');
 select is(pg_temp.me_flags('staff'), pg_temp.flags(null, false, false, false, false), 'me(): staff without role: no role key');
 select is(pg_temp.me_flags('r-rh2-da-m2') ->> 'role', 'RH n2', 'me(): RH n2 + DA + Manager n2 shows RH n2');
@@ -244,6 +246,11 @@ select is(pg_temp.me_flags('r-old-admin'), pg_temp.flags('Manager n2', true, tru
   'me(): an ended Admin attribution is not shown nor counted');
 select is(pg_temp.me_flags('r-future-admin'), pg_temp.flags('DA', true, false, false, false),
   'me(): an Admin attribution starting tomorrow is not shown nor counted');
+
+-- roles: every role held today, in display precedence (the header names them all).
+select is(pg_temp.me_as('paie') -> 'roles', '["Salarié", "Service Paie"]'::jsonb, 'me(): roles of the payroll account: Salarié and Service Paie');
+select is(pg_temp.me_as('r-rh2-da-m2') -> 'roles', '["RH n2", "DA", "Manager n2"]'::jsonb, 'me(): roles in display precedence');
+select is(pg_temp.me_as('r-old-admin') -> 'roles', '["Manager n2"]'::jsonb, 'me(): an ended attribution is not in roles');
 
 select * from finish();
 rollback;

@@ -43,14 +43,14 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-25')) -> 'errors' ? 'date_end'),
   '3 more days reach the cap without passing it');
 select is(tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26')) -> 'errors' -> 'date_end' ->> 0,
-  'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4.00 jours, total de 11.00 jours avec cette demande, pour un plafond de 10.00 jours.',
+  'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.',
   'above the cap: requested days, year total and cap');
 select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26'))$$,
   'WV200', null, 'and the creation is refused');
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2027-01-04', '2027-01-08')) -> 'errors' ? 'date_end'),
   'the cap is counted on the civil year: January 2027 starts again');
 select is(tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-12-28', '2027-01-08')) -> 'errors' -> 'date_end',
-  '["Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4.00 jours, total de 11.00 jours avec cette demande, pour un plafond de 10.00 jours."]'::jsonb,
+  '["Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours."]'::jsonb,
   'an absence across two years counts each year''s share (2026: 4 days; 2027: 5 days, under the cap)');
 
 -- Rule 6 with Avertir: accepted with a warning.
@@ -60,7 +60,7 @@ select tests.authenticate_as('alice');
 select ok(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-30', '2026-12-02')) -> 'errors' = '{}'::jsonb,
   'a cap with Avertir does not refuse');
 select ok(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-30', '2026-12-02')) -> 'warnings'
-          @> '["Plafond annuel dépassé pour le motif « Formation » sur l''année 2026 : demande de 3.00 jours, total de 3.00 jours avec cette demande, pour un plafond de 2.00 jours."]',
+          @> '["Plafond annuel dépassé pour le motif « Formation » sur l''année 2026 : demande de 3 jours, total de 3 jours avec cette demande, pour un plafond de 2 jours."]',
   'it warns with the requested days, the year total and the cap (the refused training does not count)');
 
 -- Rule 7: a non-splittable type warns on a second period of the year separated by a gap.

@@ -75,7 +75,7 @@ select is(pg_temp.moves(pg_temp.abs('alice', '2026-11-12')), 'consumption taken 
 -- A duration above the remaining is refused entirely, with no partial movement.
 select tests.authenticate_as('alice');
 select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) -> 'errors' -> 'counters' ->> 0,
-  'Solde insuffisant sur le compteur CT 2026 : demande de 7.00 jours, solde disponible de 6.00 jours.', 'above the remaining: under counters');
+  'Solde insuffisant sur le compteur CT 2026 : demande de 7 jours, solde disponible de 6 jours.', 'above the remaining: under counters');
 select is(tests.absence_preview(pg_temp.body('alice', 'CT', '2026-11-30', '2026-12-07')) ->> 'quantity', '7.00',
   'a counters error keeps the quantity');
 create temporary table journal_before as select pg_temp.journal_count() as n;

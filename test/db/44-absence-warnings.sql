@@ -33,7 +33,7 @@ select ok(not pg_temp.warns(tests.absence_preview(pg_temp.body('alice', 'CP', '2
 select tests.authenticate_as('alice');
 select ok(pg_temp.warns(tests.absence_preview(pg_temp.body('alice', 'DON', '2026-12-10', null,
   '{"start_time": "09:00", "end_time": "11:00"}')),
-  'Motif « Don du sang » : 2.00 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l''accord.'),
+  'Motif « Don du sang » : 2 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l''accord.'),
   'blood donation above 1 h 30: warning');
 select ok(not pg_temp.warns(tests.absence_preview(pg_temp.body('alice', 'DON', '2026-12-10', null,
   '{"start_time": "09:00", "end_time": "10:30"}')), '%trajet compris%'), '1 h 30 exactly: none');
@@ -89,7 +89,7 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'PRA', '2026
                   select tests.absence_create(pg_temp.body('alice', 'PRA', '2026-12-02', null, '{"start_time": "08:00", "end_time": "18:00"}'))$$,
   'two days of 10 hours of caregiver leave');
 select ok(pg_temp.warns(tests.absence_preview(pg_temp.body('alice', 'PRA', '2026-12-03', null, '{"start_time": "08:00", "end_time": "10:00"}')),
-  'Motif « Congé de proche aidant » : 22.00 heures sur l''année 2026 avec cette demande, au-delà des 21.00 heures par an prévues par l''accord.'),
+  'Motif « Congé de proche aidant » : 22 heures sur l''année 2026 avec cette demande, au-delà des 21 heures par an prévues par l''accord.'),
   'above 21 hours a year: warning');
 select ok(pg_temp.warns(tests.absence_preview(pg_temp.body('alice', 'PRA', '2026-11-18', null, '{"start_time": "08:00", "end_time": "09:00"}')),
   'Délai de prévenance de 72 heures non respecté pour le motif « Congé de proche aidant » : demande du 16/11/2026 pour le 18/11/2026.'),

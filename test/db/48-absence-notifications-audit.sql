@@ -35,7 +35,7 @@ grant execute on all functions in schema pg_temp to public;
 select tests.authenticate_as('alice');
 select is(tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-21', '2026-12-23')) ->> 'has_recipient', 'true',
   'has_recipient in the creation answer');
-select is(pg_temp.notes('mgr1'), array['Nouvelle demande d''absence | info | Alice Martin demande une absence « Congés payés » du 21/12/2026 au 23/12/2026 (3.00 jours).'],
+select is(pg_temp.notes('mgr1'), array['Nouvelle demande d''absence | info | Alice Martin demande une absence « Congés payés » du 21/12/2026 au 23/12/2026 (3 jours).'],
   'the attached manager is notified with the employee and the dates');
 select is(cardinality(pg_temp.notes('admin')) + cardinality(pg_temp.notes('rh1')) + cardinality(pg_temp.notes('alice')), 0,
   'unattached deciders are not, when an attached one exists; nor the author');
@@ -89,7 +89,7 @@ select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date
 select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Fermeture de fin d''année')$$,
   pg_temp.abs('chloe', '2026-12-21')), 'and refused');
 select is(pg_temp.notes('chloe'), array[
-  'Demande d''absence validée | info | Votre demande d''absence « Réduction du temps de travail » du 14/12/2026 au 18/12/2026 a été validée avec modification : « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 accordé(e) (3.00 jours). Motif : Trois jours accordés',
+  'Demande d''absence validée | info | Votre demande d''absence « Réduction du temps de travail » du 14/12/2026 au 18/12/2026 a été validée avec modification : « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 accordé(e) (3 jours). Motif : Trois jours accordés',
   'Demande d''absence refusée | error | Votre demande d''absence « Réduction du temps de travail » du 21/12/2026 au 22/12/2026 a été refusée. Motif : Fermeture de fin d''année'],
   'an adjusted grant names what was granted; a refusal is an error ending with the reason');
 

@@ -181,7 +181,7 @@ select is(app_private.absence_rule_non_splittable(pg_temp.draft('alice', 'DEC', 
 
 -- Counters (rule 9) and the one counter check.
 select is(app_private.absence_rule_counters(pg_temp.draft('alice', 'CT', '2026-12-07', '2026-12-14'), pg_temp.type_row('CT'), null) -> 'errors',
-  '{"counters": ["Solde insuffisant sur le compteur CT 2026 : demande de 7.00 jours, solde disponible de 6.00 jours."]}'::jsonb,
+  '{"counters": ["Solde insuffisant sur le compteur CT 2026 : demande de 7 jours, solde disponible de 6 jours."]}'::jsonb,
   'counters: more than the remaining is refused under counters');
 select is(app_private.absence_rule_counters(pg_temp.draft('alice', 'RTT', '2026-12-07'), pg_temp.type_row('RTT'), null) -> 'errors',
   '{"counters": ["Aucun compteur RTT ouvert pour 2026 : le motif « Réduction du temps de travail » ne peut pas être posé sur cette année."]}'::jsonb,
@@ -210,7 +210,7 @@ select is(app_private.counter_request_error('CT', 2026, (select id from app_publ
 -- Agreement warnings (rule 16).
 select is(app_private.absence_rule_agreement_warnings(pg_temp.draft('alice', 'DON', '2026-12-07', null, null, null, '09:00', '12:00'),
                                                       pg_temp.type_row('DON'), false, 3, null) -> 'warnings',
-  '["Motif « Don du sang » : 3.00 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l''accord."]'::jsonb,
+  '["Motif « Don du sang » : 3 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l''accord."]'::jsonb,
   'agreement: blood donation above 1 h 30');
 select is(app_private.absence_rule_agreement_warnings(pg_temp.draft('gaelle', 'CP', '2026-12-07'), pg_temp.type_row('CP'), true, 1, null) -> 'warnings',
   '["Absence pendant la période d''essai d''un agent polyvalent (fin de la période d''essai le 31/01/2027)."]'::jsonb,

@@ -89,6 +89,7 @@ describe('deep links', () => {
 
     await page.goto(`/demandes/absences/${absence}`);
     await page.getByRole('button', { name: 'Retirer la demande' }).click();
+    await page.getByRole('button', { name: 'Oui, retirer la demande' }).click();
     await page.getByRole('heading', { name: 'Mes demandes', level: 1 }).waitFor();
     expect(pathOf(page)).toBe('/demandes');
     expect((await walk.env.get(`/api/absences/${absence}/`, await walk.env.login('alice'))).status).toBe(404);
@@ -108,7 +109,7 @@ describe('deep links', () => {
     expect(await page.getByRole('link', { name: 'File des demandes' }).getAttribute('aria-current')).toBe('page');
     await checkPage(page, 'Panneau de décision (lien direct)');
     await dialog.getByRole('button', { name: 'Valider', exact: true }).click();
-    await poll(() => page.getByRole('status').filter({ hasText: 'Demande d’absence de Alice Martin validée.' }).count()).toBe(1);
+    await poll(() => page.getByRole('status').filter({ hasText: 'Demande d’absence d’Alice Martin validée.' }).count()).toBe(1);
     expect(await dialog.count()).toBe(0);
     expect(pathOf(page)).toBe('/file');
 
@@ -121,7 +122,7 @@ describe('deep links', () => {
     await poll(() => pathOf(page)).toBe('/file');
     expect(await shift.count()).toBe(0);
     // The focus goes to the request's row, as when the row had opened the panel.
-    const row = page.getByRole('button', { name: /Examiner la modification de journée de Alice Martin du 30\/11\/2026/ });
+    const row = page.getByRole('button', { name: /Examiner la modification de journée d’Alice Martin du 30\/11\/2026/ });
     await poll(() => row.evaluate(
       (element) => element === (element as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)).toBe(true);
 

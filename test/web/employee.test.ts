@@ -49,7 +49,18 @@ describe('employee screens', () => {
     expect(await card.locator('.badge').textContent()).toBe('En attente');
     await checkPage(page, 'Mes demandes');
     await screenshots(page, 'my-requests');
+    // Withdrawing asks first, naming what would be withdrawn; « Non, la garder » keeps it (and the focus returns).
     await card.getByRole('button', { name: 'Retirer la demande' }).click();
+    const question = card.getByRole('group', { name: /^Retirer la demande d’absence «\s.+\s» du 14\/12\/2026.* \(\d+(,\d+)? jours?\) \?/ });
+    await question.waitFor();
+    await poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Oui, retirer la demande');
+    await checkPage(page, 'Mes demandes, retrait à confirmer');
+    await screenshots(page, 'withdraw-confirm');
+    await card.getByRole('button', { name: 'Non, la garder' }).click();
+    await poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Retirer la demande');
+    expect((await walk.env.get(`/api/absences/${pending.id}/`, alice)).status).toBe(200);
+    await card.getByRole('button', { name: 'Retirer la demande' }).click();
+    await card.getByRole('button', { name: 'Oui, retirer la demande' }).click();
     await card.waitFor({ state: 'detached' });
     expect((await walk.env.get(`/api/absences/${pending.id}/`, alice)).status).toBe(404);
     await page.getByRole('link', { name: 'Mes compteurs' }).click();

@@ -62,18 +62,18 @@ describe('impersonation on (ALLOW_IMPERSONATION)', () => {
     await page.getByRole('link', { name: MENU_ENTRY }).click();
     await page.getByRole('heading', { name: MENU_ENTRY, level: 1 }).waitFor();
     await page.getByLabel('Rechercher un salarié').fill('Martin');
-    const button = page.getByRole('button', { name: 'Emprunter l’identité de Alice Martin' });
+    const button = page.getByRole('button', { name: 'Emprunter l’identité d’Alice Martin' });
     await button.waitFor();
     await checkPage(page, 'Emprunter une identité');
     await screenshots(page, 'impersonation-search');
     await button.click();
 
     const banner = page.getByRole('complementary', { name: 'Emprunt d’identité' });
-    await poll(() => banner.textContent()).toContain('Vous agissez en tant que alice');
+    await poll(() => banner.textContent()).toContain('Vous agissez en tant que Alice Martin (alice · Salarié)');
     expect(await banner.textContent()).toContain('empruntée par root');
     expect(await menuEntries(page)).toContain('Mon planning');
     expect(await menuEntries(page)).not.toContain(MENU_ENTRY);
-    expect(await page.locator('.who').textContent()).toContain('alice');
+    expect(await page.locator('.who span').textContent()).toBe('Alice Martin · Salarié');
 
     await page.getByRole('link', { name: /^Notifications/ }).click();
     await page.getByRole('heading', { name: 'Note réservée à alice' }).waitFor();
@@ -83,11 +83,11 @@ describe('impersonation on (ALLOW_IMPERSONATION)', () => {
 
     // A reload keeps the impersonation and the way back.
     await page.reload();
-    await poll(() => banner.textContent()).toContain('Vous agissez en tant que alice');
+    await poll(() => banner.textContent()).toContain('Vous agissez en tant que Alice Martin (alice · Salarié)');
 
     await page.getByRole('button', { name: 'Reprendre mon identité' }).click();
     await banner.waitFor({ state: 'detached' });
-    await poll(() => page.locator('.who').textContent()).toContain('root');
+    await poll(() => page.locator('.who span').textContent()).toBe('root');
     expect(await menuEntries(page)).toContain(MENU_ENTRY);
     await page.getByRole('link', { name: /^Notifications/ }).click();
     await page.getByRole('heading', { name: 'Note réservée à root' }).waitFor();

@@ -94,7 +94,7 @@ describe('manager screens', () => {
 
     const manager = await openPage(walk.browser, walk.env.url);
     await openQueue(manager, 'mgr1');
-    await examine(manager, /Examiner la demande de Alice Martin, Congés payés, du 14\/12\/2026 au 16\/12\/2026/).click();
+    await examine(manager, /Examiner la demande d’Alice Martin, Congés payés, du 14\/12\/2026 au 16\/12\/2026/).click();
     const dialog = panel(manager);
     await dialog.waitFor();
     await dialog.getByRole('form', { name: 'Décision' }).waitFor();
@@ -109,7 +109,7 @@ describe('manager screens', () => {
     await checkPage(manager, 'Panneau de décision (absence)');
     await panelScreenshots(manager, dialog, 'decision-panel-absence');
     await dialog.getByRole('button', { name: 'Valider', exact: true }).click();
-    await poll(() => manager.getByRole('status').filter({ hasText: 'Demande d’absence de Alice Martin validée.' }).count()).toBe(1);
+    await poll(() => manager.getByRole('status').filter({ hasText: 'Demande d’absence d’Alice Martin validée.' }).count()).toBe(1);
     expect(await panel(manager).count()).toBe(0);
 
     await employee.reload();
@@ -141,7 +141,7 @@ describe('manager screens', () => {
 
     const page = await openPage(walk.browser, walk.env.url);
     await openQueue(page, 'rh1');
-    await examine(page, /Examiner la demande de Alice Martin, Maladie/).click();
+    await examine(page, /Examiner la demande d’Alice Martin, Maladie/).click();
     const dialog = panel(page);
     const download = page.waitForEvent('download');
     await dialog.getByRole('button', { name: /arret\.pdf/ }).click();
@@ -150,7 +150,7 @@ describe('manager screens', () => {
 
     await filters(page).getByLabel('Type de demande').selectOption('shift_change');
     await poll(() => page.locator('table.queue caption').textContent()).toContain('Demandes de modification de journée');
-    await examine(page, /Examiner la modification de journée de Alice Martin du 25\/11\/2026/).click();
+    await examine(page, /Examiner la modification de journée d’Alice Martin du 25\/11\/2026/).click();
     const shift = panel(page, 'Demande de modification de journée');
     await shift.getByRole('form', { name: 'Décision' }).waitFor();
     expect(await shift.textContent()).toContain('télétravail');
@@ -164,7 +164,7 @@ describe('manager screens', () => {
     await panelScreenshots(page, shift, 'decision-panel-day-change');
     await reason.fill('Réunion institutionnelle ce jour-là.');
     await shift.getByRole('button', { name: 'Refuser' }).click();
-    await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée de Alice Martin refusée.' }).count()).toBe(1);
+    await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée d’Alice Martin refusée.' }).count()).toBe(1);
 
     const employee = await openPage(walk.browser, walk.env.url);
     await login(employee, 'alice');
@@ -187,7 +187,7 @@ describe('manager screens', () => {
     expect(filed.status).toBe(201);
     const page = await openPage(walk.browser, walk.env.url);
     await openQueue(page, 'mgr1');
-    await examine(page, /Examiner la demande de Alice Martin, Formation, du 21\/12\/2026 au 23\/12\/2026/).click();
+    await examine(page, /Examiner la demande d’Alice Martin, Formation, du 21\/12\/2026 au 23\/12\/2026/).click();
     const dialog = panel(page);
     const decision = dialog.getByRole('form', { name: 'Décision' });
     await decision.getByLabel('Date de fin (correction)').fill('2026-12-22');
@@ -202,7 +202,7 @@ describe('manager screens', () => {
     expect(absences.results[0]).toMatchObject({ status: 'validated', date_end: '2026-12-22', decision_reason: 'Le 23 est un jour de réunion.' });
 
     await filters(page).getByLabel('Type de demande').selectOption('shift_change');
-    await examine(page, /Examiner la modification de journée de Alice Martin du 26\/11\/2026/).click();
+    await examine(page, /Examiner la modification de journée d’Alice Martin du 26\/11\/2026/).click();
     const shift = panel(page, 'Demande de modification de journée');
     const foot = shift.getByRole('form', { name: 'Décision' });
     await foot.getByLabel('Accorder une journée ajustée').check();
@@ -214,7 +214,7 @@ describe('manager screens', () => {
     await poll(() => foot.getByLabel('Motif de la décision').getAttribute('aria-invalid')).toBe('true');
     await foot.getByLabel('Motif de la décision').fill('Ouverture assurée à 9 h seulement.');
     await foot.getByRole('button', { name: 'Valider la journée ajustée' }).click();
-    await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée de Alice Martin validée.' }).count()).toBe(1);
+    await poll(() => page.getByRole('status').filter({ hasText: 'Modification de journée d’Alice Martin validée.' }).count()).toBe(1);
     const { body: granted } = await walk.env.get(`/api/shift-change-requests/${filed.body.id}/`, alice);
     expect(granted.granted_slots[0]).toMatchObject({ start_time: '09:00', end_time: '17:00' });
     expect(granted.decision_reason).toBe('Ouverture assurée à 9 h seulement.');
@@ -230,7 +230,7 @@ describe('manager screens', () => {
     const page = await openPage(walk.browser, walk.env.url);
     await openQueue(page, 'mgr1');
     await filters(page).getByLabel('Statut').selectOption('cancellation_requested');
-    await examine(page, /Examiner la demande de Alice Martin, Congés payés, du 28\/12\/2026 au 29\/12\/2026/).click();
+    await examine(page, /Examiner la demande d’Alice Martin, Congés payés, du 28\/12\/2026 au 29\/12\/2026/).click();
     const dialog = panel(page);
     const foot = dialog.getByRole('form', { name: 'Décision' });
     await foot.waitFor();
@@ -242,7 +242,7 @@ describe('manager screens', () => {
     await poll(() => foot.getByLabel('Motif de la décision').getAttribute('aria-invalid')).toBe('true');
     await foot.getByLabel('Motif de la décision').fill('Planning de fin d’année déjà bouclé.');
     await foot.getByRole('button', { name: 'Refuser l’annulation' }).click();
-    await poll(() => page.getByRole('status').filter({ hasText: 'Annulation refusée : l’absence de Alice Martin est maintenue.' }).count()).toBe(1);
+    await poll(() => page.getByRole('status').filter({ hasText: 'Annulation refusée : l’absence d’Alice Martin est maintenue.' }).count()).toBe(1);
     const { body } = await walk.env.get(`/api/absences/${id}/`, await walk.env.login('alice'));
     expect(body).toMatchObject({ status: 'validated', cancellation_decision_reason: 'Planning de fin d’année déjà bouclé.' });
     forgetRefusal(page, 400);
@@ -255,7 +255,7 @@ describe('manager screens', () => {
     const first = await openPage(walk.browser, walk.env.url);
     const second = await openPage(walk.browser, walk.env.url);
     await Promise.all([openQueue(first, 'mgr1'), openQueue(second, 'rh1')]);
-    const name = /Examiner la demande de Alice Martin, Formation, 03\/12\/2026/;
+    const name = /Examiner la demande d’Alice Martin, Formation, 03\/12\/2026/;
     await examine(first, name).click();
     await examine(second, name).click();
     await panel(first).getByRole('form', { name: 'Décision' }).waitFor();
@@ -291,7 +291,7 @@ describe('manager screens', () => {
     const page = await openPage(walk.browser, walk.env.url);
     await openQueue(page, 'da');
     expect(await page.getByRole('link', { name: 'Déclarer une absence' }).count()).toBe(0);
-    await examine(page, /Examiner la demande de Alice Martin, Formation, 04\/12\/2026/).click();
+    await examine(page, /Examiner la demande d’Alice Martin, Formation, 04\/12\/2026/).click();
     const dialog = panel(page);
     await dialog.getByRole('heading', { name: 'Justificatifs' }).waitFor();
     expect(await dialog.getByRole('form', { name: 'Décision' }).count()).toBe(0);

@@ -85,6 +85,13 @@ describe('Mon planning', () => {
     await screenshots(page, 'planning-month');
     await page.getByRole('button', { name: 'Mois suivant' }).click();
     await poll(() => page.locator('.period').textContent()).toBe('décembre 2026');
+    // The month view comes back to the current month (the server's: 16/11/2026), the week view to the current week.
+    expect(await page.getByRole('button', { name: 'Cette semaine' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Ce mois-ci' }).click();
+    await poll(() => page.locator('.period').textContent()).toBe('novembre 2026');
+    await page.getByRole('button', { name: 'Semaine', exact: true }).click();
+    await page.getByRole('button', { name: 'Semaine suivante' }).click();
+    await poll(() => page.locator('.period').textContent()).not.toBe('Semaine du 16/11/2026');
     await page.getByRole('button', { name: 'Cette semaine' }).click();
     await poll(() => page.locator('.period').textContent()).toBe('Semaine du 16/11/2026');
     await page.getByRole('button', { name: 'Semaine suivante' }).click();

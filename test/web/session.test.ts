@@ -76,7 +76,7 @@ describe('session', () => {
     await login(page, 'alice');
     await page.reload();
     await page.getByRole('navigation', { name: 'Menu principal' }).waitFor();
-    expect(await page.locator('.who').textContent()).toContain('alice');
+    expect(await page.locator('.who span').textContent()).toBe('Alice Martin · Salarié');
     await page.context().close();
   });
 

@@ -3,8 +3,12 @@
  * virtualised; absences (half-days), a modified day and a pending request drawn where they
  * are; weekends and holidays shaded; month navigation; establishment and team filters.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import ExcelJS from 'exceljs';
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { browserWalk, checkPage, login, openPage, poll, screenshots, type WatchedPage } from './browser.js';
+import { browserWalk, checkPage, login, openPage, poll, SCREENSHOT_DIR, screenshots, type WatchedPage } from './browser.js';
 
 const walk = browserWalk();
 const ROW_HEIGHT = 44;
@@ -44,6 +48,22 @@ async function arrangePerimeter(): Promise<Record<string, number>> {
      values ($1, '2026-12-15', array[row('10:00', '18:00', '13:00', '13:30', false, $2::int, $3::int, false)::app_public.slot], false, 'Réunion')`,
     [agent['005'], day, E1]);
   return agent;
+}
+
+/** The pages of a PDF and their media boxes (Chromium writes one uncompressed /Type /Page dictionary per page). */
+function pdfPages(pdf: Buffer): { pages: number; boxes: number[][] } {
+  const text = pdf.toString('latin1');
+  const pages = text.match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
+  const boxes = [...text.matchAll(/\/MediaBox\s*\[\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*\]/g)]
+    .map((match) => [Number(match[3]) - Number(match[1]), Number(match[4]) - Number(match[2])]);
+  return { pages, boxes };
+}
+
+/** Keeps the printed PDF beside the screenshots, to look at. */
+async function writePdf(pdf: Buffer, name: string): Promise<void> {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await writeFile(path.join(SCREENSHOT_DIR, name), pdf);
 }
 
 /** Scrolls the grid to an employee's row (the order of the API's answer) and returns the row. */
@@ -123,6 +143,68 @@ describe('Planning d’équipe', () => {
     await poll(() => page.locator('main p[role="status"]').textContent()).toBe('1 salarié, novembre 2026');
     expect(await page.locator('tr[data-employee] th').allTextContents()).toEqual(['Alice Martin']);
     await checkPage(page, 'Planning d’équipe, filtré');
+    expect(page.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('exports the grid on screen (CSV and Excel, named by the month and the filter) and prints it on A4 landscape', async () => {
+    const page = await openPage(walk.browser, walk.env.url);
+    await login(page, 'mgr1');
+    await page.goto('/equipe?mois=2026-12');
+    await page.getByRole('region', { name: 'Planning d’équipe, décembre 2026' }).waitFor({ timeout: 30_000 });
+    await poll(() => page.locator('main p[role="status"]').textContent()).toBe('200 salariés, décembre 2026');
+    const download = async (name: string) => {
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('group', { name: 'Exports (grille du planning)' }).getByRole('button', { name }).click(),
+      ]);
+      return { filename: file.suggestedFilename(), bytes: await readFile((await file.path())!) };
+    };
+    const csv = await download('Exporter (CSV)');
+    expect(csv.filename).toBe('planning-du-2026-12-01-au-2026-12-31.csv');
+    const records: string[][] = parse(csv.bytes, { bom: true, delimiter: ';' });
+    expect(records[0]!.slice(0, 3)).toEqual(['N° salarié', 'Salarié', 'mar. 01/12']);
+    expect(records[0]).toHaveLength(2 + 31);
+    expect(records).toHaveLength(1 + 200);
+    const agent = Object.fromEntries(records.slice(1).map((row) => [row[1], row]));
+    const day = (n: number) => 1 + n;
+    expect(agent['Agent Charge 002']![day(7)]).toBe('CP');
+    expect(agent['Agent Charge 003']![day(14)]).toMatch(/^MAL matin \/ /);
+    expect(agent['Agent Charge 006']![day(16)]).toMatch(/\(demande en attente\)$/);
+    expect(agent['Agent Charge 002']![day(5)]).toBe('');
+
+    const xlsx = await download('Exporter (Excel)');
+    expect(xlsx.filename).toBe('planning-du-2026-12-01-au-2026-12-31.xlsx');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.bytes as unknown as ArrayBuffer);
+    expect(workbook.worksheets[0]!.rowCount).toBe(201);
+    expect(workbook.worksheets[0]!.columnCount).toBe(33);
+
+    // Printed: every row is in the page (not only those in view), the menu and the filters are not.
+    await page.emulateMedia({ media: 'print' });
+    await poll(() => page.locator('tr[data-employee]').count()).toBe(200);
+    expect(await page.locator('header.top').isVisible()).toBe(false);
+    expect(await page.getByRole('search', { name: 'Filtres du planning' }).isVisible()).toBe(false);
+    const pdf = await page.pdf({ preferCSSPageSize: true, printBackground: true });
+    await writePdf(pdf, 'team-planning-print.pdf');
+    const { pages, boxes } = pdfPages(pdf);
+    // A4 landscape (842 × 595 points); 200 rows of about 6.5 mm under the days' heads: 7 to 8 pages.
+    for (const [width, height] of boxes) {
+      expect(Math.round(width!)).toBe(842);
+      expect(Math.round(height!)).toBe(595);
+    }
+    expect(pages).toBeGreaterThanOrEqual(6);
+    expect(pages).toBeLessThanOrEqual(9);
+    await page.emulateMedia({ media: 'screen' });
+
+    // One team: one page.
+    await page.getByLabel('Équipe', { exact: true }).selectOption({ label: 'Équipe éducative jour' });
+    await poll(() => page.locator('main p[role="status"]').textContent()).toBe('1 salarié, décembre 2026');
+    const team = await page.getByLabel('Équipe', { exact: true }).inputValue();
+    expect((await download('Exporter (CSV)')).filename).toBe(`planning-du-2026-12-01-au-2026-12-31-equipe-${team}.csv`);
+    await page.emulateMedia({ media: 'print' });
+    expect(pdfPages(await page.pdf({ preferCSSPageSize: true })).pages).toBe(1);
+    await page.emulateMedia({ media: 'screen' });
     expect(page.problems).toEqual([]);
     await page.context().close();
   });

@@ -91,8 +91,9 @@ const HALVES = { morning: 'matin', afternoon: 'après-midi' } as const;
 
 const frDate = (iso: string) => DATE.format(new Date(`${iso}T00:00:00Z`));
 const frDateTime = (iso: string | null) => (iso ? DATE_TIME.format(new Date(iso)) : '—');
+/** « 1 jour », « 1,5 jour », « 3 jours », « 2,5 h » (as the application writes them; never « 1,00 jour »). */
 const unitLabel = (unit: 'day' | 'hour' | null, quantity: string) =>
-  `${quantity.replace('.', ',')} ${unit === 'hour' ? 'h' : Number(quantity) > 1 ? 'jours' : 'jour'}`;
+  `${Number(quantity).toLocaleString('fr-FR', { maximumFractionDigits: 2 })} ${unit === 'hour' ? 'h' : Math.abs(Number(quantity)) >= 2 ? 'jours' : 'jour'}`;
 
 /** "du 30 novembre 2026 (après-midi) au 2 décembre 2026", "le 4 décembre 2026 de 09:00 à 11:30". */
 export function periodLabel(a: Pick<Absence, 'date_start' | 'date_end' | 'start_half' | 'end_half' | 'start_time' | 'end_time'>): string {

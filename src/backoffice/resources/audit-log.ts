@@ -115,7 +115,7 @@ export async function auditTrail(client: pg.PoolClient, model: string, id: numbe
   return html`<section class="card" aria-labelledby="historique">
   <h2 id="historique">Historique (journal d’audit)</h2>
   <ol class="trail">${lines.map((line) => html`<li><details>
-    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${line.verb}${securityEvent(line) ? ` : ${securityEvent(line)}` : ''} · ${authorText(line)}</summary>
+    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${VERB_LABELS[line.verb] ?? line.verb}${securityEvent(line) ? ` : ${securityEvent(line)}` : ''} · ${authorText(line)}</summary>
     ${auditDiff(line.before, line.after)}
   </details></li>`)}</ol>
   <p><a href="/backoffice/audit-log/?model=${model}&amp;target_id=${id}">Ouvrir dans le journal d’audit</a></p>

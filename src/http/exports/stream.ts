@@ -5,7 +5,7 @@ import type { HandlerContext, HandlerResult, RouteSpec } from '../route.js';
 import { contentDisposition } from '../downloads.js';
 import { sqlValues } from '../sql-call.js';
 import type { ExportColumn, RawValue } from './columns.js';
-import type { ExportDefinition } from './definition.js';
+import { columnsOf, type ExportDefinition } from './definition.js';
 import { CSV_CONTENT_TYPE, csvHeader, csvRow } from './csv.js';
 import { loadXlsx, XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
 
@@ -86,11 +86,11 @@ function csvSink(res: Response, columns: readonly ExportColumn[]): Sink {
   };
 }
 
-function xlsxSink(res: Response, definition: ExportDefinition): Sink {
+function xlsxSink(res: Response, columns: readonly ExportColumn[], sheet: string): Sink {
   let workbook: XlsxExport;
   return {
     start: () => {
-      workbook = new XlsxExport(res, definition.columns, definition.sheet);
+      workbook = new XlsxExport(res, columns, sheet);
     },
     rows: (rows) => {
       for (const row of rows) workbook.addRow(row);
@@ -125,7 +125,8 @@ export async function streamExport(
       await client.query({ text: declareText(route), values });
       const fetch = { text: `fetch ${FETCH_ROWS} from wfm_export`, types: AS_TEXT };
       let batch = (await client.query<Record<string, RawValue>>(fetch)).rows;
-      const sink = format === 'xlsx' ? xlsxSink(res, definition) : csvSink(res, definition.columns);
+      const columns = columnsOf(definition, ctx.query);
+      const sink = format === 'xlsx' ? xlsxSink(res, columns, definition.sheet) : csvSink(res, columns);
       res.status(200);
       res.setHeader('Content-Type', format === 'xlsx' ? XLSX_CONTENT_TYPE : CSV_CONTENT_TYPE);
       res.setHeader('Content-Disposition', contentDisposition(`${definition.filename(ctx.query)}.${format}`));

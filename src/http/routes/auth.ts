@@ -16,6 +16,10 @@ export const authRoutes: RouteModule = {
         id: s.int(),
         username: s.string(),
         employee_id: s.nullable(s.int()),
+        display_name: s.string({ description: 'La personne : le nom du salarié du compte, sinon l’identifiant.' }),
+        roles: s.array(s.enum(['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Salarié', 'Intérimaire', 'Service Paie']), {
+          description: 'Tous les rôles détenus ce jour, par ordre de préséance d’affichage (vide sans rôle).',
+        }),
         role: s.enum(['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manager n2', 'Salarié', 'Intérimaire', 'Service Paie'], {
           description: 'Rôle affiché, choisi par ordre de préséance parmi les rôles détenus ; absent sans rôle.',
         }),
@@ -28,7 +32,7 @@ export const authRoutes: RouteModule = {
             'pour un superutilisateur qui n’emprunte pas déjà une identité.',
         }),
       },
-      ['id', 'username', 'employee_id', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll',
+      ['id', 'username', 'employee_id', 'display_name', 'roles', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll',
         'can_impersonate'],
     ),
   },

@@ -7,6 +7,7 @@
 import type { ExportColumn } from '../exports/columns.js';
 import { CSV_MEDIA_TYPE } from '../exports/csv.js';
 import type { ExportDefinition } from '../exports/definition.js';
+import { exportFilename, periodWords } from '../exports/filename.js';
 import { XLSX_CONTENT_TYPE } from '../exports/xlsx.js';
 import type { RouteModule } from '../openapi.js';
 import type { ArgSpec, RouteSpec, SqlCall } from '../route.js';
@@ -15,6 +16,9 @@ import { absenceRoutes } from './absences.js';
 import { auditLogRoutes } from './audit-log.js';
 import { counterRoutes, ESTABLISHMENT_COUNTERS_RULES } from './counters.js';
 import { payrollModule } from './payroll.js';
+import { planningRoutes } from './planning.js';
+import { shiftChangeRoutes } from './shift-change-requests.js';
+import { INPUT_CONTRACT } from '../input-contract.js';
 
 const FORMAT = s.enum(['csv', 'xlsx'], {
   description: 'csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel.',
@@ -30,11 +34,11 @@ function listFilters(module: RouteModule, operationId: string): { query: JsonSch
   return { query: withFormat(route.query), args: route.sql.args.filter((arg) => arg.from === 'query') };
 }
 
-function withFormat(query: JsonSchema): JsonSchema {
+function withFormat(query: JsonSchema, required: string[] = []): JsonSchema {
   return {
     ...query,
     properties: { ...(query.properties as Record<string, JsonSchema>), format: FORMAT },
-    required: [...((query.required as string[] | undefined) ?? []), 'format'],
+    required: [...((query.required as string[] | undefined) ?? []), ...required, 'format'],
   };
 }
 
@@ -101,6 +105,27 @@ const ABSENCE_COLUMNS = [
   col('decided_at', 'Décidée le', 'datetime'),
 ];
 
+const SHIFT_CHANGE_COLUMNS = [
+  col('id', 'N°', 'int'),
+  col('employee', 'N° salarié', 'int'),
+  col('employee_name', 'Salarié'),
+  col('date', 'Jour', 'date'),
+  col('reason', 'Motif'),
+  col('planned', 'Journée prévue'),
+  col('requested', 'Journée demandée'),
+  col('is_remote', 'Télétravail'),
+  col('is_offsite', 'Hors de l’établissement'),
+  col('requested_minutes', 'Minutes demandées', 'int'),
+  col('status_label', 'Statut'),
+  col('comment', 'Commentaire'),
+  col('granted', 'Journée accordée (ajustée)'),
+  col('decision_reason', 'Motif de la décision'),
+  col('created_at', 'Déposée le', 'datetime'),
+  col('decided_at', 'Décidée le', 'datetime'),
+];
+
+const SHIFT_CHANGE_STATUS_WORDS: Record<string, string> = { pending: 'en-attente', validated: 'validees', refused: 'refusees' };
+
 const COUNTER_COLUMNS = [
   col('employee', 'N° salarié', 'int'),
   col('employee_name', 'Salarié'),
@@ -130,6 +155,31 @@ export const PAYROLL_COLUMNS = [
   col('worked_hours', 'Heures travaillées', 'decimal'),
   col('absences', 'Absences du mois'),
 ];
+
+const WEEKDAYS = ['lun.', 'mar.', 'mer.', 'jeu.', 'ven.', 'sam.', 'dim.'];
+
+/**
+ * The team planning grid (app_public.planning_export): N° salarié, Salarié, then one column per
+ * day of the window, headed « lun. 01/12 » (d1 is from). from and to are required by the route
+ * (a bad window is refused by the SQL function before any column is written).
+ */
+export function planningGridColumns(query: Record<string, unknown>): ExportColumn[] {
+  const columns = [col('employee', 'N° salarié', 'int'), col('employee_name', 'Salarié')];
+  const from = new Date(`${String(query.from)}T00:00:00Z`);
+  const to = new Date(`${String(query.to)}T00:00:00Z`);
+  for (let day = 0; day < INPUT_CONTRACT.planningMaxDays; day += 1) {
+    const date = new Date(from.getTime() + day * 86_400_000);
+    if (Number.isNaN(date.getTime()) || date > to) break;
+    const label = `${WEEKDAYS[(date.getUTCDay() + 6) % 7]} ${String(date.getUTCDate()).padStart(2, '0')}/` +
+      `${String(date.getUTCMonth() + 1).padStart(2, '0')}`;
+    columns.push(col(`d${day + 1}`, label));
+  }
+  return columns;
+}
+
+const ABSENCE_STATUS_WORDS: Record<string, string> = {
+  pending: 'en-attente', validated: 'validees', refused: 'refusees', cancellation_requested: 'annulation-demandee', cancelled: 'annulees',
+};
 
 const AUDIT_COLUMNS = [
   col('id', 'N°', 'int'),
@@ -162,7 +212,36 @@ export const exportRoutes: RouteModule = {
       filters: listFilters(absenceRoutes, 'absences_list'),
       fn: 'app_public.absences_export',
       errors: [400],
-      definition: { columns: ABSENCE_COLUMNS, sheet: 'Absences', filename: () => 'absences' },
+      definition: {
+        columns: ABSENCE_COLUMNS,
+        sheet: 'Absences',
+        filename: (q) => exportFilename('absences', periodWords(q.from, q.to), [
+          ['statut', q.status === undefined ? undefined : ABSENCE_STATUS_WORDS[String(q.status)] ?? q.status],
+          ['etablissement', q.establishment], ['salarie', q.employee], ['motif', q.type],
+        ]),
+      },
+    }),
+    exportRoute({
+      path: '/api/shift-change-requests/export/',
+      operationId: 'shift_change_requests_export',
+      summary: 'Exporter la liste des demandes de modification de journée (CSV ou Excel)',
+      description:
+        'Les lignes de GET /api/shift-change-requests/ pour les mêmes filtres, sans pagination, dans le même ordre (jour ' +
+        'le plus récent d’abord) et aux mêmes lecteurs : la journée prévue, demandée et, si elle a été ajustée, accordée. ' +
+        'Le nom du fichier porte la période et les filtres.',
+      tags: ['Demandes de modification'],
+      permission: 'absences.view_absence_queue (périmètre) ; sinon ses propres demandes',
+      filters: listFilters(shiftChangeRoutes, 'shift_change_requests_list'),
+      fn: 'app_public.shift_change_export',
+      errors: [400],
+      definition: {
+        columns: SHIFT_CHANGE_COLUMNS,
+        sheet: 'Modifications de journée',
+        filename: (q) => exportFilename('modifications-de-journee', periodWords(q.from, q.to), [
+          ['statut', q.status === undefined ? undefined : SHIFT_CHANGE_STATUS_WORDS[String(q.status)] ?? q.status],
+          ['etablissement', q.establishment], ['salarie', q.employee],
+        ]),
+      },
     }),
     exportRoute({
       path: '/api/counters/establishment/export/',
@@ -196,7 +275,7 @@ export const exportRoutes: RouteModule = {
       definition: {
         columns: PAYROLL_COLUMNS,
         sheet: 'Paie',
-        filename: (query) => `paie-${String(query.month)}${query.establishment ? `-etablissement-${String(query.establishment)}` : ''}`,
+        filename: (q) => exportFilename('paie', [String(q.month)], [['etablissement', q.establishment], ['recherche', q.search]]),
       },
     }),
     exportRoute({
@@ -212,7 +291,39 @@ export const exportRoutes: RouteModule = {
       filters: listFilters(auditLogRoutes, 'audit_log_list'),
       fn: 'app_public.audit_log_export',
       errors: [400, 403],
-      definition: { columns: AUDIT_COLUMNS, sheet: 'Journal d’audit', filename: () => 'journal-audit' },
+      definition: {
+        columns: AUDIT_COLUMNS,
+        sheet: 'Journal d’audit',
+        filename: (q) => exportFilename('journal-audit', periodWords(q.from, q.to), [
+          ['objet', q.model], ['cible', q.target_id], ['auteur', q.actor], ['action', q.verb],
+        ]),
+      },
+    }),
+    exportRoute({
+      path: '/api/planning/export/',
+      operationId: 'planning_export',
+      summary: 'Exporter la grille du planning d’équipe (CSV ou Excel)',
+      description:
+        'La grille de GET /api/planning/ pour la même période (from et to obligatoires, ' + INPUT_CONTRACT.planningMaxDays +
+        ' jours au plus), le même périmètre et les mêmes filtres (établissement, équipe, salarié), dans le même ordre : ' +
+        'une ligne par salarié, une colonne par jour (« lun. 01/12 »), chaque cellule ce que la grille montre (code du ' +
+        'poste travaillé ou du motif d’absence, « matin » ou « après-midi » pour une demi-journée, rien pour un repos, ' +
+        '« (demande en attente) » ou « (annulation demandée) »). Le nom du fichier porte la période et les filtres.',
+      tags: ['Planning'],
+      permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
+      filters: {
+        query: withFormat(planningRoutes.routes.find((r) => r.operationId === 'planning_read')!.query!, ['from', 'to']),
+        args: planningRoutes.routes.find((r) => r.operationId === 'planning_read')!.sql!.args,
+      },
+      fn: 'app_public.planning_export',
+      errors: [400, 404],
+      definition: {
+        columns: planningGridColumns,
+        sheet: 'Planning',
+        filename: (q) => exportFilename('planning', periodWords(q.from, q.to), [
+          ['etablissement', q.establishment], ['equipe', q.team], ['salarie', q.employee],
+        ]),
+      },
     }),
   ],
 };

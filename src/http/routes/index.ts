@@ -36,9 +36,9 @@ export const routeModules: RouteModule[] = [
   accountRoutes,
   teamModule,
   planningRoutes,
-  shiftChangeRoutes,
-  // Before the absences: /api/absences/export/ is not /api/absences/{id}/.
+  // Before the day-change requests and the absences: /api/absences/export/ is not /api/absences/{id}/.
   exportRoutes,
+  shiftChangeRoutes,
   absenceRoutes,
   counterRoutes,
   documentRoutes,

@@ -695,6 +695,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/absences/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter la liste des absences (CSV ou Excel)
+         * @description Les lignes de GET /api/absences/ pour les mêmes filtres, sans pagination, dans le même ordre (les plus récentes d’abord) et sur le même périmètre. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `absences.view_absence_queue (périmètre) ; sinon ses propres absences`.
+         */
+        get: operations["absences_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shift-change-requests/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter la liste des demandes de modification de journée (CSV ou Excel)
+         * @description Les lignes de GET /api/shift-change-requests/ pour les mêmes filtres, sans pagination, dans le même ordre (jour le plus récent d’abord) et aux mêmes lecteurs : la journée prévue, demandée et, si elle a été ajustée, accordée. Le nom du fichier porte la période et les filtres. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `absences.view_absence_queue (périmètre) ; sinon ses propres demandes`.
+         */
+        get: operations["shift_change_requests_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/counters/establishment/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter les compteurs d’un établissement pour une année (CSV ou Excel)
+         * @description Avec `absences.view_absence_queue`, pour un établissement de son périmètre (sinon 404) : une ligne par compteur de chaque salarié rattaché à l’établissement (lieu de travail principal ou secondaire, ou équipe, à ce jour) et de son périmètre, avec les soldes du journal (Acquis, Pris, Planifiés, Restant). Les lignes de GET /api/counters/establishment/. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `absences.view_absence_queue (périmètre)`.
+         */
+        get: operations["counters_establishment_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payroll/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter les éléments de paie du mois (CSV ou Excel)
+         * @description Toutes les lignes de GET /api/payroll/ pour les mêmes filtres (une par contrat), sans pagination. Avec `employee.view_payroll` sur son périmètre (sinon 403). Jamais de commentaire, de motif de décision ni de justificatif : les absences sont les totaux par motif. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `employee.view_payroll`.
+         */
+        get: operations["payroll_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-log/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter le journal d’audit (CSV ou Excel)
+         * @description Les lignes de GET /api/audit-log/ pour les mêmes filtres, les plus récentes d’abord, aux mêmes lecteurs (audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON ; le superutilisateur qui agissait pour le compte de l’auteur (emprunt d’identité) dans les colonnes « Par » ; l’adresse du client. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `audit.view_actionlog (+ accès back-office)`.
+         */
+        get: operations["audit_log_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/planning/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exporter la grille du planning d’équipe (CSV ou Excel)
+         * @description La grille de GET /api/planning/ pour la même période (from et to obligatoires, 62 jours au plus), le même périmètre et les mêmes filtres (établissement, équipe, salarié), dans le même ordre : une ligne par salarié, une colonne par jour (« lun. 01/12 »), chaque cellule ce que la grille montre (code du poste travaillé ou du motif d’absence, « matin » ou « après-midi » pour une demi-journée, rien pour un repos, « (demande en attente) » ou « (annulation demandée) »). Le nom du fichier porte la période et les filtres. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         *
+         *     Permission : `employee.view_employee_directory (périmètre) ; sinon ses propres journées`.
+         */
+        get: operations["planning_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/shift-change-requests/": {
         parameters: {
             query?: never;
@@ -789,94 +921,6 @@ export interface paths {
          *     Permission : `planning.decide_shift_change`.
          */
         post: operations["shift_change_requests_refuse"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/absences/export/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Exporter la liste des absences (CSV ou Excel)
-         * @description Les lignes de GET /api/absences/ pour les mêmes filtres, sans pagination, dans le même ordre (les plus récentes d’abord) et sur le même périmètre. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
-         *
-         *     Permission : `absences.view_absence_queue (périmètre) ; sinon ses propres absences`.
-         */
-        get: operations["absences_export"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/counters/establishment/export/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Exporter les compteurs d’un établissement pour une année (CSV ou Excel)
-         * @description Avec `absences.view_absence_queue`, pour un établissement de son périmètre (sinon 404) : une ligne par compteur de chaque salarié rattaché à l’établissement (lieu de travail principal ou secondaire, ou équipe, à ce jour) et de son périmètre, avec les soldes du journal (Acquis, Pris, Planifiés, Restant). Les lignes de GET /api/counters/establishment/. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
-         *
-         *     Permission : `absences.view_absence_queue (périmètre)`.
-         */
-        get: operations["counters_establishment_export"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/payroll/export/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Exporter les éléments de paie du mois (CSV ou Excel)
-         * @description Toutes les lignes de GET /api/payroll/ pour les mêmes filtres (une par contrat), sans pagination. Avec `employee.view_payroll` sur son périmètre (sinon 403). Jamais de commentaire, de motif de décision ni de justificatif : les absences sont les totaux par motif. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
-         *
-         *     Permission : `employee.view_payroll`.
-         */
-        get: operations["payroll_export"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/audit-log/export/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Exporter le journal d’audit (CSV ou Excel)
-         * @description Les lignes de GET /api/audit-log/ pour les mêmes filtres, les plus récentes d’abord, aux mêmes lecteurs (audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON ; le superutilisateur qui agissait pour le compte de l’auteur (emprunt d’identité) dans les colonnes « Par » ; l’adresse du client. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
-         *
-         *     Permission : `audit.view_actionlog (+ accès back-office)`.
-         */
-        get: operations["audit_log_export"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1675,6 +1719,10 @@ export interface components {
             id: number;
             username: string;
             employee_id: number | null;
+            /** @description La personne : le nom du salarié du compte, sinon l’identifiant. */
+            display_name: string;
+            /** @description Tous les rôles détenus ce jour, par ordre de préséance d’affichage (vide sans rôle). */
+            roles: ("Admin" | "RH n1" | "RH n2" | "DA" | "Manager n1" | "Manager n2" | "Salarié" | "Intérimaire" | "Service Paie")[];
             /**
              * @description Rôle affiché, choisi par ordre de préséance parmi les rôles détenus ; absent sans rôle.
              * @enum {string}
@@ -7167,6 +7215,500 @@ export interface operations {
             };
         };
     };
+    absences_export: {
+        parameters: {
+            query: {
+                /** @description pending, validated, refused, cancellation_requested ou cancelled. */
+                status?: "pending" | "validated" | "refused" | "cancellation_requested" | "cancelled";
+                /** @description Fiche du salarié. */
+                employee?: number;
+                /** @description Début de la fenêtre (inclus). */
+                from?: string;
+                /** @description Fin de la fenêtre (incluse). */
+                to?: string;
+                /** @description Établissement du lieu de travail principal ou secondaire du salarié. */
+                establishment?: number;
+                /** @description Motif d’absence. */
+                type?: number;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    shift_change_requests_export: {
+        parameters: {
+            query: {
+                /** @description Filtre sur le statut. */
+                status?: "pending" | "validated" | "refused";
+                /** @description Date minimale (incluse) du jour concerné. */
+                from?: string;
+                /** @description Date maximale (incluse) du jour concerné. */
+                to?: string;
+                /** @description Filtre sur le salarié. */
+                employee?: number;
+                /** @description Filtre sur l’établissement du salarié (principal ou secondaire). */
+                establishment?: number;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    counters_establishment_export: {
+        parameters: {
+            query: {
+                /** @description Établissement (lieu de travail principal ou secondaire, ou équipe). */
+                establishment: number;
+                /** @description Année civile ; par défaut l’année en cours. */
+                year?: number;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    payroll_export: {
+        parameters: {
+            query: {
+                /** @description Mois consulté, AAAA-MM (obligatoire). */
+                month: string;
+                /** @description Établissement (parmi /api/payroll/options/). */
+                establishment?: number;
+                /** @description Recherche sur le prénom ou le nom. */
+                search?: string;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    audit_log_export: {
+        parameters: {
+            query: {
+                /** @description absence, shift_change_request, day_modification ou account. */
+                model?: string;
+                /** @description Identifiant de l’objet concerné. */
+                target_id?: number;
+                /** @description Identifiant (username) du compte qui a agi, sans distinction de casse. */
+                actor?: string;
+                /** @description Identifiant (username) du superutilisateur qui agissait pour le compte de l’auteur, sans distinction de casse. */
+                impersonator?: string;
+                /** @description Nature de l’écriture. */
+                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation" | "Securite";
+                /** @description Lignes écrites ce jour-là ou après. */
+                from?: string;
+                /** @description Lignes écrites ce jour-là ou avant. */
+                to?: string;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    planning_export: {
+        parameters: {
+            query: {
+                /** @description Premier jour (inclus). */
+                from: string;
+                /** @description Dernier jour (inclus) ; 62 jours au plus depuis from. */
+                to: string;
+                /** @description Un seul salarié. */
+                employee?: number;
+                /** @description Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période). */
+                establishment?: number;
+                /** @description Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui). */
+                team?: number;
+                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
+                format: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    "X-Content-Type-Options"?: "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
     shift_change_requests_list: {
         parameters: {
             query?: {
@@ -7762,337 +8304,6 @@ export interface operations {
             };
             /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Trop de requêtes (voir Retry-After) */
-            429: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
-            503: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    absences_export: {
-        parameters: {
-            query: {
-                /** @description pending, validated, refused, cancellation_requested ou cancelled. */
-                status?: "pending" | "validated" | "refused" | "cancellation_requested" | "cancelled";
-                /** @description Fiche du salarié. */
-                employee?: number;
-                /** @description Début de la fenêtre (inclus). */
-                from?: string;
-                /** @description Fin de la fenêtre (incluse). */
-                to?: string;
-                /** @description Établissement du lieu de travail principal ou secondaire du salarié. */
-                establishment?: number;
-                /** @description Motif d’absence. */
-                type?: number;
-                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
-                format: "csv" | "xlsx";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Succès */
-            200: {
-                headers: {
-                    "Cache-Control"?: "no-store";
-                    "X-Content-Type-Options"?: "nosniff";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
-                };
-            };
-            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Authentification absente, invalide ou compte inactif */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Trop de requêtes (voir Retry-After) */
-            429: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
-            503: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    counters_establishment_export: {
-        parameters: {
-            query: {
-                /** @description Établissement (lieu de travail principal ou secondaire, ou équipe). */
-                establishment: number;
-                /** @description Année civile ; par défaut l’année en cours. */
-                year?: number;
-                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
-                format: "csv" | "xlsx";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Succès */
-            200: {
-                headers: {
-                    "Cache-Control"?: "no-store";
-                    "X-Content-Type-Options"?: "nosniff";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
-                };
-            };
-            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Authentification absente, invalide ou compte inactif */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Introuvable (ou hors du périmètre de l’appelant) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Trop de requêtes (voir Retry-After) */
-            429: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
-            503: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    payroll_export: {
-        parameters: {
-            query: {
-                /** @description Mois consulté, AAAA-MM (obligatoire). */
-                month: string;
-                /** @description Établissement (parmi /api/payroll/options/). */
-                establishment?: number;
-                /** @description Recherche sur le prénom ou le nom. */
-                search?: string;
-                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
-                format: "csv" | "xlsx";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Succès */
-            200: {
-                headers: {
-                    "Cache-Control"?: "no-store";
-                    "X-Content-Type-Options"?: "nosniff";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
-                };
-            };
-            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Authentification absente, invalide ou compte inactif */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Action interdite pour ce compte */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Trop de requêtes (voir Retry-After) */
-            429: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
-            503: {
-                headers: {
-                    /** @description Secondes à attendre */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    audit_log_export: {
-        parameters: {
-            query: {
-                /** @description absence, shift_change_request, day_modification ou account. */
-                model?: string;
-                /** @description Identifiant de l’objet concerné. */
-                target_id?: number;
-                /** @description Identifiant (username) du compte qui a agi, sans distinction de casse. */
-                actor?: string;
-                /** @description Identifiant (username) du superutilisateur qui agissait pour le compte de l’auteur, sans distinction de casse. */
-                impersonator?: string;
-                /** @description Nature de l’écriture. */
-                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation" | "Securite";
-                /** @description Lignes écrites ce jour-là ou après. */
-                from?: string;
-                /** @description Lignes écrites ce jour-là ou avant. */
-                to?: string;
-                /** @description csv : UTF-8 avec BOM, séparateur « ; », virgule décimale (tableurs en français) ; xlsx : classeur Excel. */
-                format: "csv" | "xlsx";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Succès */
-            200: {
-                headers: {
-                    "Cache-Control"?: "no-store";
-                    "X-Content-Type-Options"?: "nosniff";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
-                };
-            };
-            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Authentification absente, invalide ou compte inactif */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Action interdite pour ce compte */
-            403: {
                 headers: {
                     [name: string]: unknown;
                 };

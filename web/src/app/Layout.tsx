@@ -67,8 +67,8 @@ export function Layout({ screens }: { screens: Screen[] }) {
         </nav>
         <div className="who">
           <span>
-            {me.username}
-            {me.role ? ` · ${me.role}` : ''}
+            <strong>{me.display_name}</strong>
+            {me.roles.length > 0 ? ` · ${me.roles.join(', ')}` : ''}
           </span>
           <button type="button" onClick={logout}>Se déconnecter</button>
         </div>

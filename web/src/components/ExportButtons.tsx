@@ -3,7 +3,8 @@ import { api, ok, type paths } from '../api/client';
 import { ErrorNotice } from './ui';
 
 /** The export routes and the query each takes (its list's filters, plus the format). */
-type ExportPath = '/api/absences/export/' | '/api/counters/establishment/export/' | '/api/payroll/export/';
+type ExportPath = '/api/absences/export/' | '/api/counters/establishment/export/' | '/api/payroll/export/'
+  | '/api/planning/export/' | '/api/shift-change-requests/export/';
 type ExportQuery<P extends ExportPath> = Omit<NonNullable<paths[P]['get']['parameters']['query']>, 'format'>;
 
 /** api.GET reading the body as a Blob (openapi-fetch's parseAs), typed loosely: its types expect JSON. */

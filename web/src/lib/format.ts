@@ -47,3 +47,11 @@ const dayHead = new Intl.DateTimeFormat('fr-FR', { weekday: 'short', day: 'numer
 export const frMonth = (iso: string) => monthName.format(new Date(`${iso}T00:00:00Z`));
 export const frDayHead = (iso: string) => dayHead.format(new Date(`${iso}T00:00:00Z`));
 export const WEEKDAYS = ['lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'dimanche'];
+
+/**
+ * « de » before a name, elided before a vowel: « d’Inès Boyer », « d’Yves Martin », « de Yann Le Goff »,
+ * « de Bruno Petit » (the same rule as app_hidden.de_name for the server's messages).
+ */
+export function deName(name: string): string {
+  return /^([aeiouàâäéèêëîïôöùûüœæ]|y[^aeiouy])/i.test(name) ? `d’${name}` : `de ${name}`;
+}

@@ -32,6 +32,8 @@ const IMPERSONATOR_KEY = 'wfm.impersonator';
 interface Impersonator {
   token: string;
   username: string;
+  /** The superuser's name (the header's display_name), for the banner. */
+  name?: string;
 }
 
 function readImpersonator(): Impersonator | null {
@@ -142,7 +144,7 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
   const impersonate = useCallback(
     async (account: number) => {
       if (state.phase !== 'in') return;
-      await switchAccount(await startImpersonation(account), { token: state.token, username: state.me.username });
+      await switchAccount(await startImpersonation(account), { token: state.token, username: state.me.username, name: state.me.display_name });
     },
     [state, switchAccount],
   );
@@ -163,7 +165,7 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
 
   const session = useMemo(
     () => (state.phase === 'in'
-      ? { me: state.me, logout, impersonator: readImpersonator()?.username ?? null, impersonate, endImpersonation }
+      ? { me: state.me, logout, impersonator: (readImpersonator()?.name ?? readImpersonator()?.username) ?? null, impersonate, endImpersonation }
       : null),
     [state, logout, impersonate, endImpersonation],
   );

@@ -1,11 +1,15 @@
 import { useId, useState, type FormEvent } from 'react';
 import { ApiFailure, type Schemas } from '../../../api/client';
+import { ConfirmWithdraw } from '../../../components/ConfirmWithdraw';
 import { ErrorNotice, FieldError } from '../../../components/ui';
 import { frDateTime, quantity } from '../../../lib/format';
 import { absencePeriod } from '../../../lib/requests';
 import { useRequestCancellation, useWithdrawAbsence } from '../api/absences';
 
 type Absence = Schemas['Absence'];
+
+/** « du 01/12/2026 au 05/12/2026 » as it is; one day « 01/12/2026 » reads « du 01/12/2026 ». */
+const withDu = (period: string) => (period.startsWith('du ') ? period : `du ${period}`);
 
 /**
  * One absence of one's own, as « Mes demandes » lists it and its address opens it: its state,
@@ -40,9 +44,8 @@ export function AbsenceCard({ absence, onWithdrawn, headingLevel = 3 }: { absenc
       <ErrorNotice error={withdraw.error} />
       <div className="actions">
         {absence.status === 'pending' && (
-          <button type="button" onClick={() => withdraw.mutate()} disabled={withdraw.isPending} aria-describedby={titleId}>
-            Retirer la demande
-          </button>
+          <ConfirmWithdraw busy={withdraw.isPending} describedBy={titleId} onConfirm={() => withdraw.mutate()}
+            what={`la demande d’absence «\u00a0${absence.type_name}\u00a0» ${withDu(absencePeriod(absence))} (${quantity(absence.counted_quantity, absence.counted_unit)})`} />
         )}
         {absence.status === 'validated' && !asking && (
           <button type="button" onClick={() => setAsking(true)} aria-describedby={titleId}>

@@ -1,4 +1,5 @@
 import type { Schemas } from '../../../api/client';
+import { ConfirmWithdraw } from '../../../components/ConfirmWithdraw';
 import { ErrorNotice } from '../../../components/ui';
 import { frDate, minutes } from '../../../lib/format';
 import { SHIFT_STATUS } from '../../../lib/requests';
@@ -38,9 +39,8 @@ export function DayChangeCard({ request, onWithdrawn, headingLevel = 3 }: {
       <ErrorNotice error={withdraw.error} />
       {request.status === 'pending' && (
         <div className="actions">
-          <button type="button" onClick={() => withdraw.mutate()} disabled={withdraw.isPending} aria-describedby={titleId}>
-            Retirer la demande
-          </button>
+          <ConfirmWithdraw busy={withdraw.isPending} describedBy={titleId} onConfirm={() => withdraw.mutate()}
+            what={`la demande de modification de la journée du ${frDate(request.date)} (demandé : ${asked})`} />
         </div>
       )}
     </li>

@@ -1,6 +1,7 @@
 import { useDeferredValue, useId, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { ErrorNotice, Loading, Page, Pager } from '../../../components/ui';
+import { deName } from '../../../lib/format';
 import { useImpersonationCandidates } from '../api/impersonation';
 
 const PAGE_SIZE = 10;
@@ -42,7 +43,7 @@ export function EmployeeSearch({ impersonate }: { impersonate(account: number): 
                 <span>Compte <strong>{employee.account.username}</strong>{employee.account.is_active ? '' : ' (fermé)'}</span>
                 {employee.account.is_active && (
                   <button type="button" disabled={start.isPending} onClick={() => start.mutate(employee.account!.id)}>
-                    Emprunter l’identité<span className="sr-only"> de {employee.name}</span>
+                    Emprunter l’identité<span className="sr-only"> {deName(employee.name)}</span>
                   </button>
                 )}
               </div>

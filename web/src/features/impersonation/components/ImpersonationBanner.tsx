@@ -7,8 +7,8 @@ export function ImpersonationBanner({ impersonator, me, onEnd }: { impersonator:
   return (
     <aside className="impersonation" aria-label="Emprunt d’identité">
       <p>
-        Vous agissez en tant que <strong>{me.username}</strong>
-        {me.role ? ` (${me.role})` : ''} : identité empruntée par <strong>{impersonator}</strong>.
+        Vous agissez en tant que <strong>{me.display_name}</strong> ({me.username}
+        {me.roles.length > 0 ? ` · ${me.roles.join(', ')}` : ''}) : identité empruntée par <strong>{impersonator}</strong>.
       </p>
       <button type="button" disabled={leaving} onClick={() => { setLeaving(true); void onEnd().finally(() => setLeaving(false)); }}>
         Reprendre mon identité

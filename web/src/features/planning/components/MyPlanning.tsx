@@ -1,4 +1,4 @@
-import { Fragment, useState, type ReactNode } from 'react';
+import { Fragment, useEffect, useState, type ReactNode } from 'react';
 import type { Schemas } from '../../../api/client';
 import { AppLink } from '../../../components/AppLink';
 import { ErrorNotice, Loading, Page } from '../../../components/ui';
@@ -56,6 +56,13 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
       setView({ kind: 'month', month: first.toISOString().slice(0, 10) });
     }
   };
+  // The server's current week (its first answer without a date): « Ce mois-ci » is its month, as « Mois » takes a week's.
+  const [currentWeek, setCurrentWeek] = useState<string | null>(null);
+  useEffect(() => {
+    if (view.kind === 'week' && view.from === null && data) setCurrentWeek(data.from);
+  }, [view, data]);
+  const currentMonth = currentWeek ? `${addDays(currentWeek, 3).slice(0, 7)}-01`
+    : `${new Date().getFullYear()}-${String(new Date().getMonth() + 1).padStart(2, '0')}-01`;
   const month = view.kind === 'month' ? view.month : shownFrom ? `${addDays(shownFrom, 3).slice(0, 7)}-01` : null;
   const title = view.kind === 'month' ? frMonth(view.month) : shownFrom ? `Semaine du ${frDate(mondayOf(shownFrom))}` : '';
 
@@ -80,7 +87,11 @@ export function MyPlanning({ employee, dayEditor }: { employee: number; dayEdito
             <span aria-live="polite" className="period">{title}</span>
             <button type="button" onClick={() => step(1)} disabled={!shownFrom} aria-label={view.kind === 'week' ? 'Semaine suivante' : 'Mois suivant'}>›</button>
           </nav>
-          <button type="button" onClick={() => setView({ kind: 'week', from: null })}>Cette semaine</button>
+          {view.kind === 'month' ? (
+            <button type="button" onClick={() => setView({ kind: 'month', month: currentMonth })}>Ce mois-ci</button>
+          ) : (
+            <button type="button" onClick={() => setView({ kind: 'week', from: null })}>Cette semaine</button>
+          )}
         </div>
       }
     >

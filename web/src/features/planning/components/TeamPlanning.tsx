@@ -76,7 +76,7 @@ export function TeamPlanning() {
         </nav>
       }
     >
-      <form className="inline-filters" role="search" aria-label="Filtres du planning" onSubmit={(event) => event.preventDefault()}>
+      <form className="inline-filters no-print" role="search" aria-label="Filtres du planning" onSubmit={(event) => event.preventDefault()}>
         <div>
           <label htmlFor={ids.establishment}>Établissement</label>
           <select id={ids.establishment} value={establishment}
@@ -93,8 +93,14 @@ export function TeamPlanning() {
           </select>
         </div>
       </form>
+      <div className="export-row no-print">
+        <span>Grille de {frMonth(month)} :</span>
+        <ExportButtons path="/api/planning/export/" what="grille du planning"
+          query={{ from: first, to: last, establishment: establishment ? Number(establishment) : undefined, team: team ? Number(team) : undefined }} />
+        <button type="button" onClick={() => window.print()}>Imprimer (A4 paysage)</button>
+      </div>
       {establishment && (
-        <div className="export-row">
+        <div className="export-row no-print">
           <span>Compteurs {month.slice(0, 4)} de l’établissement :</span>
           <ExportButtons path="/api/counters/establishment/export/" what="compteurs"
             query={{ establishment: Number(establishment), year: Number(month.slice(0, 4)) }} />
@@ -117,17 +123,44 @@ export function TeamPlanning() {
           )}
         </>
       )}
-      <p className="muted">
+      <p className="muted no-print">
         <AppLink to={paths.calendarFeeds()}>Suivre les absences de mon périmètre dans mon agenda</AppLink>
       </p>
     </Page>
   );
 }
 
-/** The employees × days table, drawing only the rows in view of its scrolling frame. */
+/**
+ * True while the page is printed (or shown as printed): the print media query, which the
+ * browser turns on before it lays out the pages (window.print, « Imprimer », a PDF).
+ */
+function usePrinting(): boolean {
+  const [printing, setPrinting] = useState(() => window.matchMedia('print').matches);
+  useEffect(() => {
+    const media = window.matchMedia('print');
+    const onChange = () => setPrinting(media.matches);
+    const before = () => setPrinting(true);
+    const after = () => setPrinting(media.matches);
+    media.addEventListener('change', onChange);
+    window.addEventListener('beforeprint', before);
+    window.addEventListener('afterprint', after);
+    return () => {
+      media.removeEventListener('change', onChange);
+      window.removeEventListener('beforeprint', before);
+      window.removeEventListener('afterprint', after);
+    };
+  }, []);
+  return printing;
+}
+
+/**
+ * The employees × days table, drawing only the rows in view of its scrolling frame; every row
+ * when printed (A4 landscape, the days' heads repeated on each page: the print rules of styles.css).
+ */
 function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
   const frame = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 600 });
+  const printing = usePrinting();
 
   const days = useMemo(() => {
     const list: string[] = [];
@@ -156,13 +189,13 @@ function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
   }, []);
 
   const count = planning.employees.length;
-  const start = Math.max(0, Math.floor(view.top / ROW_HEIGHT) - OVERSCAN);
-  const end = Math.min(count, Math.ceil((view.top + view.height) / ROW_HEIGHT) + OVERSCAN);
+  const start = printing ? 0 : Math.max(0, Math.floor(view.top / ROW_HEIGHT) - OVERSCAN);
+  const end = printing ? count : Math.min(count, Math.ceil((view.top + view.height) / ROW_HEIGHT) + OVERSCAN);
   const dayClass = (day: string) =>
     [weekdayOf(day) >= 5 && 'weekend', holidays.has(day) && 'holiday'].filter(Boolean).join(' ') || undefined;
 
   return (
-    <div className="team-grid" ref={frame} tabIndex={0} role="region" aria-label={`Planning d’équipe, ${frMonth(planning.from)}`}
+    <div className="team-grid" data-printing={printing || undefined} ref={frame} tabIndex={0} role="region" aria-label={`Planning d’équipe, ${frMonth(planning.from)}`}
       aria-busy={busy} onScroll={(event) => setView({ top: event.currentTarget.scrollTop, height: event.currentTarget.clientHeight })}>
       <table aria-rowcount={count + 1}>
         <caption className="sr-only">

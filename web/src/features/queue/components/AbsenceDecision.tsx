@@ -2,7 +2,7 @@ import { useId, useMemo, useState, type FormEvent } from 'react';
 import { ApiFailure, type Schemas } from '../../../api/client';
 import { CounterEffects } from '../../../components/CounterEffects';
 import { ErrorNotice, FieldError, Loading, OpenedRecord } from '../../../components/ui';
-import { frDateTime, quantity } from '../../../lib/format';
+import { deName, frDateTime, quantity } from '../../../lib/format';
 import { absencePeriod } from '../../../lib/requests';
 import { useAbsenceTypes, useCounters } from '../../../lib/shared-queries';
 import { useAbsenceRowPreview, useDecideAbsence, useQueueAbsence, type AbsenceCorrections, type Decision } from '../api/queue';
@@ -175,11 +175,11 @@ function AbsenceActions({ absence, types, outcome, onDecided }: { absence: Absen
     onError: outcome.onError,
     onSuccess: async (record, action) => {
       await outcome.refresh();
-      const who = record.employee_name ?? 'le salarié';
+      const ofWho = record.employee_name ? deName(record.employee_name) : 'du salarié';
       onDecided(
         cancellation
-          ? action === 'validate' ? `Annulation accordée : l’absence de ${who} est annulée.` : `Annulation refusée : l’absence de ${who} est maintenue.`
-          : action === 'validate' ? `Demande d’absence de ${who} validée.` : `Demande d’absence de ${who} refusée.`,
+          ? action === 'validate' ? `Annulation accordée : l’absence ${ofWho} est annulée.` : `Annulation refusée : l’absence ${ofWho} est maintenue.`
+          : action === 'validate' ? `Demande d’absence ${ofWho} validée.` : `Demande d’absence ${ofWho} refusée.`,
       );
     },
   });

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState, type ChangeEvent } from 'react';
 import { ExportButtons } from '../../../components/ExportButtons';
 import { ErrorNotice, Loading, Page, Pager } from '../../../components/ui';
-import { frDate, frDateTime, minutes, quantity } from '../../../lib/format';
+import { deName, frDate, frDateTime, minutes, quantity } from '../../../lib/format';
 import { ABSENCE_STATUS, absencePeriod, SHIFT_STATUS } from '../../../lib/requests';
 import { usePerimeterEmployees, usePerimeterEstablishments } from '../../../lib/shared-queries';
 import { queueQuery, useQueueAbsences, useQueueDayChanges, type PanelItem, type QueueFilters, type QueueItem } from '../api/queue';
@@ -10,6 +10,7 @@ import { DecisionPanel } from './DecisionPanel';
 const PAGE_SIZE = 10;
 
 type AbsenceStatus = keyof typeof ABSENCE_STATUS;
+type ShiftStatus = keyof typeof SHIFT_STATUS;
 
 const INITIAL: QueueFilters = { kind: 'absence', status: 'pending', establishment: '', employee: '', from: '', to: '' };
 
@@ -77,13 +78,17 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
   const kindLabel = filters.kind === 'absence' ? 'Demandes d’absence' : 'Demandes de modification de journée';
   // The export takes the list's filters, without paging.
   const { page: _page, page_size: _pageSize, ...listFilters } = queueQuery(filters, page, PAGE_SIZE);
-  const exportQuery = { ...listFilters, status: (filters.status || undefined) as AbsenceStatus | undefined };
+  const exportStatus = filters.status || undefined;
 
   return (
     <Page
       title="File des demandes"
-      actions={filters.kind === 'absence' && (
-        <ExportButtons path="/api/absences/export/" what="absences" query={exportQuery} />
+      actions={filters.kind === 'absence' ? (
+        <ExportButtons path="/api/absences/export/" what="absences"
+          query={{ ...listFilters, status: exportStatus as AbsenceStatus | undefined }} />
+      ) : (
+        <ExportButtons path="/api/shift-change-requests/export/" what="modifications de journée"
+          query={{ ...listFilters, status: exportStatus as ShiftStatus | undefined }} />
       )}
     >
       <form className="panel filters" role="search" aria-label="Filtres de la file" onSubmit={(event) => event.preventDefault()}>
@@ -161,7 +166,7 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
                       <td data-label="Décompte">{quantity(absence.counted_quantity, absence.counted_unit)}</td>
                       <td data-label="Statut"><span className="badge">{absence.status_label ?? ABSENCE_STATUS[absence.status]}</span></td>
                       <td data-label="Déposée le">{absence.submitted_at ? frDateTime(absence.submitted_at) : 'déclarée'}</td>
-                      <td>{opener({ kind: 'absence', id: absence.id }, `la demande de ${absence.employee_name ?? ''}, ${absence.type_name}, ${absencePeriod(absence)}`)}</td>
+                      <td>{opener({ kind: 'absence', id: absence.id }, `la demande ${deName(absence.employee_name ?? '')}, ${absence.type_name}, ${absencePeriod(absence)}`)}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -182,7 +187,7 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
                       <td data-label="Prévu → demandé">{minutes(request.planned_minutes)} → {minutes(request.requested_minutes)}{request.is_remote ? ' · télétravail' : ''}</td>
                       <td data-label="Statut"><span className="badge">{SHIFT_STATUS[request.status]}</span></td>
                       <td data-label="Déposée le">{frDateTime(request.created_at)}</td>
-                      <td>{opener({ kind: 'shift_change', id: request.id }, `la modification de journée de ${request.employee_name ?? ''} du ${frDate(request.date)}`)}</td>
+                      <td>{opener({ kind: 'shift_change', id: request.id }, `la modification de journée ${deName(request.employee_name ?? '')} du ${frDate(request.date)}`)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -2,7 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { ApiFailure, type Schemas } from '../../../api/client';
 import { SlotEditor } from '../../../components/SlotEditor';
 import { ErrorNotice, FieldError, OpenedRecord } from '../../../components/ui';
-import { frDateTime, frLongDate, minutes } from '../../../lib/format';
+import { deName, frDateTime, frLongDate, minutes } from '../../../lib/format';
 import { SHIFT_STATUS } from '../../../lib/requests';
 import { slotBody, slotDraftOf, type SlotDraft } from '../../../lib/slots';
 import { useDecideDayChange, useQueueDayChange, type Decision } from '../api/queue';
@@ -87,8 +87,8 @@ function ShiftChangeActions({ request, planned, outcome, onDecided }: {
     onError: outcome.onError,
     onSuccess: async (record, action) => {
       await outcome.refresh();
-      const who = record.employee_name ?? 'le salarié';
-      onDecided(action === 'validate' ? `Modification de journée de ${who} validée.` : `Modification de journée de ${who} refusée.`);
+      const ofWho = record.employee_name ? deName(record.employee_name) : 'du salarié';
+      onDecided(action === 'validate' ? `Modification de journée ${ofWho} validée.` : `Modification de journée ${ofWho} refusée.`);
     },
   });
   const errors = decisionErrors(decide.error);
