@@ -1,11 +1,1 @@
--- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
--- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
-
---!include auth/functions.sql
---!include notifications/functions.sql
---!include planning/planning.sql
---!include shift_change/functions.sql
---!include absences/rules.sql
---!include absences/api.sql
---!include backoffice/shift_change.sql
---!include finalize.sql
+-- Enter migration here

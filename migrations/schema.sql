@@ -2784,6 +2784,18 @@ $$;
 ALTER FUNCTION app_hidden.day_label(p_slots app_public.slot[]) OWNER TO postgres;
 
 --
+-- Name: de_name(text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.de_name(p_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case when p_name ~* '^([aeiouàâäéèêëîïôöùûüœæ]|y[^aeiouy])' then 'd’' else 'de ' end || p_name;
+$$;
+
+ALTER FUNCTION app_hidden.de_name(p_name text) OWNER TO postgres;
+
+--
 -- Name: division_name(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -6558,6 +6570,32 @@ $$;
 ALTER FUNCTION app_hidden.planned_slots(p_employee integer, p_date date) OWNER TO postgres;
 
 --
+-- Name: planning_cell_label(json); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.planning_cell_label(p_blocks json) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select nullif(concat_ws(' ',
+           nullif(string_agg(case
+                    when b.value->'absence' is not null and json_typeof(b.value->'absence') = 'object' then
+                      (b.value->'absence'->>'type_code')
+                      || case b.value->'absence'->>'part' when 'morning' then ' matin' when 'afternoon' then ' après-midi'
+                                                          when 'hours' then ' ' || (b.value->'absence'->>'start_time') || '-'
+                                                                                 || (b.value->'absence'->>'end_time')
+                                                          else '' end
+                    when b.value->>'kind' = 'work' then b.value->>'post_code'
+                  end, ' / ' order by b.n), ''),
+           case when bool_or(json_typeof(b.value->'pending_request') = 'object'
+                             and (b.value->'pending_request'->>'is_cancellation')::boolean) then '(annulation demandée)'
+                when bool_or(json_typeof(b.value->'pending_request') = 'object') then '(demande en attente)'
+           end), '')
+  from json_array_elements(p_blocks) with ordinality as b(value, n);
+$$;
+
+ALTER FUNCTION app_hidden.planning_cell_label(p_blocks json) OWNER TO postgres;
+
+--
 -- Name: planning_cells(integer[], date, date); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -7057,9 +7095,9 @@ ALTER FUNCTION app_hidden.post_slot(p_post app_public.posts) OWNER TO postgres;
 CREATE FUNCTION app_hidden.quantity_fr(p_quantity numeric, p_unit text) RETURNS text
     LANGUAGE sql STABLE
     AS $$
-  select app_hidden.fmt_quantity(p_quantity) || ' '
-         || case when p_unit = 'hour' then case when p_quantity <= 1 then 'heure' else 'heures' end
-                 else case when p_quantity <= 1 then 'jour' else 'jours' end end;
+  select replace(rtrim(rtrim(app_hidden.fmt_quantity(p_quantity), '0'), '.'), '.', ',') || ' '
+         || case when p_unit = 'hour' then case when abs(p_quantity) < 2 then 'heure' else 'heures' end
+                 else case when abs(p_quantity) < 2 then 'jour' else 'jours' end end;
 $$;
 
 ALTER FUNCTION app_hidden.quantity_fr(p_quantity numeric, p_unit text) OWNER TO postgres;
@@ -7652,6 +7690,37 @@ end;
 $$;
 
 ALTER FUNCTION app_hidden.shift_change_records(p_ids integer[]) OWNER TO postgres;
+
+--
+-- Name: shift_change_selection(text, date, date, integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) RETURNS SETOF app_public.shift_change_requests
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  if p_status is not null and p_status not in ('pending', 'validated', 'refused') then
+    perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, validated, refused.', 'WV109');
+  end if;
+  if p_from is not null and p_to is not null and p_to < p_from then
+    perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
+  end if;
+  return query
+    select r.*
+    from app_public.shift_change_requests r
+    where (p_status is null or r.status = p_status)
+      and (p_from is null or r.date >= p_from)
+      and (p_to is null or r.date <= p_to)
+      and (p_employee is null or r.employee_id = p_employee)
+      and (p_establishment is null
+           or exists (select 1 from app_public.employees e
+                      where e.id = r.employee_id and e.main_establishment_id = p_establishment)
+           or exists (select 1 from app_public.employee_secondary_establishments s
+                      where s.employee_id = r.employee_id and s.establishment_id = p_establishment));
+end;
+$$;
+
+ALTER FUNCTION app_hidden.shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) OWNER TO postgres;
 
 --
 -- Name: shift_change_warnings(app_public.shift_change_requests); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -8455,8 +8524,8 @@ begin
       where x is not null
     loop
       perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
-        format('L''absence %s de %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
-               app_hidden.employee_name(p_absence.employee_id), e ->> 'title',
+        format('L''absence %s %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+               app_hidden.de_name(app_hidden.employee_name(p_absence.employee_id)), e ->> 'title',
                app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
         'warning', 'absence', p_absence.id);
     end loop;
@@ -14938,8 +15007,8 @@ begin
       format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
-      format('La demande d''absence %s de %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
-             v_subject, v_name),
+      format('La demande d''absence %s %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+             v_subject, app_hidden.de_name(v_name)),
       'absence', v_absence.id);
   end if;
 
@@ -18605,6 +18674,17 @@ CREATE FUNCTION app_public.me() RETURNS jsonb
            'id', a.id,
            'username', a.username,
            'employee_id', a.employee_id,
+           -- the person, for the header: the employee's name, else the account's username
+           'display_name', coalesce((select e.first_name || ' ' || e.last_name from app_public.employees e where e.id = a.employee_id),
+                                    a.username),
+           -- every role held today, in display precedence (the header names them all: a payroll
+           -- officer holding Salarié and Service Paie is not shown as « Salarié » only)
+           'roles', coalesce((select jsonb_agg(x.name order by x.precedence)
+                              from (select distinct r.name, r.precedence
+                                    from app_public.role_attributions ra
+                                    join app_public.roles r on r.id = ra.role_id
+                                    where ra.account_id = a.id
+                                      and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)) x), '[]'::jsonb),
            'can_view_absence_queue', app_hidden.current_account_has('absences.view_absence_queue'),
            'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
            'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
@@ -18629,8 +18709,9 @@ ALTER FUNCTION app_public.me() OWNER TO postgres;
 -- Name: FUNCTION me(); Type: COMMENT; Schema: app_public; Owner: postgres
 --
 
-COMMENT ON FUNCTION app_public.me() IS 'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, the role of highest display
-precedence among those held today, and the interface hints can_view_absence_queue, can_decide_absences,
+COMMENT ON FUNCTION app_public.me() IS 'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, display_name (the employee''s
+name, else the username), the role of highest display precedence among those held today, every role held
+today (roles, in that precedence), and the interface hints can_view_absence_queue, can_decide_absences,
 can_decide_shift_changes, can_view_payroll and can_impersonate (the API enforces the rules anyway).';
 
 --
@@ -19071,6 +19152,59 @@ ALTER FUNCTION app_public.payroll_options() OWNER TO postgres;
 
 COMMENT ON FUNCTION app_public.payroll_options() IS 'SPEC Documents and other routes and Permissions rule 8, GET /api/payroll/options/: the establishments
 the caller may consult in payroll (employee.view_payroll perimeter; 403 without the permission).';
+
+--
+-- Name: planning_export(date, date, integer, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.planning_export(p_from date DEFAULT NULL::date, p_to date DEFAULT NULL::date, p_employee integer DEFAULT NULL::integer, p_establishment integer DEFAULT NULL::integer, p_team integer DEFAULT NULL::integer) RETURNS TABLE(employee integer, employee_name text, d1 text, d2 text, d3 text, d4 text, d5 text, d6 text, d7 text, d8 text, d9 text, d10 text, d11 text, d12 text, d13 text, d14 text, d15 text, d16 text, d17 text, d18 text, d19 text, d20 text, d21 text, d22 text, d23 text, d24 text, d25 text, d26 text, d27 text, d28 text, d29 text, d30 text, d31 text, d32 text, d33 text, d34 text, d35 text, d36 text, d37 text, d38 text, d39 text, d40 text, d41 text, d42 text, d43 text, d44 text, d45 text, d46 text, d47 text, d48 text, d49 text, d50 text, d51 text, d52 text, d53 text, d54 text, d55 text, d56 text, d57 text, d58 text, d59 text, d60 text, d61 text, d62 text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_planning json;
+begin
+  if p_from is null then
+    perform app_hidden.invalid('from', 'Indiquez le premier jour de la période exportée.', 'WV108');
+  end if;
+  if p_to is null then
+    perform app_hidden.invalid('to', 'Indiquez le dernier jour de la période exportée.', 'WV108');
+  end if;
+  v_planning := app_public.planning_read(p_from, p_to, p_employee, p_establishment, p_team);
+  return query
+  with emp as (
+    select (x.value->>'id')::int as id, x.value->>'name' as name, x.n
+    from json_array_elements(v_planning->'employees') with ordinality as x(value, n)
+  ),
+  grid as (
+    select (c.value->>'employee')::int as employee_id,
+           array_agg(app_hidden.planning_cell_label(c.value->'blocks') order by (c.value->>'date')::date) as labels
+    from json_array_elements(v_planning->'cells') as c(value)
+    group by 1
+  )
+  select e.id, e.name,
+         g.labels[1], g.labels[2], g.labels[3], g.labels[4], g.labels[5], g.labels[6], g.labels[7], g.labels[8], g.labels[9], g.labels[10],
+         g.labels[11], g.labels[12], g.labels[13], g.labels[14], g.labels[15], g.labels[16], g.labels[17], g.labels[18], g.labels[19], g.labels[20],
+         g.labels[21], g.labels[22], g.labels[23], g.labels[24], g.labels[25], g.labels[26], g.labels[27], g.labels[28], g.labels[29], g.labels[30],
+         g.labels[31], g.labels[32], g.labels[33], g.labels[34], g.labels[35], g.labels[36], g.labels[37], g.labels[38], g.labels[39], g.labels[40],
+         g.labels[41], g.labels[42], g.labels[43], g.labels[44], g.labels[45], g.labels[46], g.labels[47], g.labels[48], g.labels[49], g.labels[50],
+         g.labels[51], g.labels[52], g.labels[53], g.labels[54], g.labels[55], g.labels[56], g.labels[57], g.labels[58], g.labels[59], g.labels[60],
+         g.labels[61], g.labels[62]
+  from emp e
+  left join grid g on g.employee_id = e.id
+  order by e.n;
+end;
+$$;
+
+ALTER FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) IS 'Issue 29 point 4, GET /api/planning/export/: the team planning grid of GET /api/planning/ (same window,
+perimeter and filters), one row per employee, one column per day (d1 = from), each cell the codes the
+grid shows.';
 
 --
 -- Name: planning_read(date, date, integer, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
@@ -19779,8 +19913,8 @@ begin
     'Nouvelle demande de modification',
     format('%s demande une modification de sa journée du %s.', v_name, app_hidden.fr_date(v_date)),
     'Demande de modification sans valideur',
-    format('La demande de modification de %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
-           v_name, app_hidden.fr_date(v_date)),
+    format('La demande de modification %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
+           app_hidden.de_name(v_name), app_hidden.fr_date(v_date)),
     'shift_change_request', v_id);
 
   return app_hidden.shift_change_record(v_id) || jsonb_build_object('has_recipient', v_has_recipient);
@@ -19836,6 +19970,43 @@ ALTER FUNCTION app_public.shift_change_delete(p_id integer) OWNER TO wfm_api;
 COMMENT ON FUNCTION app_public.shift_change_delete(p_id integer) IS 'SPEC Day-change requests, DELETE /api/shift-change-requests/<id>/ and decision rule 5: the requester
 withdraws a pending request (audit line Suppression, nobody notified); anybody else who reads it gets
 403, a decided request 400 under status.';
+
+--
+-- Name: shift_change_export(text, date, date, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.shift_change_export(p_status text DEFAULT NULL::text, p_from date DEFAULT NULL::date, p_to date DEFAULT NULL::date, p_employee integer DEFAULT NULL::integer, p_establishment integer DEFAULT NULL::integer) RETURNS TABLE(id integer, employee integer, employee_name text, date date, reason text, planned text, requested text, is_remote text, is_offsite text, requested_minutes integer, status_label text, comment text, granted text, decision_reason text, created_at timestamp with time zone, decided_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return query
+    select r.id, r.employee_id, e.first_name || ' ' || e.last_name, r.date, coalesce(sr.label, r.reason),
+           nullif(r.planned_description, ''),
+           case when cardinality(r.slots) = 0 then 'Repos' else app_hidden.slots_summary(r.slots) end,
+           case when r.is_remote then 'Oui' else 'Non' end, case when r.is_offsite then 'Oui' else 'Non' end,
+           r.requested_minutes,
+           case r.status when 'pending' then 'En attente' when 'validated' then 'Validée' when 'refused' then 'Refusée' end,
+           r.comment,
+           case when r.granted_slots is null then null
+                when cardinality(r.granted_slots) = 0 then 'Repos'
+                else app_hidden.slots_summary(r.granted_slots) end,
+           r.decision_reason, r.created_at, r.decided_at
+    from app_hidden.shift_change_selection(p_status, p_from, p_to, p_employee, p_establishment) r
+    join app_public.employees e on e.id = r.employee_id
+    left join app_public.shift_change_reasons sr on sr.code = r.reason
+    order by r.date desc, r.id desc;
+end;
+$$;
+
+ALTER FUNCTION app_public.shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) IS 'SPEC Day-change requests and issue 29 point 4, GET /api/shift-change-requests/export/: every request
+shift_change_search reads for the same filters, newest date first, as rows of the CSV or XLSX file.';
 
 --
 -- Name: shift_change_get(integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
@@ -19932,25 +20103,10 @@ declare
   v_size int := app_hidden.page_limit(p_page_size);
   v_offset int := app_hidden.page_offset(p_page, p_page_size);
 begin
-  if p_status is not null and p_status not in ('pending', 'validated', 'refused') then
-    perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, validated, refused.', 'WV109');
-  end if;
-  if p_from is not null and p_to is not null and p_to < p_from then
-    perform app_hidden.invalid('to', 'La date de fin doit être postérieure ou égale à la date de début.', 'WV108');
-  end if;
   return (
-    with filtered as (
+    with filtered as materialized (
       select r.id, r.date
-      from app_public.shift_change_requests r
-      where (p_status is null or r.status = p_status)
-        and (p_from is null or r.date >= p_from)
-        and (p_to is null or r.date <= p_to)
-        and (p_employee is null or r.employee_id = p_employee)
-        and (p_establishment is null
-             or exists (select 1 from app_public.employees e
-                        where e.id = r.employee_id and e.main_establishment_id = p_establishment)
-             or exists (select 1 from app_public.employee_secondary_establishments s
-                        where s.employee_id = r.employee_id and s.establishment_id = p_establishment))
+      from app_hidden.shift_change_selection(p_status, p_from, p_to, p_employee, p_establishment) r
     ),
     page as (
       select f.id, row_number() over (order by f.date desc, f.id desc) as n
@@ -25887,6 +26043,14 @@ GRANT ALL ON FUNCTION app_hidden.day_label(p_slots app_public.slot[]) TO wfm_vis
 GRANT ALL ON FUNCTION app_hidden.day_label(p_slots app_public.slot[]) TO wfm_api;
 
 --
+-- Name: FUNCTION de_name(p_name text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.de_name(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_api;
+
+--
 -- Name: FUNCTION division_name(p_name text, p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -27099,6 +27263,14 @@ GRANT ALL ON FUNCTION app_hidden.planned_slots(p_employee integer, p_date date) 
 GRANT ALL ON FUNCTION app_hidden.planned_slots(p_employee integer, p_date date) TO wfm_api;
 
 --
+-- Name: FUNCTION planning_cell_label(p_blocks json); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.planning_cell_label(p_blocks json) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.planning_cell_label(p_blocks json) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.planning_cell_label(p_blocks json) TO wfm_api;
+
+--
 -- Name: FUNCTION planning_cells(p_employee_ids integer[], p_from date, p_to date); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -27374,6 +27546,14 @@ GRANT ALL ON FUNCTION app_hidden.shift_change_record(p_id integer) TO wfm_api;
 REVOKE ALL ON FUNCTION app_hidden.shift_change_records(p_ids integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.shift_change_records(p_ids integer[]) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.shift_change_records(p_ids integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.shift_change_selection(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) TO wfm_api;
 
 --
 -- Name: FUNCTION shift_change_warnings(p_request app_public.shift_change_requests); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -29993,6 +30173,13 @@ GRANT ALL ON FUNCTION app_public.payroll_options() TO wfm_visitor;
 GRANT ALL ON FUNCTION app_public.payroll_options() TO wfm_api;
 
 --
+-- Name: FUNCTION planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) TO wfm_visitor;
+
+--
 -- Name: FUNCTION planning_read(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
@@ -30105,6 +30292,13 @@ GRANT ALL ON FUNCTION app_public.shift_change_create(p_date date, p_reason text,
 
 REVOKE ALL ON FUNCTION app_public.shift_change_delete(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.shift_change_delete(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.shift_change_export(p_status text, p_from date, p_to date, p_employee integer, p_establishment integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION shift_change_get(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api

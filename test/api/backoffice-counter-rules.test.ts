@@ -129,7 +129,7 @@ describe('opening next year on demand', () => {
       [env.ids.employees!.bruno])).rows[0]!.id;
     const journal = await admin.get(`/backoffice/counters/${brunoCp}/`);
     expect(journal.text).toContain('<td>Acquisition</td>');
-    expect(journal.text).toContain('Acquisition de janvier 2026 pour 2027 : 2.18 jours (prorata : 27 jours de contrat sur 31)');
+    expect(journal.text).toContain('Acquisition de janvier 2026 pour 2027 : 2,18 jours (prorata : 27 jours de contrat sur 31)');
 
     // The rest of the association is opened on another connection that has not committed yet,
     // while alice files a request for January 2027: the request does not wait for the opening.

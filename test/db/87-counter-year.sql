@@ -44,7 +44,7 @@ select is(pg_temp.acquired('chloe', 'CP', 2027), 18.75, 'chloe (E2, jours ouvré
 select is(pg_temp.movements('chloe', 'CP', 2027, 'acquisition'), array[2.08, 2.09, 2.08, 2.08, 2.09, 2.08, 2.08, 2.09, 2.08]::numeric[],
   '... one journal movement per month');
 select is((select comment from app_private.counter_movements where counter_id = pg_temp.counter('chloe', 'CP', 2027) order by id limit 1),
-  'Acquisition de janvier 2026 pour 2027 : 2.08 jours', '... each with its reason');
+  'Acquisition de janvier 2026 pour 2027 : 2,08 jours', '... each with its reason');
 select is(pg_temp.acquired('david', 'CP', 2027), 22.50, 'david (E3, jours ouvrables): 2.5 a month, 9 months');
 select is(pg_temp.acquired('bruno', 'CP', 2027), 22.18, 'bruno (CDD from 5 January 2026): January prorated 2.5 × 27 / 31 = 2.18, then 8 × 2.5');
 select is(pg_temp.acquired('gaelle', 'CP', 2027), 0.00, 'gaelle (hired 1 October): nothing acquired yet, the counter is open');
@@ -108,7 +108,7 @@ values (pg_temp.counter('chloe', 'CP', 2027), 'taken', 2, 'adjustment', 'Pris en
 select is(app_private.counter_expiry_notify('2027-03-01'), 4, 'on 1 March the four of E2 with a carry-over are told it expires on 31 March');
 select is((select body from app_public.notifications
            where account_id = tests.id('accounts', 'chloe') and title = 'Congés bientôt perdus' and body like '%31/03/2027%'),
-  '3.00 jours de CP (Congés payés) de 2026 expire(nt) le 31/03/2027 : posez-les avant cette date.', '... chloe: 5 carried over, 2 taken, 3 left');
+  '3 jours de CP (Congés payés) de 2026 expire(nt) le 31/03/2027 : posez-les avant cette date.', '... chloe: 5 carried over, 2 taken, 3 left');
 select is(app_private.counters_expire_carry_over('2027-03-31'), 0, 'nothing expires on the date itself');
 select is(app_private.counters_expire_carry_over('2027-04-01'), 4, 'the day after, the carry-overs not taken expire');
 select is(pg_temp.movements('chloe', 'CP', 2027, 'expiry'), array[-3.00]::numeric[], '5 carried over, 2 taken: 3 expire');
