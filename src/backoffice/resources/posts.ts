@@ -7,7 +7,9 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
+import { PAGE_ARGS, bodyObject, declareCall, filterArg, rowId } from '../calls.js';
+import { establishmentOptions } from './referentials.js';
+import { YES_NO, isStaff, staffAbilities } from './staff.js';
 
 interface Post {
   id: number;
@@ -23,7 +25,9 @@ interface Post {
   is_active: boolean;
 }
 
-const ESTABLISHMENTS = 'select id::text as value, name as label from app_public.establishments order by name';
+const SEARCH = declareCall('posts: list', 'app_public.posts_search', [filterArg('establishment', 'int'), filterArg('active', 'boolean'), ...PAGE_ARGS]);
+const GET = declareCall('posts: read', 'app_public.post_get', [rowId()]);
+const SAVE = declareCall('posts: save', 'app_public.post_save', [rowId(), bodyObject()]);
 
 const BODY = s.object({
   code: s.text(16),
@@ -40,7 +44,7 @@ const BODY = s.object({
 const FIELDS: FormField[] = [
   { key: 'code', label: 'Code', hint: 'Unique dans l’établissement ; jamais le code d’un motif d’absence (casse ignorée).' },
   { key: 'label', label: 'Libellé' },
-  { key: 'establishment', label: 'Établissement', options: optionsFrom(ESTABLISHMENTS) },
+  { key: 'establishment', label: 'Établissement', options: establishmentOptions },
   { key: 'start_time', label: 'Début', hint: 'HH:MM.' },
   { key: 'end_time', label: 'Fin', hint: 'Une fin avant le début finit le lendemain (poste de nuit).' },
   { key: 'break_start_time', label: 'Début de pause' },
@@ -58,16 +62,13 @@ export const postsResource = defineResource<Post>({
   summary: 'Postes de chaque établissement : horaires et pause.',
   available: async () => true,
   list: {
-    call: {
-      query: s.object({ establishment: s.id(), active: s.bool() }),
-      sql: 'select app_public.posts_search(p_establishment => $1, p_active => $2, p_page => $3, p_page_size => $4) as result',
-      keys: ['establishment', 'active'],
-    },
+    call: SEARCH,
+    query: s.object({ establishment: s.id(), active: s.bool() }),
     pageSize: 50,
     caption: 'Postes, par établissement',
     empty: 'Aucun poste ne correspond à ces filtres.',
     filters: [
-      { key: 'establishment', label: 'Établissement', options: optionsFrom(ESTABLISHMENTS) },
+      { key: 'establishment', label: 'Établissement', options: establishmentOptions },
       { key: 'active', label: 'Activité', options: async () => [{ value: 'true', label: 'Actifs' }, { value: 'false', label: 'Inactifs' }] },
     ],
     columns: [
@@ -82,14 +83,15 @@ export const postsResource = defineResource<Post>({
   create: {
     title: 'Nouveau poste',
     submitLabel: 'Créer le poste',
-    call: { body: BODY, sql: 'select app_public.post_save(null, $1::jsonb) as result', keys: 'body' },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({ is_active: true }),
     allowed: isStaff,
     done: 'Le poste a été créé.',
   },
   detail: {
-    sql: 'select app_public.post_get($1) as result',
+    read: GET,
     title: (p) => `Poste ${p.code} — ${p.label}`,
     abilities: staffAbilities,
     render: async (p) => html`<section class="card" aria-labelledby="fiche">
@@ -106,7 +108,8 @@ export const postsResource = defineResource<Post>({
     edit: {
       title: 'Modifier le poste',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: 'select app_public.post_save($1, $2::jsonb) as result', keys: 'body' },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial: (p) => ({ ...p }),
       allowed: (_p, can) => Boolean(can.edit),
