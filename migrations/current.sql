@@ -1,5 +1,16 @@
 -- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
+--!include audit/policies.sql
+--!include absences/api.sql
+--!include employees/helpers.sql
+--!include audit/search.sql
+--!include shift_change/search.sql
+--!include reference/administration.sql
+--!include counters/balances.sql
+--!include org/role_attributions.sql
+--!include employees/contracts.sql
+--!include teams/members.sql
+--!include absences/corrections.sql
 --!include backoffice/choices.sql
 --!include finalize.sql

@@ -1,5 +1,5 @@
--- The back-office's own reads: the choices of its selects (filters and form fields) and the few
--- facts its pages show beside a row, each a named function that src/backoffice/resources/ declares
+-- The back-office's own reads: the choices of its selects (filters and form fields) and the rows
+-- a page shows beside a record, each a named function that src/backoffice/resources/ declares
 -- (src/backoffice/calls.ts) and the start-up check compares with pg_proc. They run as the signed-in
 -- account (security invoker, wfm_visitor): row-level security decides what each one lists, as it
 -- did when these statements were written in the resources. Choices answer (value, label).
@@ -88,41 +88,4 @@ $$;
 create or replace function app_hidden.counter_kind_choices() returns table (value text, label text)
 language sql stable rows 10 as $$
   select k.code, k.code || ' — ' || k.name from app_public.counter_kinds k order by k.position, k.code;
-$$;
-
--- An employee record as the API reads it (employee_get: its perimeter, its 404) with the version of
--- its contract list that the contract forms carry (sql/employees/contracts.sql).
-create or replace function app_hidden.employee_with_contracts_version(p_id int) returns jsonb
-language sql stable as $$
-  select app_public.employee_get(p_id) || jsonb_build_object('contracts_version', app_hidden.employee_contracts_version(p_id));
-$$;
-
--- What the signed-in account may do on an employee record: close or open its account (never its
--- own), write the record, remove the honorability certificate.
-create or replace function app_hidden.employee_abilities(p_id int) returns jsonb
-language sql stable as $$
-  select jsonb_build_object(
-    'activation', not app_hidden.is_current_employee(p_id)
-                  and (app_hidden.may(null, 'employee.change_account_activation', p_id)
-                       or app_hidden.may(null, 'employee.change_interim_account_activation', p_id)),
-    'edit', app_hidden.may(null, 'employee.change_employee_record', p_id),
-    'remove_certificate', app_hidden.can_deposit_honorability(p_id)
-                          and exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_id));
-$$;
-
--- Whether the signed-in account writes this team: employee.change_team, and the team has an
--- establishment of that perimeter (SPEC Permissions rule 7; the writes check it again).
-create or replace function app_hidden.team_writable(p_id int) returns boolean
-language sql stable as $$
-  select app_hidden.current_account_has('employee.change_team')
-     and (app_hidden.perimeter_is_whole('employee.change_team')
-          or exists (select 1 from app_public.team_establishments te where te.team_id = p_id
-                     and te.establishment_id = any (app_hidden.perimeter_establishment_ids('employee.change_team'))));
-$$;
-
--- The employees of the account's team-writing perimeter, « Last First », to add as members.
-create or replace function app_hidden.team_member_choices() returns table (value text, label text)
-language sql stable rows 200 as $$
-  select e.id::text, e.last_name || ' ' || e.first_name from app_public.employees e
-  where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name;
 $$;

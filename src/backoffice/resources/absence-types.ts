@@ -1,6 +1,6 @@
 /**
  * Absence types (reasons), issue 13 point 4: every field of the SPEC's table, read by every
- * back-office account, written by staff accounts only (sql/backoffice/reference.sql). The
+ * back-office account, written by staff accounts only (sql/reference/administration.sql). The
  * code is refused when a post holds it (case-insensitively); the cap is > 0 or empty; a
  * deactivation that would orphan an active counter is refused under « Actif ».
  */

@@ -1,7 +1,7 @@
 /**
  * Counters (balances), issue 13 point 4: the counters the account reads (row-level security),
  * each with its journal read-only, its activation under the rule of SPEC rule 17 and a manual
- * adjustment written as one journal movement with its reason (sql/backoffice/counters.sql).
+ * adjustment written as one journal movement with its reason (sql/counters/balances.sql).
  * Written by holders of employee.change_employee_record on the employee, or staff (SPEC,
  * Permissions: « write the employee record, contracts, assignments, counters »).
  */

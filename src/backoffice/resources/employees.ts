@@ -3,8 +3,8 @@
  * ("Compte actif"), role attributions and honorability certificate. Every read and write goes
  * through the API's SQL functions (employees_list / employee_get, account_activation_set,
  * honorability_certificate_*) or the back-office's role attribution functions
- * (sql/backoffice/role_attributions.sql): the perimeter and the rights are theirs. Contracts are
- * added, changed and removed through employee_update (sql/backoffice/contracts.sql), which
+ * (sql/org/role_attributions.sql): the perimeter and the rights are theirs. Contracts are
+ * added, changed and removed through employee_update (sql/employees/contracts.sql), which
  * re-raises its refusals under the form's fields.
  */
 import type pg from 'pg';

@@ -1,6 +1,6 @@
 /**
  * Posts, issue 13 point 4: read by every back-office account, written by staff accounts only
- * (sql/backoffice/reference.sql). A post code is refused when an absence type holds it
+ * (sql/reference/administration.sql). A post code is refused when an absence type holds it
  * (case-insensitively), the same rule as on the absence types' side.
  */
 import { s } from '../../http/schema.js';

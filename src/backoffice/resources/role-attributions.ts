@@ -3,7 +3,7 @@
  * roles of the manager workspace, establishments (none: the whole association). Read as the
  * policies allow (one's own, the directory readers); written by staff accounts only, inside
  * their employee-record perimeter, never on their own account, never beyond the rights they
- * hold themselves: every rule is in sql/backoffice/role_attributions.sql.
+ * hold themselves: every rule is in sql/org/role_attributions.sql.
  */
 import { s } from '../../http/schema.js';
 import { html } from '../html.js';

@@ -2,7 +2,7 @@
  * Teams (issue 13, point 4): list and detail with their establishments and members, through
  * the API's SQL functions (teams_list, team_get): members are those the account may read. A
  * member is added by team_member_add and removed through team_members_replace
- * (sql/backoffice/team_members.sql).
+ * (sql/teams/members.sql).
  */
 import type pg from 'pg';
 import { html } from '../html.js';
