@@ -1,6 +1,7 @@
 -- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
+--!include backoffice/paging.sql
 --!include audit/policies.sql
 --!include absences/api.sql
 --!include employees/helpers.sql

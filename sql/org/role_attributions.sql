@@ -294,9 +294,15 @@ create or replace function app_public.role_attributions_search(p_account int def
                                                                p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable as $$
-  with found as (
-    select ra.id, r.precedence, a.username,
-           app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) as current
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.role_attribution_json(ra.id)
+                      || jsonb_build_object('account_username', a.username, 'account_name', app_hidden.account_display_name(a.id))
+                      order by u.n)
+     from unnest(l.ids) with ordinality u(id, n)
+     join app_public.role_attributions ra on ra.id = u.id
+     join app_public.accounts a on a.id = ra.account_id))
+  from app_hidden.list_page(array(
+    select ra.id
     from app_public.role_attributions ra
     join app_public.roles r on r.id = ra.role_id
     join app_public.accounts a on a.id = ra.account_id
@@ -307,21 +313,8 @@ language sql stable as $$
                and (not exists (select 1 from app_public.role_attribution_establishments x where x.attribution_id = ra.id)
                     or exists (select 1 from app_public.role_attribution_establishments x
                                where x.attribution_id = ra.id and x.establishment_id = p_establishment))))
-  ), page as (
-    select f.id, row_number() over (order by f.current desc, f.precedence, lower(f.username), f.id) as ord
-    from found f
-    order by f.current desc, f.precedence, lower(f.username), f.id
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from found),
-    'results', coalesce((select jsonb_agg(app_hidden.role_attribution_json(p.id)
-                                          || jsonb_build_object('account_username', a.username,
-                                                                'account_name', app_hidden.account_display_name(a.id))
-                                          order by p.ord)
-                         from page p
-                         join app_public.role_attributions ra on ra.id = p.id
-                         join app_public.accounts a on a.id = ra.account_id), '[]'::jsonb));
+    order by app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) desc, r.precedence, lower(a.username), ra.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.role_attributions_search(integer, text, integer, integer, integer) is
 'SPEC Roles, back-office: one page of the role attributions the caller reads, filtered by account, role

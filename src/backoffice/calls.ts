@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { ArgSpec, BodyFieldCast, SqlCall } from '../http/route.js';
+import type { JsonSchema } from '../http/schema.js';
 import { callText, callValues } from '../http/sql-call.js';
 
 export interface BackofficeCall extends SqlCall {
@@ -58,6 +59,26 @@ export const PAGE_ARGS: ArgSpec[] = [
   { name: 'p_page', from: 'page', cast: 'int' },
   { name: 'p_page_size', from: 'page_size', cast: 'int' },
 ];
+
+/** The cast of a filter from its JSON Schema (integer, boolean, date, else text). */
+function filterCast(schema: JsonSchema): 'int' | 'text' | 'date' | 'boolean' {
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type];
+  if (types.includes('integer')) return 'int';
+  if (types.includes('boolean')) return 'boolean';
+  return schema.format === 'date' ? 'date' : 'text';
+}
+
+/**
+ * A paginated list of the back-office, declared once: its filters' schema (`query`, which also
+ * draws and validates the filters) gives the function's arguments, each property `p_<key>` in order,
+ * then the page and its size (PAGE_ARGS). The function answers { count, results }
+ * (app_hidden.list_page and list_answer, sql/backoffice/paging.sql).
+ */
+export function listCall(label: string, fn: string, query: JsonSchema): { call: BackofficeCall; query: JsonSchema } {
+  const properties = (query.properties ?? {}) as Record<string, JsonSchema>;
+  const filters = Object.entries(properties).map(([key, schema]) => filterArg(key, filterCast(schema)));
+  return { call: declareCall(label, fn, [...filters, ...PAGE_ARGS]), query };
+}
 
 /** The public URL of the service (a function that writes links). */
 export const PUBLIC_URL: ArgSpec = { name: 'p_public_url', from: 'context', key: 'public_url', cast: 'text' };

@@ -7,7 +7,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { PAGE_ARGS, callRows, declareCall, filterArg, inputArg, rowId } from '../calls.js';
+import { callRows, declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface AbsenceCategory {
@@ -29,7 +29,6 @@ const BODY = s.object({
 }, ['code', 'name', 'parent', 'position']);
 const SAVE_ARGS = [rowId(), inputArg('code', 'text'), inputArg('name', 'text'), inputArg('parent', 'int'), inputArg('position', 'int')];
 
-const SEARCH = declareCall('absence-categories: list', 'app_public.absence_categories_search', [filterArg('parent', 'int'), ...PAGE_ARGS]);
 const GET = declareCall('absence-categories: read', 'app_public.absence_category_get', [rowId()]);
 const SAVE = declareCall('absence-categories: save', 'app_public.absence_category_save', SAVE_ARGS);
 const DELETE = declareCall('absence-categories: delete', 'app_public.absence_category_delete', [rowId()]);
@@ -53,8 +52,7 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
   summary: 'Catégories et sous-catégories des motifs d’absence (deux niveaux).',
   available: async () => true,
   list: {
-    call: SEARCH,
-    query: s.object({ parent: s.id() }),
+    ...listCall('absence-categories: list', 'app_public.absence_categories_search', s.object({ parent: s.id() })),
     pageSize: 50,
     caption: 'Catégories, chacune suivie de ses sous-catégories',
     empty: 'Aucune catégorie.',

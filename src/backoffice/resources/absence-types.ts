@@ -8,7 +8,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
-import { PAGE_ARGS, bodyObject, declareCall, filterArg, inputArg, rowId } from '../calls.js';
+import { bodyObject, declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface Association {
@@ -61,8 +61,6 @@ const CONTRACT_TYPES = optionsFrom(
   declareCall('absence-types: contract types', 'app_hidden.contract_type_choices', [inputArg('by_code', 'boolean')], { rows: true }),
   { body: { by_code: true } });
 
-const SEARCH = declareCall('absence-types: list', 'app_public.absence_types_search',
-  [filterArg('category', 'int'), filterArg('active', 'boolean'), ...PAGE_ARGS]);
 const GET = declareCall('absence-types: read', 'app_public.absence_type_get', [rowId()]);
 const SAVE = declareCall('absence-types: save', 'app_public.absence_type_save', [rowId(), bodyObject()]);
 const DELETE = declareCall('absence-types: delete', 'app_public.absence_type_delete', [rowId()]);
@@ -120,8 +118,7 @@ export const absenceTypesResource = defineResource<AbsenceType>({
   summary: 'Motifs d’absence : unité, plafond, contrats, justificatifs, annualisation, activité.',
   available: async () => true,
   list: {
-    call: SEARCH,
-    query: s.object({ category: s.id(), active: s.bool() }),
+    ...listCall('absence-types: list', 'app_public.absence_types_search', s.object({ category: s.id(), active: s.bool() })),
     pageSize: 50,
     caption: 'Motifs d’absence, dans l’ordre d’affichage',
     empty: 'Aucun motif ne correspond à ces filtres.',

@@ -6,7 +6,7 @@
 import { s } from '../../http/schema.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { PAGE_ARGS, declareCall, filterArg, inputArg, rowId } from '../calls.js';
+import { declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface CounterAssociation {
@@ -28,8 +28,6 @@ const TYPES = optionsFrom(
 /** The counter kinds, in their order (the counters' filter too). */
 export const COUNTER_KINDS = optionsFrom(declareCall('counter kinds', 'app_hidden.counter_kind_choices', [], { rows: true }));
 
-const SEARCH = declareCall('counter-associations: list', 'app_public.counter_associations_search',
-  [filterArg('counter_code', 'text'), filterArg('absence_type', 'int'), ...PAGE_ARGS]);
 const GET = declareCall('counter-associations: read', 'app_public.counter_association_get', [rowId()]);
 const SAVE = declareCall('counter-associations: save', 'app_public.counter_association_save',
   [rowId(), inputArg('absence_type', 'int'), inputArg('counter_code', 'text'), inputArg('is_active', 'boolean')]);
@@ -48,8 +46,8 @@ export const counterAssociationsResource = defineResource<CounterAssociation>({
   summary: 'Quels motifs consomment quels compteurs ; règles des compteurs orphelins.',
   available: async () => true,
   list: {
-    call: SEARCH,
-    query: s.object({ counter_code: s.text(16), absence_type: s.id() }),
+    ...listCall('counter-associations: list', 'app_public.counter_associations_search',
+      s.object({ counter_code: s.text(16), absence_type: s.id() })),
     pageSize: 50,
     caption: 'Associations, par compteur',
     empty: 'Aucune association ne correspond à ces filtres.',

@@ -10,7 +10,7 @@ import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource } from '../registry.js';
 import { COUNTER_KINDS } from './counter-associations.js';
-import { PAGE_ARGS, anyOf, callValue, declareCall, filterArg, holds, inputArg, isStaff, rowId } from '../calls.js';
+import { anyOf, callValue, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
 import { YES_NO, optionsFrom } from './staff.js';
 
 interface Counter {
@@ -46,8 +46,6 @@ const EMPLOYEES = optionsFrom(
 
 const readsCounters = anyOf(isStaff, holds('employee.change_employee_record'), holds('absences.view_absence_queue'));
 
-const SEARCH = declareCall('counters: list', 'app_public.counters_search',
-  [filterArg('employee', 'int'), filterArg('code', 'text'), filterArg('year', 'int'), ...PAGE_ARGS]);
 const GET = declareCall('counters: read', 'app_public.counter_get', [rowId()]);
 const JOURNAL = declareCall('counters: journal', 'app_public.counter_journal', [rowId()]);
 const SET_ACTIVE = declareCall('counters: activation', 'app_public.counter_set_active', [rowId(), inputArg('is_active', 'boolean')]);
@@ -60,8 +58,8 @@ export const countersResource = defineResource<Counter>({
   summary: 'Soldes des salariés, journal des mouvements, ajustement manuel motivé.',
   available: readsCounters,
   list: {
-    call: SEARCH,
-    query: s.object({ employee: s.id(), code: s.text(16), year: s.int({ minimum: 2000, maximum: 2100 }) }),
+    ...listCall('counters: list', 'app_public.counters_search',
+      s.object({ employee: s.id(), code: s.text(16), year: s.int({ minimum: 2000, maximum: 2100 }) })),
     pageSize: 50,
     caption: 'Compteurs, année la plus récente d’abord',
     empty: 'Aucun compteur ne correspond à ces filtres.',

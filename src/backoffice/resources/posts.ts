@@ -7,7 +7,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { PAGE_ARGS, bodyObject, declareCall, filterArg, rowId } from '../calls.js';
+import { bodyObject, declareCall, listCall, rowId } from '../calls.js';
 import { establishmentOptions } from './referentials.js';
 import { YES_NO, isStaff, staffAbilities } from './staff.js';
 
@@ -25,7 +25,6 @@ interface Post {
   is_active: boolean;
 }
 
-const SEARCH = declareCall('posts: list', 'app_public.posts_search', [filterArg('establishment', 'int'), filterArg('active', 'boolean'), ...PAGE_ARGS]);
 const GET = declareCall('posts: read', 'app_public.post_get', [rowId()]);
 const SAVE = declareCall('posts: save', 'app_public.post_save', [rowId(), bodyObject()]);
 
@@ -62,8 +61,7 @@ export const postsResource = defineResource<Post>({
   summary: 'Postes de chaque établissement : horaires et pause.',
   available: async () => true,
   list: {
-    call: SEARCH,
-    query: s.object({ establishment: s.id(), active: s.bool() }),
+    ...listCall('posts: list', 'app_public.posts_search', s.object({ establishment: s.id(), active: s.bool() })),
     pageSize: 50,
     caption: 'Postes, par établissement',
     empty: 'Aucun poste ne correspond à ces filtres.',

@@ -10,7 +10,7 @@ import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period, type RoleAttribution } from './employees.js';
 import { establishmentOptions } from './referentials.js';
-import { PAGE_ARGS, anyOf, bodyObject, declareCall, filterArg, holds, inputArg, isStaff, rowId } from '../calls.js';
+import { anyOf, bodyObject, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
 import { optionsFrom } from './staff.js';
 
 interface ListedAttribution extends RoleAttribution {
@@ -48,8 +48,6 @@ const datesAndEstablishments = {
 /** The keys of the body the SQL functions read (null dates are no bound, null establishments none). */
 const DATES_AND_ESTABLISHMENTS_KEYS = ['start_date', 'end_date', 'establishments'];
 
-const SEARCH = declareCall('role-attributions: list', 'app_public.role_attributions_search',
-  [filterArg('account', 'int'), filterArg('role', 'text'), filterArg('establishment', 'int'), ...PAGE_ARGS]);
 const GET = declareCall('role-attributions: read', 'app_public.role_attribution_get', [rowId()]);
 const GRANT = declareCall('role-attributions: grant', 'app_public.role_attribution_grant',
   [inputArg('account', 'int'), bodyObject('p_body', ['role', ...DATES_AND_ESTABLISHMENTS_KEYS])]);
@@ -65,8 +63,8 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
   summary: 'Qui détient quel rôle, sur quelles dates et quels établissements ; attributions par le personnel d’administration.',
   available: anyOf(holds('employee.view_employee_directory'), isStaff),
   list: {
-    call: SEARCH,
-    query: s.object({ account: s.id(), role: s.enum(ROLE_NAMES), establishment: s.id() }),
+    ...listCall('role-attributions: list', 'app_public.role_attributions_search',
+      s.object({ account: s.id(), role: s.enum(ROLE_NAMES), establishment: s.id() })),
     pageSize: 25,
     caption: 'Attributions de rôle, en vigueur d’abord',
     empty: 'Aucune attribution ne correspond à ces filtres.',
