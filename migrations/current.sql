@@ -2,9 +2,12 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include backoffice/paging.sql
+--!include perimeter.sql
 --!include audit/policies.sql
+--!include audit/triggers.sql
 --!include absences/api.sql
 --!include employees/helpers.sql
+--!include referentials/policies.sql
 --!include audit/search.sql
 --!include shift_change/search.sql
 --!include reference/administration.sql

@@ -17,24 +17,7 @@ insert into app_private.audit_models (model, label) values ('role_attribution', 
 on conflict do nothing;
 
 -- Writes: API functions run as wfm_api; staff only, the functions check the rest.
-do $$
-declare
-  t text;
-begin
-  foreach t in array array['role_attributions', 'role_attribution_establishments'] loop
-    execute format('drop policy if exists insert_staff on app_public.%I', t);
-    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists update_staff on app_public.%I', t);
-    execute format('create policy update_staff on app_public.%I for update to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists delete_staff on app_public.%I', t);
-    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))', t);
-  end loop;
-end;
-$$;
+select app_private.staff_write_policies(array['role_attributions', 'role_attribution_establishments']);
 
 -- One audit line per write of an attribution, establishments included (written by the
 -- functions below, which know the whole attribution; the import and the Salarié grant of a

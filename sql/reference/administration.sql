@@ -15,46 +15,12 @@ insert into app_private.audit_models (model, label) values
   ('counter_adjustment', 'Ajustement manuel de compteur')
 on conflict do nothing;
 
-do $$
-declare
-  t text;
-begin
-  foreach t in array array['absence_categories', 'absence_types', 'absence_type_contract_types',
-                           'counter_associations', 'posts'] loop
-    execute format('drop policy if exists insert_staff on app_public.%I', t);
-    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists update_staff on app_public.%I', t);
-    execute format('create policy update_staff on app_public.%I for update to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists delete_staff on app_public.%I', t);
-    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))', t);
-  end loop;
-end;
-$$;
-
-create or replace trigger _500_audit after insert or update on app_public.absence_categories
-  for each row execute function app_private.tg__audit('absence_category');
-create or replace trigger _500_audit_delete before delete on app_public.absence_categories
-  for each row execute function app_private.tg__audit('absence_category');
-create or replace trigger _500_audit after insert or update on app_public.absence_types
-  for each row execute function app_private.tg__audit('absence_type');
-create or replace trigger _500_audit_delete before delete on app_public.absence_types
-  for each row execute function app_private.tg__audit('absence_type');
-create or replace trigger _500_audit after insert or update on app_public.absence_type_contract_types
-  for each row execute function app_private.tg__audit('absence_type_contract_type');
-create or replace trigger _500_audit_delete before delete on app_public.absence_type_contract_types
-  for each row execute function app_private.tg__audit('absence_type_contract_type');
-create or replace trigger _500_audit after insert or update on app_public.counter_associations
-  for each row execute function app_private.tg__audit('counter_association');
-create or replace trigger _500_audit_delete before delete on app_public.counter_associations
-  for each row execute function app_private.tg__audit('counter_association');
-create or replace trigger _500_audit after insert or update on app_public.posts
-  for each row execute function app_private.tg__audit('post');
-create or replace trigger _500_audit_delete before delete on app_public.posts
-  for each row execute function app_private.tg__audit('post');
+select app_private.staff_write_policies(array['absence_categories', 'absence_types', 'absence_type_contract_types',
+                                              'counter_associations', 'posts']);
+select app_private.audit_writes(x.t, x.model)
+from (values ('absence_categories', 'absence_category'), ('absence_types', 'absence_type'),
+             ('absence_type_contract_types', 'absence_type_contract_type'), ('counter_associations', 'counter_association'),
+             ('posts', 'post')) x(t, model);
 
 -- Absence categories --------------------------------------------------------------------------
 
