@@ -90,19 +90,20 @@ export interface CallInputs {
   body?: Record<string, unknown>;
   page?: number;
   pageSize?: number;
-  /** Needed by the calls that give the public URL. */
+  /** The configuration: the calls that give the public URL need it (a missing one is an error, not a null). */
   config?: Config;
 }
 
 /** The statement and values of a declared call. */
 export function statement(call: BackofficeCall, inputs: CallInputs = {}): { text: string; values: unknown[] } {
+  if (!inputs.config && call.args.some((arg) => arg.from === 'context')) throw new Error(`${call.label}: the public URL needs the configuration`);
   const values = callValues(call, {
     params: inputs.id == null ? {} : { id: inputs.id },
     query: inputs.query ?? {},
     body: inputs.body ?? {},
     page: inputs.page ?? 1,
     pageSize: inputs.pageSize ?? 1,
-    config: inputs.config as Config,
+    config: inputs.config!,
   });
   return { text: call.text, values };
 }

@@ -35,7 +35,7 @@ function compileList(resource: Resource): CompiledList {
     const schema = resource.list.query ?? { type: 'object', properties: {} };
     compiled = {
       resource, properties: (schema.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(schema, true),
-      statement: (query, page) => statement(call, { query, page, pageSize }),
+      statement: (query, page, deps) => statement(call, { query, page, pageSize, config: deps.config }),
     };
   } else {
     const route = routes.find((r) => r.operationId === operationId);
