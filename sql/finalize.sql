@@ -8,8 +8,8 @@ grant usage on schema app_private to wfm_api;
 grant execute on all functions in schema app_public to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_hidden to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_private to wfm_api;
-grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int, boolean),
-  app_private.login_lookup(text),
+grant execute on function app_private.begin_request(int, int, int), app_private.begin_request_or_fail(int, int, boolean, int, text),
+  app_private.login_lookup(text), app_private.set_client_address(text),
   app_private.record_login(int), app_private.password_reset_request(text),
   app_private.password_token_check(text), app_private.password_reset_confirm(text, text),
   app_private.rate_limit_hit(text, int, interval), app_private.rate_limit_hit_or_fail(text, int, interval)

@@ -29,7 +29,7 @@ export function authenticate(config: Config, sessions?: SessionStore) {
         return;
       }
       sessions!.load(cookie).then((session) => {
-        const identity = session?.stage === 'full' ? { accountId: session.accountId } : null;
+        const identity = session?.stage === 'full' ? { accountId: session.accountId, generation: session.generation } : null;
         setRequestAuth(req, { identity, tokenError: null, session });
         if (identity && (req.path.startsWith('/api/') || isGraphqlPath(req.path)) && !SAFE_METHODS.has(req.method)
             && !sessions!.csrfOk(req, req.get(CSRF_HEADER))) {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { apiErrorFromPg } from '../http/errors.js';
 import { html, message } from './html.js';
 import { authenticatorRoutes } from './authenticators.js';
+import { backupCodeRoutes } from './backup-codes.js';
 import { type BackofficeDeps, asyncRoute, currentSession, navUser, render, requireUser } from './common.js';
 import { honorabilityRoutes } from './honorability.js';
 import { loginRoutes } from './login.js';
@@ -69,6 +70,7 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
 
   router.use(resourceRoutes(RESOURCES));
   router.use(authenticatorRoutes());
+  router.use(backupCodeRoutes(deps));
 
   router.use(asyncRoute(async (req: Request, res: Response) => {
     render(req, res, 404, 'Page introuvable', await userOf(req), html`<p>Cette page n’existe pas.</p><p><a href="/backoffice/">Retour à l’accueil</a></p>`);

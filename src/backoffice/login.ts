@@ -90,8 +90,9 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   }
 
   /** Second factor passed: the authenticated session replaces the pre-authentication. */
-  async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password') {
-    const token = await sessions.open(req, res, accountId, 'full', method);
+  async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password',
+    generation: number) {
+    const token = await sessions.open(req, res, accountId, 'full', method, generation);
     await sessions.authenticator((client) => client.query('select app_private.record_login($1)', [accountId]));
     return token;
   }
@@ -117,10 +118,14 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
     }
     const row = username
       ? await sessions.authenticator(async (client) =>
-          (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+          (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
             'select * from app_private.login_lookup($1)', [username])).rows[0] ?? null)
       : null;
     const valid = await verifyPassword(row?.password_hash, password);
+    // The right password of a closed account: the same answer as a wrong one, and an audit line.
+    if (row && valid && !row.is_active) {
+      await sessions.authenticatorFor(req)((client) => client.query("select app_private.login_refused($1, 'backoffice')", [row.account_id]));
+    }
     if (!row || !valid || !row.is_active) {
       render(req, res, 401, 'Connexion', null,
         (csrf) => loginForm(csrf, username, message('error', 'Identifiant ou mot de passe incorrect, ou compte inactif.')));
@@ -139,11 +144,11 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
     }
     if (config.backofficePasswordOnly) {
       // Local-only bypass (DEBUG): password alone (src/config.ts refuses it without DEBUG).
-      await openFullSession(req, res, row.account_id, 'password');
+      await openFullSession(req, res, row.account_id, 'password', row.token_generation);
       res.redirect(303, '/backoffice/');
       return;
     }
-    await sessions.open(req, res, row.account_id, 'pre', state.enrolled ? 'totp' : 'enrol');
+    await sessions.open(req, res, row.account_id, 'pre', state.enrolled ? 'totp' : 'enrol', row.token_generation);
     res.redirect(303, state.enrolled ? '/backoffice/login/verify/' : '/backoffice/login/enrol/');
   }));
 
@@ -190,14 +195,14 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code de l
       return;
     }
     const codes = BackofficeSecrets.newBackupCodes();
-    const confirmed = await sessions.authenticator(async (client) =>
+    const confirmed = await sessions.authenticatorFor(req)(async (client) =>
       (await client.query<{ ok: boolean }>('select app_private.backoffice_enrol_confirm($1, $2, $3) as ok',
         [session.accountId, timeStepOf(result), codes.map((c) => sessions.secrets.backupCodeHash(c))])).rows[0]!.ok);
     if (!confirmed) {
       res.redirect(303, '/backoffice/login/');
       return;
     }
-    await openFullSession(req, res, session.accountId, 'totp');
+    await openFullSession(req, res, session.accountId, 'totp', session.generation);
     render(req, res, 200, 'Vos codes de secours', { username: session.username, isSuperuser: session.isSuperuser }, html`
 ${message('success', 'Votre authentificateur est enregistré.')}
 <p>Voici vos <strong>10 codes de secours</strong>. Chacun remplace une fois le code de l’application, si vous n’avez
@@ -241,7 +246,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
       const unused = await sessions.authenticator(async (client) =>
         (await client.query<{ id: string; code_hash: Buffer }>('select * from app_private.backoffice_backup_codes($1)', [session.accountId])).rows);
       const index = findHash(hash, unused.map((row) => row.code_hash));
-      if (index >= 0 && await sessions.authenticator(async (client) =>
+      if (index >= 0 && await sessions.authenticatorFor(req)(async (client) =>
         (await client.query<{ ok: boolean }>('select app_private.backoffice_backup_code_use($1, $2) as ok',
           [session.accountId, unused[index]!.id])).rows[0]!.ok)) method = 'backup_code';
     }
@@ -252,7 +257,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
           'Code invalide, expiré ou déjà utilisé.'));
       return;
     }
-    await openFullSession(req, res, session.accountId, method);
+    await openFullSession(req, res, session.accountId, method, session.generation);
     res.redirect(303, '/backoffice/');
   }));
 

@@ -148,6 +148,22 @@ function parseJsonBody(req: Request, res: Response): Promise<void> {
   });
 }
 
+/** Reads and drops a small form body (a route's `acceptsFormBody`: RFC 8058 one-click). */
+function dropFormBody(req: Request): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > 1024) {
+        req.pause();
+        reject(ApiError.field('non_field_errors', 'Corps de requête trop volumineux (1 Kio au plus).'));
+      }
+    });
+    req.on('end', () => resolve());
+    req.on('error', reject);
+  });
+}
+
 /** Set on a request once its input is read and validated. */
 const INPUT_READ = Symbol('inputRead');
 
@@ -258,6 +274,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           body[field] = parsed.files[field] ?? [];
         }
         validate = route.formBody;
+      } else if (spec.acceptsFormBody && req.is('application/x-www-form-urlencoded')) {
+        await dropFormBody(req);
+        body = {};
       } else {
         await parseJsonBody(req, res);
         const raw = req.body as unknown;
@@ -294,6 +313,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     const identity = spec.auth === 'public' ? null : auth.identity;
     const transaction: TransactionOptions = {
       frozenNow: deps.config.frozenNow?.(),
+      clientAddress: req.ip,
       uploadedFiles,
       settings: spec.settings?.(deps.config),
       staffOnly: spec.auth === 'staff',
@@ -310,7 +330,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       storage: deps.storage,
       callAsAuthenticator: async <R extends Record<string, unknown>>(fn: string, args: unknown[]) =>
         (await withAuthenticatorTransaction(deps.pool, (client) => client.query<R>(authenticatorCallText(fn, args.length), args),
-          { frozenNow: transaction.frozenNow })).rows,
+          { frozenNow: transaction.frozenNow, clientAddress: req.ip })).rows,
       databaseAnswers: async () => {
         try {
           await deps.pool.query('select 1');

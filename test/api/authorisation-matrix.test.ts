@@ -85,6 +85,11 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '404 404 404 404 404 404   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
   },
+  // Impersonation is off in the matrix's server (ALLOW_IMPERSONATION): the route does not exist.
+  auth_impersonate_end: {
+    any:       '404 404 404 404 404 404 404 404 404 404 404',
+    noemp:     '404 404 404 404 404 404 404 404 404   -   -',
+  },
   absence_types_list: {
     any:       '200 200 200 200 200 200 200 200 200 200 200',
     noemp:     '200 200 200 200 200 200 200 200 200   -   -',
@@ -606,6 +611,24 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '404 404 404 404 404 404   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
   },
+  // E-mail notifications (issue 28): every account its own preferences and notifications; the
+  // unsubscribe address is public (its secret is the authentication).
+  notifications_mark_all_read: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_preferences_get: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_preferences_set: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_unsubscribe: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
   email_outbox_list: {
     any:       '200 403 403 403 403 403 403 403 403 200 200',
     noemp:     '403 403 403 403 403 403 403 403 403   -   -',
@@ -655,6 +678,7 @@ const CLOSED: Record<string, number> = {
   auth_password_reset: 200, // the same answer whoever asks
   auth_password_reset_confirm: 400, // an unknown reset token
   calendar_feed_read: 200, // the feed's secret opens it, not the session sent along
+  notification_unsubscribe: 200, // the e-mail's secret turns it off, not the session sent along
 };
 const closedStatus = (op: string) => CLOSED[op] ?? 401;
 

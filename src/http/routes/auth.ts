@@ -51,14 +51,17 @@ export const authRoutes: RouteModule = {
       handler: async ({ callAsAuthenticator, config, body }) => {
         const username = String(body.username);
         const password = String(body.password);
-        const [row] = await callAsAuthenticator<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+        const [row] = await callAsAuthenticator<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
           'app_private.login_lookup', [username]);
         // The hash is checked outside any transaction: argon2 takes tens of milliseconds of CPU,
         // during which no pooled connection waits.
         const valid = await verifyPassword(row?.password_hash, password);
+        // The right password of a closed account: the same answer as a wrong one, and an audit line.
+        if (row && valid && !row.is_active) await callAsAuthenticator('app_private.login_refused', [row.account_id, 'api']);
         if (!row || !valid || !row.is_active) throw new ApiError(401, { detail: INVALID_CREDENTIALS });
         await callAsAuthenticator('app_private.record_login', [row.account_id]);
-        return { status: 200, body: { access: signAccessToken(config.jwtSecret, row.account_id) } };
+        // The generation read with the hash: a reset between the two ends this token at its first request.
+        return { status: 200, body: { access: signAccessToken(config.jwtSecret, row.account_id, null, row.token_generation) } };
       },
     },
     {
