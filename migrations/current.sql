@@ -3,12 +3,8 @@
 
 --!include backoffice/paging.sql
 --!include perimeter.sql
---!include notifications/tables.sql
 --!include audit/policies.sql
 --!include audit/triggers.sql
---!include notifications/functions.sql
---!include notifications/emails.sql
---!include notifications/policies.sql
 --!include absences/api.sql
 --!include employees/helpers.sql
 --!include referentials/policies.sql

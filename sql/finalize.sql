@@ -14,6 +14,10 @@ grant execute on function app_private.begin_request(int, int, int), app_private.
   app_private.password_token_check(text), app_private.password_reset_confirm(text, text),
   app_private.rate_limit_hit(text, int, interval), app_private.rate_limit_hit_or_fail(text, int, interval)
   to wfm_authenticator;
+-- Login throttling (sql/auth/rate_limits.sql): the API and back-office logins, as the authenticator.
+grant execute on function app_private.login_throttle(text, text, text, int, int, interval),
+  app_private.login_failed(text, text, text, interval, interval), app_private.login_succeeded(text, text, text)
+  to wfm_authenticator;
 
 -- API functions that are security definer run as wfm_api, which does not own the tables:
 -- row-level security applies to them exactly as to the visitor.

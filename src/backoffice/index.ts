@@ -42,9 +42,12 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
   // Multipart uploads check their CSRF token from the parsed form (honorability.ts).
   router.use(honorabilityRoutes());
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
-  // Every form carries the CSRF token of its session (sessions.ts): a forged post is refused.
-  router.post(/.*/, asyncRoute(async (req: Request, res: Response, next: NextFunction) => {
-    if (deps.sessions.csrfOk(req, typeof req.body?.[CSRF_FIELD] === 'string' ? req.body[CSRF_FIELD] : undefined)) {
+  // Every form carries the CSRF token of its session (sessions.ts): a forged post is refused, and
+  // so is any other unsafe method (the authentication middleware leaves these pages to this check,
+  // src/auth/middleware.ts). GET, HEAD and OPTIONS change nothing.
+  router.use(asyncRoute(async (req: Request, res: Response, next: NextFunction) => {
+    if (['GET', 'HEAD', 'OPTIONS'].includes(req.method)
+        || deps.sessions.csrfOk(req, typeof req.body?.[CSRF_FIELD] === 'string' ? req.body[CSRF_FIELD] : undefined)) {
       next();
       return;
     }

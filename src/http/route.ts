@@ -165,6 +165,6 @@ export interface RouteSpec {
    * the URL. Any other body is read as JSON, as everywhere.
    */
   acceptsFormBody?: boolean;
-  /** Extra rate-limit bucket: the password reset route (per address), the login (per username, once its body is read). */
-  rateLimit?: 'password_reset' | 'login_per_username';
+  /** Extra rate-limit bucket: the password reset route (per address). The login throttles itself (src/auth/login-throttle.ts). */
+  rateLimit?: 'password_reset';
 }
