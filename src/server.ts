@@ -21,7 +21,7 @@ import { routeModules, routes } from './http/routes/index.js';
 import { FileStorage } from './storage/storage.js';
 import { mountBackoffice } from './backoffice/index.js';
 import { declaredCalls } from './backoffice/calls.js';
-import { SessionStore } from './backoffice/sessions.js';
+import { SessionStore } from './auth/sessions.js';
 
 export const API_INFO = {
   title: 'Service de gestion des temps et absences',

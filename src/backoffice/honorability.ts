@@ -16,7 +16,7 @@ import { MAX_DOCUMENT_BYTES } from '../http/routes/documents.js';
 import { purgeStorageGarbageIn } from '../storage/garbage.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message } from './html.js';
-import { CSRF_FIELD } from './sessions.js';
+import { CSRF_FIELD } from '../auth/sessions.js';
 
 const ID = /^[1-9]\d{0,9}$/;
 

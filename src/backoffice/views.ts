@@ -13,7 +13,7 @@ import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
 import type { JsonSchema } from '../http/schema.js';
 import { compileValidator, toFieldErrors } from '../http/validation.js';
-import type { BackofficeSession } from './sessions.js';
+import type { BackofficeSession } from '../auth/sessions.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message, trusted, type Html } from './html.js';
 import { formBody, formFields, loadOptions } from './forms.js';
