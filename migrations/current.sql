@@ -8,6 +8,7 @@
 --!include absences/api.sql
 --!include employees/helpers.sql
 --!include referentials/policies.sql
+--!include counters/rules.sql
 --!include audit/search.sql
 --!include shift_change/search.sql
 --!include reference/administration.sql

@@ -1,6 +1,6 @@
--- The paging of the back-office's lists (counters, role attributions, absence categories and
--- types, posts, counter associations): one shape instead of a « filtered / page / count » query
--- written again in each. A list function selects the ids it lists, filtered and in order, as one
+-- The paging of the back-office's lists (counters, counter rules, role attributions, absence
+-- categories and types, posts, counter associations): one shape instead of a « filtered / page /
+-- count » query written again in each. A list function selects the ids it lists, filtered and in order, as one
 -- array; app_hidden.list_page answers its total and the ids of the asked page; the function builds
 -- the JSON of those ids (set-based, in page order) and app_hidden.list_answer wraps it as the list
 -- envelope { count, results } the router and the back-office read. The paging rules are
