@@ -6,7 +6,6 @@
  * The login itself (passwords, TOTP, backup codes, sessions, throttling) is src/auth/backoffice-login.ts.
  */
 import express, { type Request, type Response } from 'express';
-import QRCode from 'qrcode';
 import { BackofficeLogin } from '../auth/backoffice-login.js';
 import type { LoginScope } from '../auth/login-throttle.js';
 import { html, message, trusted, type Html } from './html.js';
@@ -128,6 +127,8 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
     const session = preSession(req, res, 'enrol');
     if (!session) return;
     const { secret, uri } = await login.startEnrolment(session);
+    // Loaded at the first enrolment, not at start-up.
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
     const grouped = secret.match(/.{1,4}/g)!.join(' ');
     render(req, res, 200, 'Enregistrer un authentificateur', null, (csrf) => html`

@@ -4,6 +4,7 @@
  * (categories, reasons, counter associations, contract types, public holidays) comes with
  * the migrations; no demo data is loaded.
  */
+import '../check-node.js';
 import { withClient } from '../db/client.js';
 import { CliError, cliSessionOptions, ensureServiceRoles, migrate, requireDatabaseUrl, runCommand } from './common.js';
 
