@@ -1,1 +1,21 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include backoffice/paging.sql
+--!include perimeter.sql
+--!include audit/policies.sql
+--!include audit/triggers.sql
+--!include absences/api.sql
+--!include employees/helpers.sql
+--!include referentials/policies.sql
+--!include counters/rules.sql
+--!include audit/search.sql
+--!include shift_change/search.sql
+--!include reference/administration.sql
+--!include counters/balances.sql
+--!include org/role_attributions.sql
+--!include employees/contracts.sql
+--!include teams/members.sql
+--!include absences/corrections.sql
+--!include backoffice/choices.sql
+--!include finalize.sql

@@ -379,3 +379,26 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   select exists (select 1 from app_public.accounts a
                  where a.id = app_hidden.current_account_id() and a.is_active and (a.is_staff or a.is_superuser));
 $$;
+
+-- Reference data written by staff accounts only (SPEC Permissions rule 6): the insert, update and
+-- delete policies of these tables, for the API functions' role (wfm_api). Called by the files that
+-- own the tables (referentials, reference administration, role attributions), re-runnable.
+create or replace function app_private.staff_write_policies(p_tables text[]) returns void
+language plpgsql volatile as $$
+declare
+  t text;
+begin
+  foreach t in array p_tables loop
+    execute format('drop policy if exists insert_staff on app_public.%I', t);
+    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
+                    with check ((select app_hidden.current_account_is_staff()))', t);
+    execute format('drop policy if exists update_staff on app_public.%I', t);
+    execute format('create policy update_staff on app_public.%I for update to wfm_api
+                    using ((select app_hidden.current_account_is_staff()))
+                    with check ((select app_hidden.current_account_is_staff()))', t);
+    execute format('drop policy if exists delete_staff on app_public.%I', t);
+    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
+                    using ((select app_hidden.current_account_is_staff()))', t);
+  end loop;
+end;
+$$;

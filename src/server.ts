@@ -13,7 +13,7 @@ import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.j
 import type pg from 'pg';
 import { isConnectionLoss } from './db/connection-loss.js';
 import { ApiError, apiErrorFromPg } from './http/errors.js';
-import { manifestMismatches } from './http/manifest-check.js';
+import { callMismatches, manifestMismatches } from './http/manifest-check.js';
 import { inputContractMismatches } from './http/input-contract.js';
 import { buildApiRouter, expressPath, foldsRateLimit } from './http/router.js';
 import { takePendingHit } from './http/request-context.js';
@@ -24,7 +24,8 @@ import { redactRequest, redactUrl } from './http/log-redaction.js';
 import { routeModules, routes } from './http/routes/index.js';
 import { FileStorage } from './storage/storage.js';
 import { mountBackoffice } from './backoffice/index.js';
-import { SessionStore } from './backoffice/sessions.js';
+import { declaredCalls } from './backoffice/calls.js';
+import { SessionStore } from './auth/sessions.js';
 
 export const API_INFO = {
   title: 'Service de gestion des temps et absences',
@@ -58,14 +59,16 @@ export interface AppOptions {
 }
 
 /**
- * Start-up stops when a route's SQL call does not fit its function (manifest-check.ts) or a limit of
+ * Start-up stops when a route's SQL call or a call the back-office declares (src/backoffice/calls.ts)
+ * does not fit its function (manifest-check.ts) or a limit of
  * the route schemas differs from sql/'s (input-contract.ts). A database
  * that cannot be reached yet is not a reason to stop: the routes answer 503 until it is back.
  */
 async function checkManifest(pool: pg.Pool, logger: Logger): Promise<void> {
   let problems: string[];
   try {
-    problems = [...(await manifestMismatches(pool, routes)), ...(await inputContractMismatches(pool))];
+    problems = [...(await manifestMismatches(pool, routes)), ...(await callMismatches(pool, declaredCalls())),
+      ...(await inputContractMismatches(pool))];
   } catch (error) {
     if (!isConnectionLoss(error)) throw error;
     logger.warn('database unreachable at start-up: the SQL calls of the manifest were not checked');
@@ -145,7 +148,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
   }
 
-  await checkManifest(pool, logger);
+  try {
+    await checkManifest(pool, logger);
+  } catch (error) {
+    // Refused: nothing will serve, the pool is closed (a caller that catches it leaks nothing).
+    await pool.end().catch(() => {});
+    throw error;
+  }
 
   // Built at the first request for it rather than at start-up (BENCHMARKS.md, "Start-up").
   let openApi: ReturnType<typeof buildOpenApi> | null = null;

@@ -5,8 +5,8 @@
  */
 import type pg from 'pg';
 import { signAccessToken } from '../../src/auth/jwt.js';
-import { BackofficeSecrets } from '../../src/backoffice/secrets.js';
-import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from '../../src/backoffice/sessions.js';
+import { BackofficeSecrets } from '../../src/auth/secrets.js';
+import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from '../../src/auth/sessions.js';
 import { BENCH_PASSWORD } from './dataset.js';
 import type { RequestSpec } from './load.js';
 

@@ -86,7 +86,7 @@ $$;
 
 -- Whether the caller decides the absences of this employee, as absence_check_decider rules:
 -- the right over the employee's perimeter, never on its own absence. Never NULL. Read by the
--- decision panel's hint (below) and the back-office's abilities (sql/backoffice/absences.sql).
+-- decision panel's hint (below) and the back-office's abilities (sql/absences/corrections.sql).
 create or replace function app_hidden.may_decide_absence_of(p_employee int) returns boolean
 language sql stable as $$
   select coalesce(app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee)

@@ -1,5 +1,5 @@
 -- The audit log lives in app_private: no request role reads it directly. The API function
--- app_public.audit_log_search (sql/backoffice/audit.sql) runs as wfm_api, which reads it through this policy only when
+-- app_public.audit_log_search (sql/audit/search.sql) runs as wfm_api, which reads it through this policy only when
 -- the acting account holds audit.view_actionlog with back-office access (whole association).
 alter table app_private.audit_log enable row level security;
 grant select on app_private.audit_log to wfm_api;

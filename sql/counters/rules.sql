@@ -275,23 +275,17 @@ create or replace function app_public.counter_rules_search(p_establishment int d
                                                            p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select r.id, r.establishment_id, e.name, k.position, r.counter_code
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.counter_rule_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select r.id
     from app_public.counter_rules r
     join app_public.counter_kinds k on k.code = r.counter_code
     left join app_public.establishments e on e.id = r.establishment_id
     where (p_establishment is null or r.establishment_id = p_establishment)
       and (p_counter_code is null or r.counter_code = upper(p_counter_code))
-  ),
-  page as (
-    select f.id, row_number() over (order by f.establishment_id is not null, lower(f.name), f.position, f.counter_code, f.id) as n
-    from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.counter_rule_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by r.establishment_id is not null, lower(e.name), k.position, r.counter_code, r.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.counter_rules_search(integer, text, integer, integer) is
 'Issue 27 point 1, back-office: one page of the counter rules the caller reads (staff, or HR of the establishment; the association''s defaults first), filtered by establishment and counter code.';

@@ -1,7 +1,7 @@
 -- Helpers shared by the employee, referential, team, event, on-call and payroll API
 -- functions: reading a JSON object field by field (a wrong type answers 400 under the field:
 -- the items of the JSON lists the API functions take, contracts, team assignments and
--- members, and the back-office's own forms, sql/backoffice/), the caller's establishment scope,
+-- members, and the back-office's own forms), the caller's establishment scope,
 -- staff status, names across RLS, search patterns. An API function's body arrives as typed
 -- arguments (sql/core/arguments.sql), not through these readers.
 

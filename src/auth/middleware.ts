@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import { getRequestAuth, setPendingHit, setRequestAuth } from '../http/request-context.js';
-import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from '../backoffice/sessions.js';
+import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from './sessions.js';
 import { verifyAccessToken } from './jwt.js';
 import type { RateLimiter } from './rate-limit.js';
 

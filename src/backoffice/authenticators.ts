@@ -1,19 +1,12 @@
 /**
- * Authenticators of the back-office accounts: a superuser verified by a second factor deletes
- * the factors of an account, which enrols again at its next login (SPEC, Authentication rule 3).
+ * The page of the authenticators of the back-office accounts: a superuser verified by a second
+ * factor deletes the factors of an account, which enrols again at its next login (SPEC,
+ * Authentication rule 3). The reads and the removal are src/auth/backoffice-login.ts's.
  */
 import express from 'express';
+import { deleteFactors, factorAccounts } from '../auth/backoffice-login.js';
 import { html, message } from './html.js';
 import { asUser, asyncRoute, navUser, render, requireUser } from './common.js';
-
-interface FactorAccount {
-  id: number;
-  username: string;
-  name: string;
-  enrolled: boolean;
-  enrolled_at: string | null;
-  backup_codes_left: number;
-}
 
 const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
@@ -23,8 +16,7 @@ export function authenticatorRoutes(): express.Router {
   router.get('/authenticators/', asyncRoute(async (req, res) => {
     const session = requireUser(req, res);
     if (!session) return;
-    const accounts = await asUser(req, session, async (client) =>
-      (await client.query<{ accounts: FactorAccount[] }>('select app_public.backoffice_factor_accounts() as accounts')).rows[0]!.accounts);
+    const accounts = await asUser(req, session, factorAccounts);
     const deleted = accounts.find((a) => String(a.id) === req.query.supprime);
     render(req, res, 200, 'Authentificateurs', await navUser(req, session), (csrf) => html`
 ${deleted ? message('success', `Les facteurs de ${deleted.username} ont été supprimés : un nouvel enrôlement sera demandé à sa prochaine connexion.`) : ''}
@@ -57,7 +49,7 @@ ${deleted ? message('success', `Les facteurs de ${deleted.username} ont été su
       res.redirect(303, '/backoffice/authenticators/');
       return;
     }
-    await asUser(req, session, (client) => client.query('select app_public.backoffice_factors_delete($1)', [id]));
+    await asUser(req, session, (client) => deleteFactors(client, id));
     res.redirect(303, `/backoffice/authenticators/?supprime=${id}`);
   }));
 

@@ -6,18 +6,17 @@
  */
 import express from 'express';
 import { html, message } from './html.js';
+import { BackofficeLogin } from '../auth/backoffice-login.js';
 import { type BackofficeDeps, asyncRoute, navUser, render, requireUser, sessionCookie } from './common.js';
-import { BackofficeSecrets } from './secrets.js';
 
 export function backupCodeRoutes(deps: BackofficeDeps): express.Router {
-  const { sessions } = deps;
+  const login = new BackofficeLogin(deps.sessions, deps.config);
   const router = express.Router();
 
   router.get('/backup-codes/', asyncRoute(async (req, res) => {
     const session = requireUser(req, res);
     if (!session) return;
-    const left = await sessions.authenticatorFor(req)(async (client) =>
-      (await client.query<{ n: number }>('select count(*)::int as n from app_private.backoffice_backup_codes($1)', [session.accountId])).rows[0]!.n);
+    const left = await login.backupCodesLeft(req, session);
     const verified = session.method === 'totp' || session.method === 'backup_code';
     render(req, res, 200, 'Mes codes de secours', await navUser(req, session), (csrf) => html`
 <p>Il vous reste <strong>${left}</strong> code${left > 1 ? 's' : ''} de secours inutilisé${left > 1 ? 's' : ''}.
@@ -34,12 +33,9 @@ ${verified
   router.post('/backup-codes/', asyncRoute(async (req, res) => {
     const session = requireUser(req, res);
     if (!session) return;
-    const codes = BackofficeSecrets.newBackupCodes();
-    const done = await sessions.authenticatorFor(req)(async (client) =>
-      (await client.query<{ ok: boolean }>('select app_private.backoffice_backup_codes_regenerate($1, $2) as ok',
-        [BackofficeSecrets.tokenHash(sessionCookie(req)!), codes.map((c) => sessions.secrets.backupCodeHash(c))])).rows[0]!.ok);
+    const codes = await login.regenerateBackupCodes(req, sessionCookie(req)!);
     const user = await navUser(req, session);
-    if (!done) {
+    if (!codes) {
       render(req, res, 403, 'Mes codes de secours', user, message('error',
         'Vos codes n’ont pas été renouvelés : cette session n’a pas vérifié de second facteur. Reconnectez-vous avec votre application.'));
       return;

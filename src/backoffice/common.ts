@@ -8,7 +8,7 @@ import { getRequestAuth } from '../http/request-context.js';
 import { type Html, type NavLink, type NavUser, page } from './html.js';
 import { RESOURCES } from './resources/index.js';
 import { isStaff } from './resources/staff.js';
-import { SESSION_COOKIE, readCookies, type BackofficeSession, type SessionStore } from './sessions.js';
+import { SESSION_COOKIE, readCookies, secondFactorSetting, type BackofficeSession, type SessionStore } from '../auth/sessions.js';
 
 export interface BackofficeDeps {
   config: Config;
@@ -66,14 +66,6 @@ export function asUser<T>(req: Request, session: BackofficeSession,
     await client.query("select set_config('app.second_factor_verified', $1, true)", [secondFactorSetting(session)]);
     return work(client, account!);
   }, { ...deps.sessions.clock, clientAddress: req.ip, ...options });
-}
-
-/**
- * The value of app.second_factor_verified for a session: 'on' when it passed a TOTP code or a
- * backup code. Set by asUser for the pages, and by /graphql for its operations (src/graphql.ts).
- */
-export function secondFactorSetting(session: BackofficeSession): 'on' | 'off' {
-  return session.method === 'totp' || session.method === 'backup_code' ? 'on' : 'off';
 }
 
 export const AUTHENTICATORS_LINK: NavLink = {

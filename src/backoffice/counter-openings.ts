@@ -11,7 +11,14 @@ import { asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message, trusted, type Html } from './html.js';
 import { ruleChoices } from './resources/counter-rules.js';
 import { isStaff } from './resources/staff.js';
-import { CSRF_FIELD } from './sessions.js';
+import { CSRF_FIELD } from '../auth/sessions.js';
+import { callValue, declareCall, inputArg } from './calls.js';
+
+/** The business day (its year: the form's default is next year). */
+const TODAY = declareCall('counter openings: today', 'app_hidden.today');
+const OPENING_ARGS = [inputArg('year', 'int'), inputArg('establishment', 'int')];
+const PREVIEW = declareCall('counter openings: preview', 'app_public.counter_opening_preview', OPENING_ARGS);
+const RUN = declareCall('counter openings: run', 'app_public.counter_opening_run', OPENING_ARGS);
 
 export const COUNTER_OPENINGS_PATH = '/backoffice/counter-openings/';
 
@@ -77,7 +84,7 @@ async function showPage(req: Request, res: Response, status: number, choice: Cho
   const { staff, establishments, today } = await asUser(req, session, async (client) => ({
     staff: await isStaff(client),
     establishments: await ruleChoices('establishments')(client),
-    today: (await client.query<{ year: number }>('select extract(year from app_hidden.today())::int as year')).rows[0]!.year,
+    today: Number((await callValue<string>(client, TODAY)).slice(0, 4)),
   }));
   if (!staff) {
     render(req, res, 403, 'Action refusée', await navUser(req, session), message('error',
@@ -146,10 +153,8 @@ export function counterOpeningRoutes(): express.Router {
     }
     const confirm = body.step === 'confirm';
     try {
-      const summary = await asUser(req, session, async (client) => (await client.query<{ result: Summary }>(
-        confirm ? 'select app_public.counter_opening_run(p_year => $1, p_establishment => $2) as result'
-          : 'select app_public.counter_opening_preview(p_year => $1, p_establishment => $2) as result',
-        [choice.year, choice.establishment])).rows[0]!.result);
+      const summary = await asUser(req, session, (client) =>
+        callValue<Summary>(client, confirm ? RUN : PREVIEW, { body: { year: choice.year, establishment: choice.establishment } }));
       await showPage(req, res, 200, choice, {}, { summary, done: confirm });
     } catch (error) {
       const known = apiErrorFromPg(error);

@@ -16,9 +16,15 @@ import { MAX_DOCUMENT_BYTES } from '../http/routes/documents.js';
 import { purgeStorageGarbageIn } from '../storage/garbage.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message } from './html.js';
-import { CSRF_FIELD } from './sessions.js';
+import { CSRF_FIELD } from '../auth/sessions.js';
+import { PUBLIC_URL, callValue, declareCall, inputArg } from './calls.js';
 
 const ID = /^[1-9]\d{0,9}$/;
+
+const EMPLOYEE = declareCall('honorability: employee', 'app_public.employee_get', [inputArg('id', 'int')]);
+const MAY_DEPOSIT = declareCall('honorability: deposit allowed', 'app_hidden.can_deposit_honorability', [inputArg('employee', 'int')]);
+const PUT = declareCall('honorability: deposit', 'app_public.honorability_certificate_put',
+  [inputArg('employee', 'int'), inputArg('file', 'jsonb'), PUBLIC_URL]);
 
 async function showForm(req: Request, res: Response, status: number, errors: FieldErrors): Promise<void> {
   const session = requireUser(req, res);
@@ -26,9 +32,8 @@ async function showForm(req: Request, res: Response, status: number, errors: Fie
   const id = Number(req.params.id);
   // The record as the account reads it (404 outside its reading), and whether it may deposit.
   const { name, allowed } = await asUser(req, session, async (client) => {
-    const employee = (await client.query<{ result: { first_name: string; last_name: string } }>(
-      'select app_public.employee_get(p_id => $1) as result', [id])).rows[0]!.result;
-    const may = (await client.query<{ ok: boolean }>('select app_hidden.can_deposit_honorability($1) as ok', [id])).rows[0]!.ok;
+    const employee = await callValue<{ first_name: string; last_name: string }>(client, EMPLOYEE, { body: { id } });
+    const may = await callValue<boolean>(client, MAY_DEPOSIT, { body: { employee: id } });
     return { name: `${employee.first_name} ${employee.last_name}`, allowed: may };
   });
   const fileErrors = errors.file;
@@ -89,9 +94,8 @@ export function honorabilityRoutes(): express.Router {
       return;
     }
     try {
-      await asUser(req, session, (client) => client.query(
-        'select app_public.honorability_certificate_put(p_employee => $1::int, p_file => $2::jsonb, p_public_url => $3::text)',
-        [Number(req.params.id), JSON.stringify(files), deps.config.publicUrl]), { uploadedFiles: files });
+      await asUser(req, session, (client) =>
+        callValue(client, PUT, { body: { employee: Number(req.params.id), file: files }, config: deps.config }), { uploadedFiles: files });
     } catch (error) {
       await deps.storage.remove(parsed.storedKeys);
       const known = apiErrorFromPg(error);

@@ -15,7 +15,7 @@ import { honorabilityRoutes } from './honorability.js';
 import { loginRoutes } from './login.js';
 import { RESOURCES } from './resources/index.js';
 import { resourceRoutes } from './views.js';
-import { CSRF_FIELD } from './sessions.js';
+import { CSRF_FIELD } from '../auth/sessions.js';
 
 const STYLESHEET = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static/backoffice.css');
 

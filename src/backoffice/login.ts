@@ -1,27 +1,15 @@
 /**
- * Back-office login (SPEC, Authentication rule 3): password, then the second factor.
- * The password step opens only a pre-authentication (account and method, 10 minutes); the
- * authenticated session is opened under a new token after the TOTP or backup code, or at
+ * The pages of the back-office login (SPEC, Authentication rule 3): password, then the second
+ * factor. The password step opens only a pre-authentication (account and method, 10 minutes);
+ * the authenticated session is opened under a new token after the TOTP or backup code, or at
  * the end of the first enrolment. BACKOFFICE_PASSWORD_ONLY (DEBUG only) skips the second factor.
+ * The login itself (passwords, TOTP, backup codes, sessions, throttling) is src/auth/backoffice-login.ts.
  */
 import express, { type Request, type Response } from 'express';
-import { generateSecret, verify } from 'otplib';
-import { LoginThrottle, loginPolicy, type AuthenticatorCall, type LoginScope } from '../auth/login-throttle.js';
-import { verifyPassword } from '../auth/passwords.js';
-import { BackofficeSecrets, findHash } from './secrets.js';
+import { BackofficeLogin } from '../auth/backoffice-login.js';
+import type { LoginScope } from '../auth/login-throttle.js';
 import { html, message, trusted, type Html } from './html.js';
 import { asyncRoute, type BackofficeDeps, currentSession, render, sessionCookie } from './common.js';
-
-const ISSUER = 'Gestion des temps';
-/** One step of tolerance either side of the current 30-second step. */
-const TOTP_TOLERANCE_SECONDS = 30;
-
-/** The TOTP time step a valid code belongs to (otplib's result type also covers HOTP). */
-function timeStepOf(result: object): number {
-  const step = (result as { timeStep?: unknown }).timeStep;
-  if (typeof step !== 'number') throw new Error('TOTP verification gave no time step');
-  return step;
-}
 
 function codeForm(csrf: string, action: string, label: string, hint: string, error?: string): Html {
   return html`<form method="post" action="${action}" class="card narrow" novalidate>
@@ -52,16 +40,8 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   const { sessions, config } = deps;
   const router = express.Router();
 
-  /** `select * from fn(args)` as the authenticator (the functions of login throttling). */
-  const call: AuthenticatorCall = (fn, args) => sessions.authenticator(async (client) =>
-    (await client.query(`select * from ${fn}(${args.map((_, i) => `$${i + 1}`).join(', ')})`, args)).rows);
-
-  /**
-   * Login throttling (src/auth/login-throttle.ts, the rule in SQL): only failures count, per
-   * (username, address) strictly and per username with a slowing ceiling; a success counts nothing.
-   */
-  const throttle = (req: Request, scope: LoginScope, username: string) =>
-    new LoginThrottle(call, scope, loginPolicy(config, scope), username, req.ip ?? '');
+  const login = new BackofficeLogin(sessions, config);
+  const throttle = (req: Request, scope: LoginScope, username: string) => login.attempt(req, scope, username);
 
   function refuseTooMany(req: Request, res: Response, wait: number): void {
     res.setHeader('Retry-After', String(wait));
@@ -94,14 +74,6 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
     return { session, attempt, code: String(req.body?.code ?? '').replace(/\s/g, '').slice(0, 20) };
   }
 
-  /** Second factor passed: the authenticated session replaces the pre-authentication. */
-  async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password',
-    generation: number) {
-    const token = await sessions.open(req, res, accountId, 'full', method, generation);
-    await sessions.authenticator((client) => client.query('select app_private.record_login($1)', [accountId]));
-    return token;
-  }
-
   router.get('/login/', (req, res) => {
     if (currentSession(req)?.stage === 'full') {
       res.redirect(303, '/backoffice/');
@@ -122,26 +94,16 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
       refuseTooMany(req, res, wait);
       return;
     }
-    const row = username
-      ? await sessions.authenticator(async (client) =>
-          (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
-            'select * from app_private.login_lookup($1)', [username])).rows[0] ?? null)
-      : null;
-    const valid = await verifyPassword(row?.password_hash, password);
-    // The right password of a closed account: the same answer as a wrong one, and an audit line.
-    if (row && valid && !row.is_active) {
-      await sessions.authenticatorFor(req)((client) => client.query("select app_private.login_refused($1, 'backoffice')", [row.account_id]));
-    }
-    if (!row || !valid || !row.is_active) {
+    const row = await login.password(req, username, password);
+    // The right password of a closed account: the same answer as a wrong one (and an audit line).
+    if (!row || !row.is_active) {
       await attempt.failed();
       render(req, res, 401, 'Connexion', null,
         (csrf) => loginForm(csrf, username, message('error', 'Identifiant ou mot de passe incorrect, ou compte inactif.')));
       return;
     }
     await attempt.succeeded();
-    const state = await sessions.authenticator(async (client) =>
-      (await client.query<{ state: { may_enter: boolean; enrolled: boolean } }>(
-        'select app_private.backoffice_login_state($1) as state', [row.account_id])).rows[0]!.state);
+    const state = await login.state(row.account_id);
     if (!state.may_enter) {
       render(req, res, 403, 'Accès refusé', null, html`${message('error',
         'Votre compte n’a pas accès au back-office : il est réservé aux comptes d’administration (statut équipe) ' +
@@ -152,11 +114,11 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
     }
     if (config.backofficePasswordOnly) {
       // Local-only bypass (DEBUG): password alone (src/config.ts refuses it without DEBUG).
-      await openFullSession(req, res, row.account_id, 'password', row.token_generation);
+      await login.openFull(req, res, row.account_id, 'password', row.token_generation);
       res.redirect(303, '/backoffice/');
       return;
     }
-    await sessions.open(req, res, row.account_id, 'pre', state.enrolled ? 'totp' : 'enrol', row.token_generation);
+    await login.openPre(req, res, row.account_id, state.enrolled ? 'totp' : 'enrol', row.token_generation);
     res.redirect(303, state.enrolled ? '/backoffice/login/verify/' : '/backoffice/login/enrol/');
   }));
 
@@ -164,11 +126,7 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
   router.get('/login/enrol/', asyncRoute(async (req, res) => {
     const session = preSession(req, res, 'enrol');
     if (!session) return;
-    const secret = await generateSecret();
-    await sessions.authenticator((client) =>
-      client.query('select app_private.backoffice_enrol_start($1, $2)', [session.accountId, sessions.secrets.encryptTotpSecret(secret)]));
-    const uri = `otpauth://totp/${encodeURIComponent(`${ISSUER}:${session.username}`)}?secret=${secret}` +
-      `&issuer=${encodeURIComponent(ISSUER)}&algorithm=SHA1&digits=6&period=30`;
+    const { secret, uri } = await login.startEnrolment(session);
     // Loaded at the first enrolment, not at start-up.
     const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
@@ -190,14 +148,8 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code chan
     const step = await codeStep(req, res, 'enrol');
     if (!step) return;
     const { session, attempt, code } = step;
-    const factor = await sessions.authenticator(async (client) =>
-      (await client.query<{ secret_encrypted: string; confirmed: boolean }>(
-        'select * from app_private.backoffice_factor($1)', [session.accountId])).rows[0] ?? null);
-    const result = factor && !factor.confirmed && /^\d{6}$/.test(code)
-      ? await verify({ secret: sessions.secrets.decryptTotpSecret(factor.secret_encrypted), token: code,
-          epoch: sessions.epochSeconds(), epochTolerance: TOTP_TOLERANCE_SECONDS })
-      : { valid: false as const };
-    if (!result.valid) {
+    const codes = await login.confirmEnrolment(req, session, code);
+    if (codes === 'invalid') {
       await attempt.failed();
       render(req, res, 400, 'Enregistrer un authentificateur', null, (csrf) => html`
 ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code de l’application que vous venez de configurer.',
@@ -205,16 +157,12 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code de l
 <p><a href="/backoffice/login/enrol/">Afficher un nouveau QR code</a> (la clé précédente ne sera plus valable).</p>`);
       return;
     }
-    const codes = BackofficeSecrets.newBackupCodes();
-    const confirmed = await sessions.authenticatorFor(req)(async (client) =>
-      (await client.query<{ ok: boolean }>('select app_private.backoffice_enrol_confirm($1, $2, $3) as ok',
-        [session.accountId, timeStepOf(result), codes.map((c) => sessions.secrets.backupCodeHash(c))])).rows[0]!.ok);
-    if (!confirmed) {
+    if (codes === 'gone') {
       res.redirect(303, '/backoffice/login/');
       return;
     }
     await attempt.succeeded();
-    await openFullSession(req, res, session.accountId, 'totp', session.generation);
+    await login.openFull(req, res, session.accountId, 'totp', session.generation);
     render(req, res, 200, 'Vos codes de secours', { username: session.username, isSuperuser: session.isSuperuser }, html`
 ${message('success', 'Votre authentificateur est enregistré.')}
 <p>Voici vos <strong>10 codes de secours</strong>. Chacun remplace une fois le code de l’application, si vous n’avez
@@ -237,31 +185,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
     const step = await codeStep(req, res, 'totp');
     if (!step) return;
     const { session, attempt, code } = step;
-    let method: 'totp' | 'backup_code' | null = null;
-    if (/^\d{6}$/.test(code)) {
-      const factor = await sessions.authenticator(async (client) =>
-        (await client.query<{ secret_encrypted: string; confirmed: boolean; last_step: string | null }>(
-          'select * from app_private.backoffice_factor($1)', [session.accountId])).rows[0] ?? null);
-      if (factor?.confirmed) {
-        const result = await verify({
-          secret: sessions.secrets.decryptTotpSecret(factor.secret_encrypted), token: code, epoch: sessions.epochSeconds(),
-          epochTolerance: TOTP_TOLERANCE_SECONDS,
-          ...(factor.last_step === null ? {} : { afterTimeStep: Number(factor.last_step) }),
-        });
-        // The step is recorded atomically: the same code sent twice at once passes once.
-        if (result.valid && await sessions.authenticator(async (client) =>
-          (await client.query<{ ok: boolean }>('select app_private.backoffice_totp_accept($1, $2) as ok',
-            [session.accountId, timeStepOf(result)])).rows[0]!.ok)) method = 'totp';
-      }
-    } else if (code.length >= 10) {
-      const hash = sessions.secrets.backupCodeHash(code);
-      const unused = await sessions.authenticator(async (client) =>
-        (await client.query<{ id: string; code_hash: Buffer }>('select * from app_private.backoffice_backup_codes($1)', [session.accountId])).rows);
-      const index = findHash(hash, unused.map((row) => row.code_hash));
-      if (index >= 0 && await sessions.authenticatorFor(req)(async (client) =>
-        (await client.query<{ ok: boolean }>('select app_private.backoffice_backup_code_use($1, $2) as ok',
-          [session.accountId, unused[index]!.id])).rows[0]!.ok)) method = 'backup_code';
-    }
+    const method = await login.verifyCode(req, session, code);
     if (!method) {
       await attempt.failed();
       render(req, res, 400, 'Second facteur', null, (csrf) =>
@@ -271,7 +195,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
       return;
     }
     await attempt.succeeded();
-    await openFullSession(req, res, session.accountId, method, session.generation);
+    await login.openFull(req, res, session.accountId, method, session.generation);
     res.redirect(303, '/backoffice/');
   }));
 

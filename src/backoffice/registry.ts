@@ -1,12 +1,13 @@
 /**
  * The back-office resource registry (the role Django's ModelAdmin plays): for each resource,
- * the route (or back-office SQL call) it lists through, its filters, its columns, its row
+ * the route (or declared back-office call, calls.ts) it lists through, its filters, its columns, its row
  * detail with read-only related rows, its create and edit forms and its actions. The generic
  * views (views.ts) draw filters and form inputs and validate them from the JSON Schemas, call
  * the SQL function as the signed-in account, and show SQL errors under their field.
  */
 import type pg from 'pg';
 import type { JsonSchema } from '../http/schema.js';
+import type { BackofficeCall } from './calls.js';
 import type { Html } from './html.js';
 
 export interface Option {
@@ -62,19 +63,6 @@ export interface FormField {
 /** What the signed-in account may do on a row (a SQL function answers; the transitions check again). */
 export type Abilities = Record<string, boolean>;
 
-/**
- * A function the API does not expose: its body schema and SQL text; the parameters are the
- * row's id as $1 (row forms only), then the body's keys in order (objects as JSON), or the
- * whole body as one JSON parameter (keys: 'body').
- */
-export interface SqlCall {
-  body: JsonSchema;
-  sql: string;
-  keys: string[] | 'body';
-  /** After the body: the public URL (a function that writes links, e.g. absence_backoffice_save). */
-  publicUrl?: boolean;
-}
-
 /** What every form of the registry declares (create, edit, actions). */
 export interface FormSpec {
   title: string;
@@ -82,8 +70,12 @@ export interface FormSpec {
   intro?: string;
   /** A route of the manifest (its body schema and its SQL call) ... */
   operationId?: string;
-  /** ... or a function the API does not expose. */
-  call?: SqlCall;
+  /**
+   * ... or a declared call of a function the API does not expose (src/backoffice/calls.ts: the
+   * row's id, the body's keys by name), with the body's schema.
+   */
+  call?: BackofficeCall;
+  body?: JsonSchema;
   fields: FormField[];
   /** The success message after the redirect. */
   done: string;
@@ -126,13 +118,6 @@ export interface RelatedRows<Row> {
   columns: Array<Column<Record<string, unknown>>>;
 }
 
-/** A list read by a function the API does not expose: $1.. = the query's keys, then page and page size. */
-export interface ListCall {
-  query: JsonSchema;
-  sql: string;
-  keys: string[];
-}
-
 export interface Resource<Row = Record<string, unknown>> {
   /** Path under /backoffice/ and key of the registry. */
   slug: string;
@@ -144,8 +129,9 @@ export interface Resource<Row = Record<string, unknown>> {
   list: {
     /** operationId of a paginated GET route of the manifest ... */
     operationId?: string;
-    /** ... or a back-office SQL call answering { count, results }. */
-    call?: ListCall;
+    /** ... or a declared call (its filters and PAGE_ARGS, src/backoffice/calls.ts) answering { count, results }, with the filters' schema. */
+    call?: BackofficeCall;
+    query?: JsonSchema;
     pageSize: number;
     filters: Filter[];
     columns: Array<Column<Row>>;
@@ -164,8 +150,8 @@ export interface Resource<Row = Record<string, unknown>> {
   detail?: {
     /** operationId of the GET route reading one row by its {id} ... */
     operationId?: string;
-    /** ... or SQL text reading it ($1 = id) as `result`. */
-    sql?: string;
+    /** ... or a declared call reading it (the row's id). */
+    read?: BackofficeCall;
     title: (row: Row) => string;
     abilities?: (client: pg.PoolClient, id: number) => Promise<Abilities>;
     /** The page's body above the action forms; `client` reads more as the same account (audit trail). */

@@ -13,10 +13,11 @@ import type { RouteSpec } from '../http/route.js';
 import { routes } from '../http/routes/index.js';
 import type { JsonSchema } from '../http/schema.js';
 import { compileValidator, toFieldErrors } from '../http/validation.js';
-import type { BackofficeSession } from './sessions.js';
+import type { BackofficeSession } from '../auth/sessions.js';
 import { type BackofficeDeps, asUser, asyncRoute, navUser, render, requireUser } from './common.js';
 import { html, message, trusted, type Html } from './html.js';
 import { formBody, formFields, loadOptions } from './forms.js';
+import { statement } from './calls.js';
 import type { Abilities, Action, Filter, FormSpec, Option, Resource, RowContext } from './registry.js';
 
 interface CompiledList {
@@ -31,9 +32,10 @@ function compileList(resource: Resource): CompiledList {
   const { operationId, call, pageSize } = resource.list;
   let compiled: CompiledList;
   if (call) {
+    const schema = resource.list.query ?? { type: 'object', properties: {} };
     compiled = {
-      resource, properties: (call.query.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(call.query, true),
-      statement: (query, page) => ({ text: call.sql, values: [...call.keys.map((key) => query[key] ?? null), page, pageSize] }),
+      resource, properties: (schema.properties ?? {}) as Record<string, JsonSchema>, validate: compileValidator(schema, true),
+      statement: (query, page, deps) => statement(call, { query, page, pageSize, config: deps.config }),
     };
   } else {
     const route = routes.find((r) => r.operationId === operationId);
@@ -192,12 +194,6 @@ interface CompiledForm<Spec extends FormSpec = FormSpec> {
 
 type CompiledAction = CompiledForm<Action<Record<string, unknown>>>;
 
-/** A body value as a SQL parameter: objects and lists as JSON (the function takes jsonb). */
-function sqlParameter(value: unknown): unknown {
-  if (value === undefined || value === null) return null;
-  return typeof value === 'object' ? JSON.stringify(value) : value;
-}
-
 function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): CompiledForm<Spec> {
   if (spec.operationId) {
     const route = manifestRoute(resource, spec.operationId);
@@ -213,14 +209,10 @@ function compileForm<Spec extends FormSpec>(resource: Resource, spec: Spec): Com
   }
   const call = spec.call;
   if (!call) throw new Error(`back-office ${resource.slug}: the form « ${spec.title} » has neither operationId nor call`);
+  const schema = spec.body ?? NO_BODY;
   return {
-    spec, schema: call.body, validate: compileValidator(call.body, false),
-    statement: (id, body, deps) => ({
-      text: call.sql,
-      values: [...(id === null ? [] : [id]),
-        ...(call.keys === 'body' ? [JSON.stringify(body)] : call.keys.map((key) => sqlParameter(body[key]))),
-        ...(call.publicUrl ? [deps.config.publicUrl] : [])],
-    }),
+    spec, schema, validate: compileValidator(schema, false),
+    statement: (id, body, deps) => statement(call, { id, body, config: deps.config }),
     purgesFiles: Boolean(spec.purgesFiles),
   };
 }
@@ -287,9 +279,9 @@ function refusal(state: FormState | null, fallback: string): string {
 /** The SQL reading one row of a resource by id ($1), as `result`. */
 function rowReader(resource: Resource): (id: number, deps: BackofficeDeps) => { text: string; values: unknown[] } {
   const detail = resource.detail!;
-  if (detail.sql) {
-    const text = detail.sql;
-    return (id) => ({ text, values: [id] });
+  if (detail.read) {
+    const call = detail.read;
+    return (id, deps) => statement(call, { id, config: deps.config });
   }
   const route = manifestRoute(resource, detail.operationId ?? '');
   const text = sqlText(route);

@@ -1,14 +1,14 @@
 /**
  * The manifest names SQL functions and their arguments by name (`p_id => $1`); a renamed or
  * removed argument in sql/ would only show when the route is first called. At start-up every
- * route's call is compared with pg_proc: the function exists, each named argument is one of its
+ * route's call, and every call the back-office declares (src/backoffice/calls.ts), is compared with pg_proc: the function exists, each named argument is one of its
  * input arguments, every argument without a default is given, and a function taking the keys
  * of its body (p_sent) gets them. The limits a route restates
  * for its own checks (the size of an uploaded file) are compared with their SQL home
  * (sql/core/limits.sql), so that a number is changed in one place or start-up names both.
  */
 import type pg from 'pg';
-import { SENT_KEYS as SENT_KEYS_ARG, type RouteSpec } from './route.js';
+import { SENT_KEYS as SENT_KEYS_ARG, type RouteSpec, type SqlCall } from './route.js';
 
 /** The argument of the keys a body sent (sql/core/arguments.sql, app_hidden.sent). */
 const SENT_KEYS = SENT_KEYS_ARG.name;
@@ -25,7 +25,7 @@ async function overloads(pool: pg.Pool): Promise<Map<string, Overload[]>> {
     `select n.nspname || '.' || p.proname as name, p.proargnames as argnames, p.proargmodes::text[] as argmodes,
             p.pronargs as nargs, p.pronargdefaults as ndefaults
        from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-      where n.nspname = 'app_public'`,
+      where n.nspname in ('app_public', 'app_hidden')`,
   );
   const result = new Map<string, Overload[]>();
   for (const row of rows) {
@@ -63,6 +63,39 @@ export async function limitMismatches(pool: pg.Pool, routes: RouteSpec[]): Promi
 }
 
 /**
+ * What is wrong with one declared call (a route's or the back-office's), one line each: the function
+ * exists, each named argument is one of its inputs, every input without a default is given, and
+ * p_sent comes from the body's keys. `label` names the declaration, `declaration` its kind.
+ */
+function callProblems(label: string, call: SqlCall, functions: Map<string, Overload[]>, declaration: string,
+  alternatives: string[] = []): string[] {
+  const problems: string[] = [];
+  const given = call.args.map((arg) => arg.name);
+  const misnamed = call.args.find((arg) => arg.from === 'body-keys' && arg.name !== SENT_KEYS);
+  if (misnamed) problems.push(`${label}: the body's keys go to ${SENT_KEYS}, not ${misnamed.name}`);
+  for (const name of [call.fn, ...alternatives]) {
+    const candidates = functions.get(name) ?? [];
+    if (candidates.length === 0) {
+      problems.push(`${label}: ${name} does not exist`);
+      continue;
+    }
+    const fitting = candidates.filter((fn) => given.every((arg) => fn.inputs.includes(arg)) && fn.withoutDefault.every((arg) => given.includes(arg)));
+    if (fitting.length === 0) {
+      const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
+      problems.push(`${label}: ${name} takes ${signatures}, the ${declaration} gives (${given.join(', ')})`);
+      continue;
+    }
+    // p_sent has a default (a GraphQL caller may leave it out), but a call that omitted it
+    // would turn every null it passes into "not sent": it must come from the body's keys.
+    const keys = call.args.find((arg) => arg.name === SENT_KEYS);
+    if (fitting.some((fn) => fn.inputs.includes(SENT_KEYS)) && keys?.from !== 'body-keys') {
+      problems.push(`${label}: ${name} takes ${SENT_KEYS}, the ${declaration} must give it from 'body-keys'`);
+    }
+  }
+  return problems;
+}
+
+/**
  * What is wrong with each route's SQL call, one line per route (empty when every call fits),
  * then the routes whose file size limit differs from SQL's (limitMismatches).
  */
@@ -71,29 +104,20 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
   const problems: string[] = [];
   for (const route of routes) {
     if (!route.sql) continue;
-    const given = route.sql.args.map((arg) => arg.name);
-    const misnamed = route.sql.args.find((arg) => arg.from === 'body-keys' && arg.name !== SENT_KEYS);
-    if (misnamed) problems.push(`${route.operationId}: the body's keys go to ${SENT_KEYS}, not ${misnamed.name}`);
+    if (!route.sql.fn.startsWith('app_public.')) problems.push(`${route.operationId}: a route calls a function of app_public, not ${route.sql.fn}`);
+    const whole = route.sql.args.find((arg) => arg.from === 'body-object');
+    if (whole) problems.push(`${route.operationId}: a route's body reaches SQL key by key, not as one JSON value (${whole.name})`);
     // The list's text variant (listText) takes the same arguments.
-    for (const name of [route.sql.fn, ...(route.listText ? [route.listText] : [])]) {
-      const candidates = functions.get(name) ?? [];
-      if (candidates.length === 0) {
-        problems.push(`${route.operationId}: ${name} does not exist`);
-        continue;
-      }
-      const fitting = candidates.filter((fn) => given.every((arg) => fn.inputs.includes(arg)) && fn.withoutDefault.every((arg) => given.includes(arg)));
-      if (fitting.length === 0) {
-        const signatures = candidates.map((fn) => `(${fn.inputs.join(', ')})`).join(' or ');
-        problems.push(`${route.operationId}: ${name} takes ${signatures}, the manifest gives (${given.join(', ')})`);
-        continue;
-      }
-      // p_sent has a default (a GraphQL caller may leave it out), but a route that omitted it
-      // would turn every null it passes into "not sent": it must come from the body's keys.
-      const keys = route.sql.args.find((arg) => arg.name === SENT_KEYS);
-      if (fitting.some((fn) => fn.inputs.includes(SENT_KEYS)) && keys?.from !== 'body-keys') {
-        problems.push(`${route.operationId}: ${name} takes ${SENT_KEYS}, the manifest must give it from 'body-keys'`);
-      }
-    }
+    problems.push(...callProblems(route.operationId, route.sql, functions, 'manifest', route.listText ? [route.listText] : []));
   }
   return [...problems, ...(await limitMismatches(pool, routes))];
+}
+
+/**
+ * The back-office's declared calls (src/backoffice/calls.ts) against pg_proc, as the routes':
+ * one line per call that does not fit its function, labelled by where it is declared.
+ */
+export async function callMismatches(pool: pg.Pool, calls: ReadonlyArray<SqlCall & { label: string }>): Promise<string[]> {
+  const functions = await overloads(pool);
+  return calls.flatMap((call) => callProblems(call.label, call, functions, 'declaration'));
 }

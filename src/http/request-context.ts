@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { RequestIdentity } from '../db/transaction.js';
-import type { BackofficeSession } from '../backoffice/sessions.js';
+import type { BackofficeSession } from '../auth/sessions.js';
 import type { PendingHit } from '../auth/rate-limit.js';
 
 /** What the authentication middleware learned from the Authorization header or the session cookie. */

@@ -22,13 +22,19 @@ export type ArgSpec =
   | { name: string; from: 'path'; key: string; cast: 'int' | 'text' }
   | { name: string; from: 'query'; key: string; cast: 'int' | 'text' | 'date' | 'boolean' }
   | { name: string; from: 'query-object'; cast: 'jsonb' }
-  | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
+  | { name: string; from: 'body-field'; key: string; cast: 'int' | 'int[]' | 'numeric' | 'text' | 'date' | 'time' | 'timestamptz' | 'boolean' | 'jsonb' }
   /**
    * The keys the body sent, a null value included: a write that keeps what the body leaves out
    * (PATCH, PUT) tells an absent key from a null one by this list (app_hidden.sent,
    * sql/core/arguments.sql).
    */
   | { name: string; from: 'body-keys'; cast: 'text[]' }
+  /**
+   * The back-office only, for the functions that still read a JSON body (absence types, posts,
+   * contracts, role attributions, the absence's correction): the body (or these keys of it, an
+   * absent one as null) as one jsonb value. The start-up check refuses it in a route.
+   */
+  | { name: string; from: 'body-object'; keys?: string[]; cast: 'jsonb' }
   | { name: string; from: 'page' | 'page_size'; cast: 'int' }
   | { name: string; from: 'context'; key: 'public_url'; cast: 'text' };
 

@@ -4,13 +4,14 @@
  * taken from the request. Used by the router, the exports and the back-office's views.
  */
 import type { Config } from '../config.js';
-import type { ArgSpec, RouteSpec } from './route.js';
+import type { ArgSpec, RouteSpec, SqlCall } from './route.js';
 
 const SQL_CASTS: Record<ArgSpec['cast'], string> = {
   int: 'int',
   text: 'text',
   date: 'date',
   'int[]': 'int[]',
+  numeric: 'numeric',
   time: 'time',
   timestamptz: 'timestamptz',
   boolean: 'boolean',
@@ -20,13 +21,21 @@ const SQL_CASTS: Record<ArgSpec['cast'], string> = {
 
 /** The SQL text of a manifest call: only manifest constants go into it. */
 export function sqlText(route: RouteSpec): string {
-  const call = route.sql!;
-  if (!/^app_public\.[a-z_][a-z0-9_]*$/.test(call.fn)) throw new Error(`${route.operationId}: bad function name`);
+  return callText(route.operationId, route.sql!);
+}
+
+/**
+ * The SQL text of a declared call (a route's, or the back-office's: src/backoffice/calls.ts):
+ * `select <fn>(p_x => $1::cast, ...) as result`, or with `rows`, `select * from <fn>(...)` (a
+ * set-returning function). Function and argument names are checked here; values never go into it.
+ */
+export function callText(label: string, call: SqlCall, rows = false): string {
+  if (!/^app_(public|hidden)\.[a-z_][a-z0-9_]*$/.test(call.fn)) throw new Error(`${label}: bad function name`);
   const args = call.args.map((arg, i) => {
-    if (!/^p_[a-z0-9_]+$/.test(arg.name)) throw new Error(`${route.operationId}: bad argument name ${arg.name}`);
+    if (!/^p_[a-z0-9_]+$/.test(arg.name)) throw new Error(`${label}: bad argument name ${arg.name}`);
     return `${arg.name} => $${i + 1}::${SQL_CASTS[arg.cast]}`;
   });
-  return `select ${call.fn}(${args.join(', ')}) as result`;
+  return rows ? `select * from ${call.fn}(${args.join(', ')})` : `select ${call.fn}(${args.join(', ')}) as result`;
 }
 
 export interface ArgContext {
@@ -62,6 +71,8 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
     }
     case 'body-keys':
       return keysSent(ctx.body);
+    case 'body-object':
+      return JSON.stringify(arg.keys ? Object.fromEntries(arg.keys.map((key) => [key, ctx.body[key] ?? null])) : ctx.body);
     case 'page':
       return ctx.page;
     case 'page_size':
@@ -71,7 +82,12 @@ function argValue(arg: ArgSpec, ctx: ArgContext): unknown {
   }
 }
 
-/** The values of a route's SQL call, in the order of sqlText's parameters (the back-office calls them too). */
+/** The values of a route's SQL call, in the order of sqlText's parameters. */
 export function sqlValues(route: RouteSpec, ctx: ArgContext): unknown[] {
-  return route.sql!.args.map((arg) => argValue(arg, ctx));
+  return callValues(route.sql!, ctx);
+}
+
+/** The values of a declared call, in the order of callText's parameters (the back-office's calls too). */
+export function callValues(call: SqlCall, ctx: ArgContext): unknown[] {
+  return call.args.map((arg) => argValue(arg, ctx));
 }

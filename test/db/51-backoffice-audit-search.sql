@@ -1,4 +1,4 @@
--- Audit log search (sql/backoffice/audit.sql): filters by model, target, actor, verb and
+-- Audit log search (sql/audit/search.sql): filters by model, target, actor, verb and
 -- date window (business dates, inclusive), newest first; readers only.
 begin;
 select plan(11);

@@ -1,4 +1,4 @@
--- Day-change requests for the back-office (sql/backoffice/shift_change.sql): the list's
+-- Day-change requests for the back-office (sql/shift_change/search.sql): the list's
 -- establishment filter (main or secondary workplace) and what the reader may do on a request.
 begin;
 select plan(6);

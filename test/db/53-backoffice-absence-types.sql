@@ -1,4 +1,4 @@
--- Reference administration (sql/backoffice/reference.sql): absence types and posts share one
+-- Reference administration (sql/reference/administration.sql): absence types and posts share one
 -- case-insensitive code namespace, refused on save in both directions (by the save functions
 -- under `code`, and by the tables' trigger for any other write); the annual cap is strictly
 -- positive or empty; the category tree has two levels; writes are for staff accounts only.

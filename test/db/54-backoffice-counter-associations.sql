@@ -1,4 +1,4 @@
--- Counter associations and reasons in the back-office (sql/backoffice/reference.sql and
+-- Counter associations and reasons in the back-office (sql/reference/administration.sql and
 -- counters.sql) under the orphan rules of SPEC rule 17: a consumable counter is not
 -- activated without an active association to an active reason; an association or a reason
 -- is not deactivated or deleted while it would orphan an active counter. Staff only.

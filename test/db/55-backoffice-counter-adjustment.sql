@@ -1,4 +1,4 @@
--- Manual counter adjustment (sql/backoffice/counters.sql): one journal movement with its
+-- Manual counter adjustment (sql/counters/balances.sql): one journal movement with its
 -- reason, the balance moved by it, an audit line; refused without reason, below zero, by an
 -- account that does not write this employee's counters (403) or does not read it (404). The
 -- journal is read-only and read through the counter's own visibility.

@@ -1,4 +1,4 @@
--- Absences in the back-office (sql/backoffice/absences.sql, sql/absences/api.sql): the list's
+-- Absences in the back-office (sql/absences/corrections.sql, sql/absences/api.sql): the list's
 -- establishment and type filters, what the reader may do on an absence, and the form's save
 -- with its status field (only back to pending, from validated or refused; never from or to
 -- cancellation requested / cancelled), counters, notification and audit of the reopening.

@@ -7,6 +7,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
+import { callRows, declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface AbsenceCategory {
@@ -26,14 +27,20 @@ const BODY = s.object({
   parent: s.nullable(s.id()),
   position: s.int({ minimum: 0, maximum: 999 }),
 }, ['code', 'name', 'parent', 'position']);
-const KEYS = ['code', 'name', 'parent', 'position'];
+const SAVE_ARGS = [rowId(), inputArg('code', 'text'), inputArg('name', 'text'), inputArg('parent', 'int'), inputArg('position', 'int')];
 
-const ROOTS = 'select id::text as value, name as label from app_public.absence_categories where parent_id is null order by position, name';
+const GET = declareCall('absence-categories: read', 'app_public.absence_category_get', [rowId()]);
+const SAVE = declareCall('absence-categories: save', 'app_public.absence_category_save', SAVE_ARGS);
+const DELETE = declareCall('absence-categories: delete', 'app_public.absence_category_delete', [rowId()]);
+const ROOTS = declareCall('absence-categories: roots', 'app_hidden.absence_category_choices', [inputArg('roots_only', 'boolean')], { rows: true });
+const CHILDREN = declareCall('absence-categories: sub-categories', 'app_hidden.absence_category_children', [rowId()], { rows: true });
+const TYPES = declareCall('absence-categories: types', 'app_hidden.absence_category_types', [rowId()], { rows: true });
+const rootOptions = optionsFrom(ROOTS, { body: { roots_only: true } });
 
 const FIELDS: FormField[] = [
   { key: 'code', label: 'Code', hint: 'Majuscules, chiffres et _ ; par exemple CONGES.' },
   { key: 'name', label: 'Libellé' },
-  { key: 'parent', label: 'Catégorie parente', hint: 'Vide pour une catégorie de premier niveau ; l’arbre a deux niveaux au plus.', options: optionsFrom(ROOTS) },
+  { key: 'parent', label: 'Catégorie parente', hint: 'Vide pour une catégorie de premier niveau ; l’arbre a deux niveaux au plus.', options: rootOptions },
   { key: 'position', label: 'Ordre d’affichage' },
 ];
 
@@ -45,15 +52,11 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
   summary: 'Catégories et sous-catégories des motifs d’absence (deux niveaux).',
   available: async () => true,
   list: {
-    call: {
-      query: s.object({ parent: s.id() }),
-      sql: 'select app_public.absence_categories_search(p_parent => $1, p_page => $2, p_page_size => $3) as result',
-      keys: ['parent'],
-    },
+    ...listCall('absence-categories: list', 'app_public.absence_categories_search', s.object({ parent: s.id() })),
     pageSize: 50,
     caption: 'Catégories, chacune suivie de ses sous-catégories',
     empty: 'Aucune catégorie.',
-    filters: [{ key: 'parent', label: 'Sous-catégories de', options: optionsFrom(ROOTS) }],
+    filters: [{ key: 'parent', label: 'Sous-catégories de', options: rootOptions }],
     columns: [
       { label: 'Code', rowHeader: true, value: (c) => html`<a href="/backoffice/absence-categories/${c.id}/">${c.code}</a>` },
       { label: 'Libellé', value: (c) => (c.parent ? html`<span class="muted">↳</span> ${c.name}` : c.name) },
@@ -64,14 +67,15 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
   create: {
     title: 'Nouvelle catégorie',
     submitLabel: 'Créer la catégorie',
-    call: { body: BODY, sql: 'select app_public.absence_category_save(null, $1, $2, $3, $4) as result', keys: KEYS },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({ position: 0 }),
     allowed: isStaff,
     done: 'La catégorie a été créée.',
   },
   detail: {
-    sql: 'select app_public.absence_category_get($1) as result',
+    read: GET,
     title: (c) => `Catégorie ${c.code} — ${c.name}`,
     abilities: staffAbilities,
     render: async (c) => html`<section class="card" aria-labelledby="fiche">
@@ -87,8 +91,7 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
       {
         title: 'Sous-catégories',
         empty: 'Aucune sous-catégorie.',
-        rows: async (c, client) => (await client.query(
-          'select id, code, name from app_public.absence_categories where parent_id = $1 order by position, name', [c.id])).rows,
+        rows: async (c, client) => callRows(client, CHILDREN, { id: c.id }),
         columns: [
           { label: 'Code', rowHeader: true, value: (r) => html`<a href="/backoffice/absence-categories/${String(r.id)}/">${String(r.code)}</a>` },
           { label: 'Libellé', value: (r) => String(r.name) },
@@ -97,8 +100,7 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
       {
         title: 'Motifs d’absence de la catégorie',
         empty: 'Aucun motif dans cette catégorie.',
-        rows: async (c, client) => (await client.query(
-          'select id, code, name, is_active from app_public.absence_types where category_id = $1 order by position, code', [c.id])).rows,
+        rows: async (c, client) => callRows(client, TYPES, { id: c.id }),
         columns: [
           { label: 'Code', rowHeader: true, value: (r) => String(r.code) },
           { label: 'Libellé', value: (r) => String(r.name) },
@@ -109,7 +111,8 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
     edit: {
       title: 'Modifier la catégorie',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: 'select app_public.absence_category_save($1, $2, $3, $4, $5) as result', keys: KEYS },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial,
       allowed: (_c, can) => Boolean(can.edit),
@@ -120,7 +123,8 @@ export const absenceCategoriesResource = defineResource<AbsenceCategory>({
         slug: 'supprimer',
         title: 'Supprimer la catégorie',
         intro: 'Possible seulement pour une catégorie sans sous-catégorie ni motif.',
-        call: { body: s.object({}), sql: 'select app_public.absence_category_delete($1) as result', keys: [] },
+        call: DELETE,
+        body: s.object({}),
         fields: [],
         initial: () => ({}),
         allowed: (c, can) => Boolean(can.delete) && c.children === 0 && c.types === 0,

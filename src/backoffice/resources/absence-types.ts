@@ -1,6 +1,6 @@
 /**
  * Absence types (reasons), issue 13 point 4: every field of the SPEC's table, read by every
- * back-office account, written by staff accounts only (sql/backoffice/reference.sql). The
+ * back-office account, written by staff accounts only (sql/reference/administration.sql). The
  * code is refused when a post holds it (case-insensitively); the cap is > 0 or empty; a
  * deactivation that would orphan an active counter is refused under « Actif ».
  */
@@ -8,6 +8,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
+import { bodyObject, declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface Association {
@@ -55,10 +56,15 @@ const EFFECT_LABELS: Record<string, string> = {
 };
 
 /** Every category, sub-categories under their parent (« Congés › Congés payés »). */
-const CATEGORIES = `select c.id::text as value, coalesce(p.name || ' › ', '') || c.name as label
-  from app_public.absence_categories c left join app_public.absence_categories p on p.id = c.parent_id
-  order by coalesce(p.position, c.position), coalesce(p.name, c.name), c.parent_id nulls first, c.position, c.name`;
-const CONTRACT_TYPES = `select id::text as value, code || ' — ' || name as label from app_public.contract_types order by code`;
+const CATEGORIES = optionsFrom(declareCall('absence-types: categories', 'app_hidden.absence_category_choices', [], { rows: true }));
+/** The contract types by code. */
+const CONTRACT_TYPES = optionsFrom(
+  declareCall('absence-types: contract types', 'app_hidden.contract_type_choices', [inputArg('by_code', 'boolean')], { rows: true }),
+  { body: { by_code: true } });
+
+const GET = declareCall('absence-types: read', 'app_public.absence_type_get', [rowId()]);
+const SAVE = declareCall('absence-types: save', 'app_public.absence_type_save', [rowId(), bodyObject()]);
+const DELETE = declareCall('absence-types: delete', 'app_public.absence_type_delete', [rowId()]);
 
 const BODY = s.object({
   code: s.text(16),
@@ -84,13 +90,13 @@ const BODY = s.object({
 const FIELDS: FormField[] = [
   { key: 'code', label: 'Code', hint: 'Unique ; comparé sans tenir compte de la casse avec les codes des postes.' },
   { key: 'name', label: 'Libellé' },
-  { key: 'category', label: 'Catégorie', hint: 'Catégorie ou sous-catégorie (deux niveaux).', options: optionsFrom(CATEGORIES) },
+  { key: 'category', label: 'Catégorie', hint: 'Catégorie ou sous-catégorie (deux niveaux).', options: CATEGORIES },
   { key: 'unit', label: 'Unité de saisie', options: labelled(UNIT_LABELS) },
   { key: 'paid', label: 'Rémunéré' },
   { key: 'splittable', label: 'Fractionnable', hint: 'Sinon, une seconde période dans l’année séparée par un intervalle donne un avertissement.' },
   { key: 'annual_cap', label: 'Plafond annuel', hint: 'Strictement positif, dans l’unité du motif, sur l’année civile ; vide : pas de plafond.' },
   { key: 'cap_overrun', label: 'Dépassement du plafond', options: labelled(OVERRUN_LABELS) },
-  { key: 'contract_types', label: 'Types de contrat concernés', hint: 'Aucun coché : tous les contrats.', options: optionsFrom(CONTRACT_TYPES) },
+  { key: 'contract_types', label: 'Types de contrat concernés', hint: 'Aucun coché : tous les contrats.', options: CONTRACT_TYPES },
   { key: 'half_day_allowed', label: 'Demi-journée possible' },
   { key: 'documents_expected', label: 'Justificatif attendu' },
   { key: 'validation_required', label: 'Validation requise' },
@@ -118,16 +124,12 @@ export const absenceTypesResource = defineResource<AbsenceType>({
   summary: 'Motifs d’absence : unité, plafond, contrats, justificatifs, annualisation, activité.',
   available: async () => true,
   list: {
-    call: {
-      query: s.object({ category: s.id(), active: s.bool() }),
-      sql: 'select app_public.absence_types_search(p_category => $1, p_active => $2, p_page => $3, p_page_size => $4) as result',
-      keys: ['category', 'active'],
-    },
+    ...listCall('absence-types: list', 'app_public.absence_types_search', s.object({ category: s.id(), active: s.bool() })),
     pageSize: 50,
     caption: 'Motifs d’absence, dans l’ordre d’affichage',
     empty: 'Aucun motif ne correspond à ces filtres.',
     filters: [
-      { key: 'category', label: 'Catégorie', options: optionsFrom(CATEGORIES) },
+      { key: 'category', label: 'Catégorie', options: CATEGORIES },
       { key: 'active', label: 'Activité', options: labelled({ true: 'Actifs', false: 'Inactifs' }) },
     ],
     columns: [
@@ -144,7 +146,8 @@ export const absenceTypesResource = defineResource<AbsenceType>({
   create: {
     title: 'Nouveau motif',
     submitLabel: 'Créer le motif',
-    call: { body: BODY, sql: 'select app_public.absence_type_save(null, $1::jsonb) as result', keys: 'body' },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({
       unit: 'day', splittable: true, cap_overrun: 'refuse', contract_types: [], half_day_allowed: true,
@@ -154,7 +157,7 @@ export const absenceTypesResource = defineResource<AbsenceType>({
     done: 'Le motif a été créé.',
   },
   detail: {
-    sql: 'select app_public.absence_type_get($1) as result',
+    read: GET,
     title: (t) => `Motif ${t.code} — ${t.name}`,
     abilities: staffAbilities,
     render: async (t) => html`<section class="card" aria-labelledby="fiche">
@@ -192,7 +195,8 @@ export const absenceTypesResource = defineResource<AbsenceType>({
     edit: {
       title: 'Modifier le motif',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: 'select app_public.absence_type_save($1, $2::jsonb) as result', keys: 'body' },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial,
       allowed: (_t, can) => Boolean(can.edit),
@@ -203,7 +207,8 @@ export const absenceTypesResource = defineResource<AbsenceType>({
         slug: 'supprimer',
         title: 'Supprimer le motif',
         intro: 'Possible seulement pour un motif qu’aucune absence n’utilise ; ses associations à des compteurs sont supprimées avec lui, si aucun compteur actif n’en dépend.',
-        call: { body: s.object({}), sql: 'select app_public.absence_type_delete($1) as result', keys: [] },
+        call: DELETE,
+        body: s.object({}),
         fields: [],
         initial: () => ({}),
         allowed: (t, can) => Boolean(can.delete) && t.absences === 0,

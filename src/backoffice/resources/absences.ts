@@ -10,7 +10,12 @@ import { routes } from '../../http/routes/index.js';
 import { s, type JsonSchema } from '../../http/schema.js';
 import { html, message, type Html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
+import {
+  PUBLIC_URL, bodyObject, callRows, callValue, callValueOrNull, declareCall, holds, inputArg, rowId,
+} from '../calls.js';
 import { auditTrail } from './audit-log.js';
+import { establishmentOptions } from './referentials.js';
+import { optionsFrom } from './staff.js';
 
 interface AbsenceDocument {
   id: number;
@@ -111,28 +116,31 @@ function bodyOf(operationId: string): JsonSchema {
   return route.body;
 }
 
+const ACCOUNT_NAMES = declareCall('absences: account names', 'app_hidden.account_display_names', [inputArg('ids', 'int[]')], { rows: true });
+const COUNTERS = declareCall('absences: counters', 'app_public.counters_read', [inputArg('employee', 'int'), inputArg('year', 'int')]);
+const ABILITIES = declareCall('absences: abilities', 'app_public.absence_abilities', [rowId()]);
+const SAVE = declareCall('absences: correction', 'app_public.absence_backoffice_save', [rowId(), bodyObject(), PUBLIC_URL]);
+const TYPES = declareCall('absences: absence types', 'app_hidden.absence_type_choices',
+  [inputArg('which', 'text'), inputArg('kept', 'int')], { rows: true });
+const EMPLOYEES = optionsFrom(
+  declareCall('absences: employees', 'app_hidden.employee_choices', [inputArg('having', 'text')], { rows: true }),
+  { body: { having: 'absences' } });
+
 /** Names of the accounts a record refers to (decided, corrected, cancelled by). */
 async function accountNames(client: pg.PoolClient, ids: Array<number | null>): Promise<Map<number, string>> {
   const wanted = ids.filter((id): id is number => id !== null);
   if (wanted.length === 0) return new Map();
-  const { rows } = await client.query<{ id: number; name: string }>('select id, name from app_hidden.account_display_names($1::int[])', [wanted]);
+  const rows = await callRows<{ id: number; name: string }>(client, ACCOUNT_NAMES, { body: { ids: wanted } });
   return new Map(rows.map((row) => [row.id, row.name]));
 }
 
 /** The employee's counters for the year of the absence, as the same reader sees them. */
 async function countersSection(client: pg.PoolClient, a: Absence): Promise<Html> {
   const year = Number(a.date_start.slice(0, 4));
-  await client.query('savepoint counters');
-  let counters: Counter[];
-  try {
-    const { rows } = await client.query<{ result: Record<string, Counter> }>(
-      'select app_public.counters_read(p_employee => $1, p_year => $2) as result', [a.employee, year]);
-    counters = Object.values(rows[0]!.result);
-  } catch {
-    // A reader who may not read these counters sees the absence without them.
-    await client.query('rollback to savepoint counters');
-    return html``;
-  }
+  // A reader who may not read these counters sees the absence without them.
+  const read = await callValueOrNull<Record<string, Counter>>(client, COUNTERS, { body: { employee: a.employee, year } });
+  if (read === null) return html``;
+  const counters = Object.values(read);
   return html`<section class="card" aria-labelledby="compteurs">
   <h2 id="compteurs">Compteurs de ${a.employee_name ?? 'ce salarié'} (${year})</h2>
   ${counters.length === 0 ? html`<p>Aucun compteur ouvert pour ${year}.</p>` : html`<div class="table-wrap"><table id="table-compteurs">
@@ -210,9 +218,7 @@ const version: FormField = { key: 'version', label: 'Version', widget: 'hidden' 
 
 /** Absence types offered in a form: the active ones, and the absence's own type. */
 async function typeOptions(client: pg.PoolClient, row?: Record<string, unknown>): Promise<Option[]> {
-  return (await client.query<Option>(
-    `select t.id::text as value, t.code || ' — ' || t.name as label from app_public.absence_types t
-     where t.is_active or t.id = $1 order by t.code`, [row?.type ?? null])).rows;
+  return optionsFrom(TYPES, { body: { which: 'kept', kept: row?.type ?? null } })(client);
 }
 
 const HALF_OPTIONS: Option[] = [{ value: 'morning', label: 'Matin' }, { value: 'afternoon', label: 'Après-midi' }];
@@ -256,8 +262,7 @@ export const absenceResource = defineResource<Absence>({
   slug: 'absences',
   title: 'Absences',
   summary: 'Absences et demandes d’absence : décisions, annulations, justificatifs.',
-  available: async (client) =>
-    (await client.query<{ ok: boolean }>("select app_hidden.current_account_has('absences.view_absence_queue') as ok")).rows[0]!.ok,
+  available: holds('absences.view_absence_queue'),
   list: {
     operationId: 'absences_list',
     pageSize: 25,
@@ -266,22 +271,13 @@ export const absenceResource = defineResource<Absence>({
     filters: [
       { key: 'status', label: 'Statut', options: async () => Object.entries(STATUS_LABELS).map(([value, label]) => ({ value, label })) },
       {
-        key: 'establishment', label: 'Établissement',
-        options: async (client) => (await client.query<{ value: string; label: string }>(
-          'select id::text as value, name as label from app_public.establishments order by name')).rows,
+        key: 'establishment', label: 'Établissement', options: establishmentOptions,
       },
       {
-        key: 'type', label: 'Motif',
-        options: async (client) => (await client.query<{ value: string; label: string }>(
-          `select t.id::text as value, t.code || ' — ' || t.name as label from app_public.absence_types t
-           where t.is_active or t.id in (select a.type_id from app_public.absences a) order by t.code`)).rows,
+        key: 'type', label: 'Motif', options: optionsFrom(TYPES, { body: { which: 'filed' } }),
       },
       {
-        key: 'employee', label: 'Salarié',
-        options: async (client) => (await client.query<{ value: string; label: string }>(
-          `select e.id::text as value, e.last_name || ' ' || e.first_name as label
-           from app_public.employees e where e.id in (select a.employee_id from app_public.absences a)
-           order by e.last_name, e.first_name`)).rows,
+        key: 'employee', label: 'Salarié', options: EMPLOYEES,
       },
       { key: 'from', label: 'Du', hint: 'Absences qui chevauchent la période.' },
       { key: 'to', label: 'Au' },
@@ -297,19 +293,14 @@ export const absenceResource = defineResource<Absence>({
   detail: {
     operationId: 'absence_get',
     title: (a) => `Absence n° ${a.id} — ${a.employee_name ?? ''}`,
-    abilities: async (client, id) =>
-      (await client.query<{ a: Record<string, boolean> | null }>('select app_public.absence_abilities($1) as a', [id])).rows[0]!.a ?? {},
+    abilities: async (client, id) => (await callValue<Record<string, boolean> | null>(client, ABILITIES, { id })) ?? {},
     render,
     edit: {
       title: 'Modifier l’absence',
       submitLabel: 'Enregistrer',
       intro: 'Les corrections rejouent toutes les règles de déclaration et compensent les compteurs, comme la correction de l’API. « Décidée par » et sa date sont écrits par la décision : ils ne se modifient pas ici.',
-      call: {
-        body: EDIT_BODY,
-        sql: 'select app_public.absence_backoffice_save(p_id => $1::int, p_body => $2::jsonb, p_public_url => $3::text) as result',
-        keys: 'body',
-        publicUrl: true,
-      },
+      call: SAVE,
+      body: EDIT_BODY,
       fields: EDIT_FIELDS,
       initial: (a) => ({
         version: a.version, status: a.status, type: a.type, date_start: a.date_start, date_end: a.date_end,

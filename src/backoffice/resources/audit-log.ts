@@ -5,7 +5,16 @@
  */
 import type pg from 'pg';
 import { html, trusted, type Html } from '../html.js';
+import { callValue, declareCall, inputArg } from '../calls.js';
 import { defineResource } from '../registry.js';
+
+const READS = declareCall('audit-log: reader', 'app_hidden.current_account_reads_audit_log');
+const TRAIL = declareCall('audit-log: trail', 'app_public.audit_log_search',
+  [inputArg('model', 'text'), inputArg('target_id', 'int'), inputArg('page_size', 'int')]);
+const MODELS = declareCall('audit-log: models', 'app_public.audit_log_models');
+
+/** Whether the signed-in account reads the audit log. */
+const readsAuditLog = (client: pg.PoolClient) => callValue<boolean>(client, READS);
 
 interface AuditLine {
   id: number;
@@ -107,11 +116,8 @@ const TRAIL_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeSt
 
 /** The audit lines of one row of `model`, for readers of the audit log (others see no trail). */
 export async function auditTrail(client: pg.PoolClient, model: string, id: number): Promise<Html> {
-  const reads = (await client.query<{ ok: boolean }>('select app_hidden.current_account_reads_audit_log() as ok')).rows[0]!.ok;
-  if (!reads) return html``;
-  const { rows } = await client.query<{ result: { results: AuditLine[] } }>(
-    'select app_public.audit_log_search(p_model => $1, p_target_id => $2, p_page_size => 200) as result', [model, id]);
-  const lines = rows[0]!.result.results;
+  if (!(await readsAuditLog(client))) return html``;
+  const lines = (await callValue<{ results: AuditLine[] }>(client, TRAIL, { body: { model, target_id: id, page_size: 200 } })).results;
   return html`<section class="card" aria-labelledby="historique">
   <h2 id="historique">Historique (journal d’audit)</h2>
   <ol class="trail">${lines.map((line) => html`<li><details>
@@ -126,8 +132,7 @@ export const auditLogResource = defineResource<AuditLine>({
   slug: 'audit-log',
   title: 'Journal d’audit',
   summary: 'Qui a fait quoi, quand : chaque écriture avec ses valeurs avant et après.',
-  available: async (client) =>
-    (await client.query<{ ok: boolean }>('select app_hidden.current_account_reads_audit_log() as ok')).rows[0]!.ok,
+  available: readsAuditLog,
   list: {
     operationId: 'audit_log_list',
     pageSize: 25,
@@ -137,8 +142,8 @@ export const auditLogResource = defineResource<AuditLine>({
     filters: [
       {
         key: 'model', label: 'Objet',
-        options: async (client) => (await client.query<{ models: Array<{ model: string; label: string }> }>(
-          'select app_public.audit_log_models() as models')).rows[0]!.models.map((m) => ({ value: m.model, label: m.label })),
+        options: async (client) => (await callValue<Array<{ model: string; label: string }>>(client, MODELS))
+          .map((m) => ({ value: m.model, label: m.label })),
       },
       { key: 'target_id', label: 'Identifiant de l’objet', hint: 'Le numéro de la demande, de l’absence…' },
       { key: 'actor', label: 'Auteur', hint: 'Identifiant de connexion, par exemple rh1.' },

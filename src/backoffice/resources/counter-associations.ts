@@ -6,6 +6,7 @@
 import { s } from '../../http/schema.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
+import { declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface CounterAssociation {
@@ -20,15 +21,22 @@ interface CounterAssociation {
   is_active: boolean;
 }
 
-const TYPES = `select id::text as value, code || ' — ' || name || case when is_active then '' else ' (inactif)' end as label
-  from app_public.absence_types order by code`;
-export const COUNTER_KINDS = 'select code as value, code || \' — \' || name as label from app_public.counter_kinds order by position, code';
+/** Every absence type, the inactive ones marked. */
+const TYPES = optionsFrom(
+  declareCall('counter-associations: absence types', 'app_hidden.absence_type_choices', [inputArg('which', 'text')], { rows: true }),
+  { body: { which: 'all' } });
+/** The counter kinds, in their order (the counters' filter too). */
+export const COUNTER_KINDS = optionsFrom(declareCall('counter kinds', 'app_hidden.counter_kind_choices', [], { rows: true }));
+
+const GET = declareCall('counter-associations: read', 'app_public.counter_association_get', [rowId()]);
+const SAVE = declareCall('counter-associations: save', 'app_public.counter_association_save',
+  [rowId(), inputArg('absence_type', 'int'), inputArg('counter_code', 'text'), inputArg('is_active', 'boolean')]);
+const DELETE = declareCall('counter-associations: delete', 'app_public.counter_association_delete', [rowId()]);
 
 const BODY = s.object({ absence_type: s.id(), counter_code: s.text(16), is_active: s.bool() }, ['absence_type', 'counter_code', 'is_active']);
-const KEYS = ['absence_type', 'counter_code', 'is_active'];
 const FIELDS: FormField[] = [
-  { key: 'absence_type', label: 'Motif d’absence', options: optionsFrom(TYPES) },
-  { key: 'counter_code', label: 'Compteur', options: optionsFrom(COUNTER_KINDS) },
+  { key: 'absence_type', label: 'Motif d’absence', options: TYPES },
+  { key: 'counter_code', label: 'Compteur', options: COUNTER_KINDS },
   { key: 'is_active', label: 'Association active', hint: 'Refusé si un compteur actif n’aurait plus aucun motif actif associé.' },
 ];
 
@@ -38,17 +46,14 @@ export const counterAssociationsResource = defineResource<CounterAssociation>({
   summary: 'Quels motifs consomment quels compteurs ; règles des compteurs orphelins.',
   available: async () => true,
   list: {
-    call: {
-      query: s.object({ counter_code: s.text(16), absence_type: s.id() }),
-      sql: 'select app_public.counter_associations_search(p_counter_code => $1, p_absence_type => $2, p_page => $3, p_page_size => $4) as result',
-      keys: ['counter_code', 'absence_type'],
-    },
+    ...listCall('counter-associations: list', 'app_public.counter_associations_search',
+      s.object({ counter_code: s.text(16), absence_type: s.id() })),
     pageSize: 50,
     caption: 'Associations, par compteur',
     empty: 'Aucune association ne correspond à ces filtres.',
     filters: [
-      { key: 'counter_code', label: 'Compteur', options: optionsFrom(COUNTER_KINDS) },
-      { key: 'absence_type', label: 'Motif', options: optionsFrom(TYPES) },
+      { key: 'counter_code', label: 'Compteur', options: COUNTER_KINDS },
+      { key: 'absence_type', label: 'Motif', options: TYPES },
     ],
     columns: [
       { label: 'Compteur', rowHeader: true, value: (a) => html`<a href="/backoffice/counter-associations/${a.id}/">${a.counter_code}</a> — ${a.counter_name}` },
@@ -59,14 +64,15 @@ export const counterAssociationsResource = defineResource<CounterAssociation>({
   create: {
     title: 'Nouvelle association',
     submitLabel: 'Créer l’association',
-    call: { body: BODY, sql: 'select app_public.counter_association_save(null, $1, $2, $3) as result', keys: KEYS },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({ is_active: true }),
     allowed: isStaff,
     done: 'L’association a été créée.',
   },
   detail: {
-    sql: 'select app_public.counter_association_get($1) as result',
+    read: GET,
     title: (a) => `Association ${a.absence_type_code} → ${a.counter_code}`,
     abilities: staffAbilities,
     render: async (a) => html`<section class="card" aria-labelledby="fiche">
@@ -80,7 +86,8 @@ export const counterAssociationsResource = defineResource<CounterAssociation>({
     edit: {
       title: 'Modifier l’association',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: 'select app_public.counter_association_save($1, $2, $3, $4) as result', keys: KEYS },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial: (a) => ({ absence_type: a.absence_type, counter_code: a.counter_code, is_active: a.is_active }),
       allowed: (_a, can) => Boolean(can.edit),
@@ -91,7 +98,8 @@ export const counterAssociationsResource = defineResource<CounterAssociation>({
         slug: 'supprimer',
         title: 'Supprimer l’association',
         intro: 'Refusé si un compteur actif n’aurait plus aucun motif actif associé.',
-        call: { body: s.object({}), sql: 'select app_public.counter_association_delete($1) as result', keys: [] },
+        call: DELETE,
+        body: s.object({}),
         fields: [],
         initial: () => ({}),
         allowed: (_a, can) => Boolean(can.delete),

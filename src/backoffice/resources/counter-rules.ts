@@ -5,11 +5,11 @@
  * accounts, read by HR of the establishment (sql/counters/rules.sql: the functions called
  * here check it all; the table's policies again).
  */
-import type pg from 'pg';
 import { s } from '../../http/schema.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
-import { YES_NO, isStaff, staffAbilities } from './staff.js';
+import { anyOf, declareCall, holds, inputArg, listCall, rowId } from '../calls.js';
+import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface CounterRule {
   id: number;
@@ -40,10 +40,11 @@ export const CARRY_OVER_LABELS: Record<string, string> = { none: 'Aucun report',
 const labelled = (labels: Record<string, string>) => async (): Promise<Option[]> =>
   Object.entries(labels).map(([value, label]) => ({ value, label }));
 
+const CHOICES = declareCall('counter-rules: choices', 'app_public.counter_rule_choices', [inputArg('what', 'text')], { rows: true });
+
 /** Choices read by the named SQL function of sql/counters/rules.sql, as the signed-in account. */
 export function ruleChoices(what: 'establishments' | 'counters') {
-  return async (client: pg.PoolClient): Promise<Option[]> =>
-    (await client.query<Option>('select value, label from app_public.counter_rule_choices($1)', [what])).rows;
+  return optionsFrom(CHOICES, { body: { what } });
 }
 
 const amount = (value: string | null) => (value == null ? '—' : value.replace('.', ','));
@@ -81,9 +82,14 @@ const BODY = s.object({
   carry_over_ceiling: decimal,
   carry_over_until: s.nullable(s.text(5)),
 }, ['counter_code', 'acquisition', 'rounding', 'prorate', 'carry_over']);
-const KEYS = ['establishment', 'counter_code', 'annual_amount', 'annual_amount_ouvrables', 'acquisition', 'rounding', 'prorate',
-  'carry_over', 'carry_over_ceiling', 'carry_over_until'];
-const SAVE = 'select app_public.counter_rule_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) as result';
+const SAVE = declareCall('counter-rules: save', 'app_public.counter_rule_save', [
+  rowId(), inputArg('establishment', 'int'), inputArg('counter_code', 'text'), inputArg('annual_amount', 'numeric'),
+  inputArg('annual_amount_ouvrables', 'numeric'), inputArg('acquisition', 'text'), inputArg('rounding', 'text'),
+  inputArg('prorate', 'boolean'), inputArg('carry_over', 'text'), inputArg('carry_over_ceiling', 'numeric'),
+  inputArg('carry_over_until', 'text'),
+]);
+const GET = declareCall('counter-rules: read', 'app_public.counter_rule_get', [rowId()]);
+const DELETE = declareCall('counter-rules: delete', 'app_public.counter_rule_delete', [rowId()]);
 const FIELDS: FormField[] = [
   { key: 'establishment', label: 'Établissement', hint: 'Vide : règle par défaut de l’association (un établissement peut la remplacer).',
     options: ruleChoices('establishments') },
@@ -106,10 +112,7 @@ const formValues = (r: CounterRule) => ({
   carry_over_until: r.carry_over_until,
 });
 
-async function readsRules(client: pg.PoolClient): Promise<boolean> {
-  return (await isStaff(client)) || (await client.query<{ ok: boolean }>(
-    "select app_hidden.current_account_has('employee.change_employee_record') as ok")).rows[0]!.ok;
-}
+const readsRules = anyOf(isStaff, holds('employee.change_employee_record'));
 
 export const counterRulesResource = defineResource<CounterRule>({
   slug: 'counter-rules',
@@ -117,11 +120,7 @@ export const counterRulesResource = defineResource<CounterRule>({
   summary: 'Acquisition annuelle ou mensuelle, prorata, report et expiration, par établissement ; ouverture de l’année suivante.',
   available: readsRules,
   list: {
-    call: {
-      query: s.object({ establishment: s.id(), counter_code: s.text(16) }),
-      sql: 'select app_public.counter_rules_search(p_establishment => $1, p_counter_code => $2, p_page => $3, p_page_size => $4) as result',
-      keys: ['establishment', 'counter_code'],
-    },
+    ...listCall('counter-rules: list', 'app_public.counter_rules_search', s.object({ establishment: s.id(), counter_code: s.text(16) })),
     pageSize: 50,
     caption: 'Règles des compteurs : celles de l’association d’abord, puis celles des établissements',
     empty: 'Aucune règle ne correspond à ces filtres.',
@@ -142,14 +141,15 @@ export const counterRulesResource = defineResource<CounterRule>({
     title: 'Nouvelle règle de compteur',
     intro: 'Une règle d’établissement remplace, pour ses salariés (établissement principal), la règle par défaut du même compteur.',
     submitLabel: 'Créer la règle',
-    call: { body: BODY, sql: 'select app_public.counter_rule_save(null, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as result', keys: KEYS },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({ acquisition: 'opening', rounding: 'hundredth', prorate: true, carry_over: 'none' }),
     allowed: isStaff,
     done: 'La règle a été créée.',
   },
   detail: {
-    sql: 'select app_public.counter_rule_get($1) as result',
+    read: GET,
     title: (r) => `Règle ${r.counter_code} — ${r.establishment_name ?? 'association (par défaut)'}`,
     abilities: staffAbilities,
     render: async (r) => html`<section class="card" aria-labelledby="fiche">
@@ -168,7 +168,8 @@ export const counterRulesResource = defineResource<CounterRule>({
     edit: {
       title: 'Modifier la règle',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: SAVE, keys: KEYS },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial: formValues,
       allowed: (_r, can) => Boolean(can.edit),
@@ -179,7 +180,8 @@ export const counterRulesResource = defineResource<CounterRule>({
         slug: 'supprimer',
         title: 'Supprimer la règle de l’établissement',
         intro: 'Ses salariés suivent de nouveau la règle par défaut de l’association.',
-        call: { body: s.object({}), sql: 'select app_public.counter_rule_delete($1) as result', keys: [] },
+        call: DELETE,
+        body: s.object({}),
         fields: [],
         initial: () => ({}),
         allowed: (r, can) => Boolean(can.delete) && r.establishment != null,

@@ -1,16 +1,16 @@
 /**
  * Counters (balances), issue 13 point 4: the counters the account reads (row-level security),
  * each with its journal read-only, its activation under the rule of SPEC rule 17 and a manual
- * adjustment written as one journal movement with its reason (sql/backoffice/counters.sql).
+ * adjustment written as one journal movement with its reason (sql/counters/balances.sql).
  * Written by holders of employee.change_employee_record on the employee, or staff (SPEC,
  * Permissions: « write the employee record, contracts, assignments, counters »).
  */
-import type pg from 'pg';
 import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource } from '../registry.js';
 import { COUNTER_KINDS } from './counter-associations.js';
+import { anyOf, callValue, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
 import { YES_NO, optionsFrom } from './staff.js';
 
 interface Counter {
@@ -41,14 +41,17 @@ const amount = (value: string) => value.replace('.', ',');
 const unitOf = (c: Counter) => (c.unit === 'day' ? 'j' : 'h');
 
 /** The employees whose counters the account reads (RLS on counters). */
-const EMPLOYEES = `select e.id::text as value, e.last_name || ' ' || e.first_name as label from app_public.employees e
-  where e.id in (select c.employee_id from app_public.counters c) order by e.last_name, e.first_name`;
+const EMPLOYEES = optionsFrom(
+  declareCall('counters: employees', 'app_hidden.employee_choices', [inputArg('having', 'text')], { rows: true }),
+  { body: { having: 'counters' } });
 
-async function readsCounters(client: pg.PoolClient): Promise<boolean> {
-  return (await client.query<{ ok: boolean }>(
-    `select app_hidden.current_account_is_staff() or app_hidden.current_account_has('employee.change_employee_record')
-            or app_hidden.current_account_has('absences.view_absence_queue') as ok`)).rows[0]!.ok;
-}
+const readsCounters = anyOf(isStaff, holds('employee.change_employee_record'), holds('absences.view_absence_queue'));
+
+const GET = declareCall('counters: read', 'app_public.counter_get', [rowId()]);
+const JOURNAL = declareCall('counters: journal', 'app_public.counter_journal', [rowId()]);
+const SET_ACTIVE = declareCall('counters: activation', 'app_public.counter_set_active', [rowId(), inputArg('is_active', 'boolean')]);
+const ADJUST = declareCall('counters: adjustment', 'app_public.counter_adjust',
+  [rowId(), inputArg('bucket', 'text'), inputArg('quantity', 'numeric'), inputArg('reason', 'text')]);
 
 export const countersResource = defineResource<Counter>({
   slug: 'counters',
@@ -56,17 +59,14 @@ export const countersResource = defineResource<Counter>({
   summary: 'Soldes des salariés, journal des mouvements, ajustement manuel motivé.',
   available: readsCounters,
   list: {
-    call: {
-      query: s.object({ employee: s.id(), code: s.text(16), year: s.int({ minimum: 2000, maximum: 2100 }) }),
-      sql: 'select app_public.counters_search(p_employee => $1, p_code => $2, p_year => $3, p_page => $4, p_page_size => $5) as result',
-      keys: ['employee', 'code', 'year'],
-    },
+    ...listCall('counters: list', 'app_public.counters_search',
+      s.object({ employee: s.id(), code: s.text(16), year: s.int({ minimum: 2000, maximum: 2100 }) })),
     pageSize: 50,
     caption: 'Compteurs, année la plus récente d’abord',
     empty: 'Aucun compteur ne correspond à ces filtres.',
     filters: [
-      { key: 'employee', label: 'Salarié', options: optionsFrom(EMPLOYEES) },
-      { key: 'code', label: 'Compteur', options: optionsFrom(COUNTER_KINDS) },
+      { key: 'employee', label: 'Salarié', options: EMPLOYEES },
+      { key: 'code', label: 'Compteur', options: COUNTER_KINDS },
       { key: 'year', label: 'Année', hint: 'Par exemple 2026.' },
     ],
     columns: [
@@ -80,7 +80,7 @@ export const countersResource = defineResource<Counter>({
     ],
   },
   detail: {
-    sql: 'select app_public.counter_get($1) as result',
+    read: GET,
     title: (c) => `Compteur ${c.code} ${c.year} — ${c.employee_name}`,
     render: async (c) => html`<section class="card" aria-labelledby="fiche">
   <h2 id="fiche">Le compteur</h2>
@@ -99,8 +99,7 @@ export const countersResource = defineResource<Counter>({
       {
         title: 'Journal des mouvements (lecture seule)',
         empty: 'Aucun mouvement.',
-        rows: async (c, client) => (await client.query<{ result: Array<Record<string, unknown>> }>(
-          'select app_public.counter_journal($1) as result', [c.id])).rows[0]!.result,
+        rows: async (c, client) => callValue<Array<Record<string, unknown>>>(client, JOURNAL, { id: c.id }),
         columns: [
           { label: 'Date', rowHeader: true, value: (m) => DATE_TIME.format(new Date(String(m.at))) },
           { label: 'Mouvement', value: (m) => KIND_LABELS[String(m.kind)] ?? String(m.kind) },
@@ -116,11 +115,8 @@ export const countersResource = defineResource<Counter>({
       title: 'Ouvrir ou fermer le compteur',
       intro: 'Un compteur consommable ne s’ouvre que si un motif actif lui est associé par une association active.',
       submitLabel: 'Enregistrer',
-      call: {
-        body: s.object({ is_active: s.bool() }, ['is_active']),
-        sql: 'select app_public.counter_set_active($1, $2) as result',
-        keys: ['is_active'],
-      },
+      call: SET_ACTIVE,
+      body: s.object({ is_active: s.bool() }, ['is_active']),
       fields: [{ key: 'is_active', label: 'Compteur actif' }],
       initial: (c) => ({ is_active: c.is_active }),
       allowed: (c) => Boolean(c.may_write),
@@ -131,15 +127,12 @@ export const countersResource = defineResource<Counter>({
         slug: 'ajuster',
         title: 'Ajustement manuel',
         intro: 'Écrit un mouvement du journal, avec son motif ; le journal reste la seule façon de faire bouger un solde.',
-        call: {
-          body: s.object({
-            bucket: s.enum(['acquired', 'taken']),
-            quantity: { type: 'number' },
-            reason: s.text(INPUT_CONTRACT.adjustmentReasonMaxLength),
-          }, ['bucket', 'quantity', 'reason']),
-          sql: 'select app_public.counter_adjust($1, $2, $3, $4) as result',
-          keys: ['bucket', 'quantity', 'reason'],
-        },
+        call: ADJUST,
+        body: s.object({
+          bucket: s.enum(['acquired', 'taken']),
+          quantity: { type: 'number' },
+          reason: s.text(INPUT_CONTRACT.adjustmentReasonMaxLength),
+        }, ['bucket', 'quantity', 'reason']),
         fields: [
           { key: 'bucket', label: 'Colonne', options: async () => [{ value: 'acquired', label: 'Acquis' }, { value: 'taken', label: 'Pris' }] },
           { key: 'quantity', label: 'Quantité', hint: 'Positive ou négative, deux décimales au plus (virgule acceptée).' },

@@ -3,8 +3,8 @@
  * ("Compte actif"), role attributions and honorability certificate. Every read and write goes
  * through the API's SQL functions (employees_list / employee_get, account_activation_set,
  * honorability_certificate_*) or the back-office's role attribution functions
- * (sql/backoffice/role_attributions.sql): the perimeter and the rights are theirs. Contracts are
- * added, changed and removed through employee_update (sql/backoffice/contracts.sql), which
+ * (sql/org/role_attributions.sql): the perimeter and the rights are theirs. Contracts are
+ * added, changed and removed through employee_update (sql/employees/contracts.sql), which
  * re-raises its refusals under the form's fields.
  */
 import type pg from 'pg';
@@ -12,10 +12,24 @@ import { html, message, type Html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
 import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
-import { establishmentOptions } from './referentials.js';
+import { bodyObject, callRows, callValue, callValueOrNull, declareCall, holds, inputArg, rowId } from '../calls.js';
+import { ESTABLISHMENTS_NAMED, establishmentOptions } from './referentials.js';
+import { optionsFrom } from './staff.js';
 
-const contractTypeOptions = async (client: pg.PoolClient) => (await client.query<{ value: string; label: string }>(
-  "select id::text as value, code || ' — ' || name as label from app_public.contract_types order by id")).rows;
+/** The contract types in creation order. */
+const contractTypeOptions = optionsFrom(declareCall('employees: contract types', 'app_hidden.contract_type_choices', [], { rows: true }));
+
+const READ = declareCall('employees: read', 'app_hidden.employee_with_contracts_version', [rowId()]);
+const ABILITIES = declareCall('employees: abilities', 'app_hidden.employee_abilities', [rowId()]);
+const ACCOUNT_ROLES = declareCall('employees: account roles', 'app_public.account_role_attributions', [inputArg('account', 'int')]);
+const CAN_DEPOSIT = declareCall('employees: certificate deposit', 'app_hidden.can_deposit_honorability', [inputArg('employee', 'int')]);
+const CERTIFICATE = declareCall('employees: certificate', 'app_public.honorability_certificate_get', [inputArg('employee', 'int')]);
+const CONTRACT_ADD = declareCall('employees: contract addition', 'app_public.employee_contract_add', [rowId('p_employee'), bodyObject('p_contract')]);
+const CONTRACT_CHANGE = declareCall('employees: contract change', 'app_public.employee_contract_change', [rowId('p_employee'), bodyObject()]);
+const CONTRACT_REMOVE = declareCall('employees: contract removal', 'app_public.employee_contract_remove', [rowId('p_employee'), bodyObject()]);
+const CERTIFICATE_DELETE = declareCall('employees: certificate removal', 'app_public.honorability_certificate_delete', [rowId('p_employee')]);
+/** A refusal of a read (a missing certificate, roles out of reach: WN…), answered as nothing. */
+const notFound = (error: unknown) => (error as { code?: string }).code?.startsWith('WN') === true;
 
 interface Contract {
   id: number;
@@ -94,20 +108,6 @@ export function period(start: string | null, end: string | null): string {
   return 'sans limite de dates';
 }
 
-/** Reads with a statement that may be refused (404 of a missing certificate) without ending the transaction. */
-async function readOrNull<T>(client: pg.PoolClient, sql: string, values: unknown[]): Promise<T | null> {
-  await client.query('savepoint optional_read');
-  try {
-    const { rows } = await client.query<{ result: T }>(sql, values);
-    await client.query('release savepoint optional_read');
-    return rows[0]!.result;
-  } catch (error) {
-    if ((error as { code?: string }).code?.startsWith('WN') !== true) throw error;
-    await client.query('rollback to savepoint optional_read');
-    return null;
-  }
-}
-
 export function rolesTable(roles: RoleAttribution[], actions?: (role: RoleAttribution) => Html): Html {
   if (roles.length === 0) return html`<p>Aucun rôle.</p>`;
   return html`<div class="table-wrap"><table>
@@ -145,14 +145,13 @@ function teamsTable(teams: Assignment[]): Html {
 
 async function render(e: Employee, client: pg.PoolClient): Promise<Html> {
   const secondary = e.secondary_establishments.length
-    ? (await client.query<{ name: string }>('select name from app_public.establishments where id = any ($1::int[]) order by name',
-      [e.secondary_establishments])).rows.map((r) => r.name).join(', ')
+    ? (await callRows<{ name: string }>(client, ESTABLISHMENTS_NAMED, { body: { ids: e.secondary_establishments } })).map((r) => r.name).join(', ')
     : '—';
   const roles = e.account
-    ? await readOrNull<AccountRoles>(client, 'select app_public.account_role_attributions($1) as result', [e.account.id])
+    ? await callValueOrNull<AccountRoles>(client, ACCOUNT_ROLES, { body: { account: e.account.id } }, notFound)
     : null;
-  const canDeposit = (await client.query<{ ok: boolean }>('select app_hidden.can_deposit_honorability($1) as ok', [e.id])).rows[0]!.ok;
-  const certificate = await readOrNull<Certificate>(client, 'select app_public.honorability_certificate_get(p_employee => $1) as result', [e.id]);
+  const canDeposit = await callValue<boolean>(client, CAN_DEPOSIT, { body: { employee: e.id } });
+  const certificate = await callValueOrNull<Certificate>(client, CERTIFICATE, { body: { employee: e.id } }, notFound);
   return html`<section class="card" aria-labelledby="fiche">
   <h2 id="fiche">La fiche</h2>
   <dl class="facts">
@@ -234,21 +233,19 @@ const RECORD_FIELDS: FormField[] = [
   { key: 'secondary_establishments', label: 'Établissements secondaires', options: establishmentOptions },
 ];
 
-const CAN_WRITE_RECORDS = "select app_hidden.current_account_has('employee.change_employee_record') as ok";
 
 export const employeeResource = defineResource<Employee>({
   slug: 'employees',
   title: 'Salariés',
   summary: 'Fiches des salariés : contrats, équipes, compte actif, rôles et attestation d’honorabilité.',
-  available: async (client) =>
-    (await client.query<{ ok: boolean }>("select app_hidden.current_account_has('employee.view_employee_directory') as ok")).rows[0]!.ok,
+  available: holds('employee.view_employee_directory'),
   create: {
     title: 'Nouvelle fiche salarié',
     submitLabel: 'Créer la fiche et son compte',
     intro: 'Le compte est ouvert sans mot de passe utilisable, avec le rôle Salarié ; une invitation part vers l’adresse professionnelle si elle est donnée.',
     operationId: 'employees_create',
     fields: RECORD_FIELDS,
-    allowed: async (client) => (await client.query<{ ok: boolean }>(CAN_WRITE_RECORDS)).rows[0]!.ok,
+    allowed: holds('employee.change_employee_record'),
     done: 'La fiche a été créée.',
   },
   list: {
@@ -269,16 +266,9 @@ export const employeeResource = defineResource<Employee>({
   },
   detail: {
     // employee_get (the API's reading and its 404) with the version the contract forms carry.
-    sql: "select app_public.employee_get($1) || jsonb_build_object('contracts_version', app_hidden.employee_contracts_version($1)) as result",
+    read: READ,
     title: (e) => `${e.first_name} ${e.last_name}`,
-    abilities: async (client, id) => (await client.query<{ a: Record<string, boolean> }>(
-      `select jsonb_build_object(
-         'activation', not app_hidden.is_current_employee($1)
-                       and (app_hidden.may(null, 'employee.change_account_activation', $1)
-                            or app_hidden.may(null, 'employee.change_interim_account_activation', $1)),
-         'edit', app_hidden.may(null, 'employee.change_employee_record', $1),
-         'remove_certificate', app_hidden.can_deposit_honorability($1)
-                               and exists (select 1 from app_public.honorability_certificates h where h.employee_id = $1)) as a`, [id])).rows[0]!.a,
+    abilities: async (client, id) => callValue<Record<string, boolean>>(client, ABILITIES, { id }),
     render,
     edit: {
       title: 'Modifier la fiche',
@@ -308,11 +298,8 @@ export const employeeResource = defineResource<Employee>({
         slug: 'ajouter-contrat',
         title: 'Ajouter un contrat',
         intro: 'Les contrats d’un salarié ne se chevauchent pas : datez d’abord la fin du contrat en cours si besoin.',
-        call: {
-          body: s.object(CONTRACT_PROPERTIES, ['type', 'start_date']),
-          sql: 'select app_public.employee_contract_add($1, $2::jsonb) as result',
-          keys: 'body',
-        },
+        call: CONTRACT_ADD,
+        body: s.object(CONTRACT_PROPERTIES, ['type', 'start_date']),
         fields: CONTRACT_FIELDS,
         initial: () => ({}),
         allowed: (_e, can) => Boolean(can.edit),
@@ -324,11 +311,8 @@ export const employeeResource = defineResource<Employee>({
         title: 'Modifier un contrat',
         intro: 'Les champs sont préremplis avec le contrat le plus récent ; pour un autre contrat, choisissez-le et saisissez tous ses champs : '
           + 'ils remplacent les siens.',
-        call: {
-          body: s.object({ ...CONTRACT_CHOICE, ...CONTRACT_PROPERTIES }, ['contract', 'version', 'type', 'start_date']),
-          sql: 'select app_public.employee_contract_change($1, $2::jsonb) as result',
-          keys: 'body',
-        },
+        call: CONTRACT_CHANGE,
+        body: s.object({ ...CONTRACT_CHOICE, ...CONTRACT_PROPERTIES }, ['contract', 'version', 'type', 'start_date']),
         fields: [...CONTRACT_CHOICE_FIELDS, ...CONTRACT_FIELDS],
         initial: (e) => {
           const c = latestContract(e);
@@ -345,11 +329,8 @@ export const employeeResource = defineResource<Employee>({
         slug: 'supprimer-contrat',
         title: 'Supprimer un contrat',
         intro: 'Le contrat est effacé de la fiche (un contrat terminé se garde en datant sa fin).',
-        call: {
-          body: s.object(CONTRACT_CHOICE, ['contract', 'version']),
-          sql: 'select app_public.employee_contract_remove($1, $2::jsonb) as result',
-          keys: 'body',
-        },
+        call: CONTRACT_REMOVE,
+        body: s.object(CONTRACT_CHOICE, ['contract', 'version']),
         fields: CONTRACT_CHOICE_FIELDS,
         initial: (e) => ({ contract: latestContract(e)?.id, version: e.contracts_version }),
         allowed: (e, can) => Boolean(can.edit) && e.contracts.length > 0,
@@ -361,11 +342,8 @@ export const employeeResource = defineResource<Employee>({
         slug: 'remove-certificate',
         title: 'Retirer l’attestation d’honorabilité',
         intro: 'Le fichier est supprimé du stockage.',
-        call: {
-          body: { type: 'object', properties: {} },
-          sql: 'select app_public.honorability_certificate_delete(p_employee => $1) as result',
-          keys: [],
-        },
+        call: CERTIFICATE_DELETE,
+        body: { type: 'object', properties: {} },
         fields: [],
         initial: () => ({}),
         allowed: (_e, can) => Boolean(can.remove_certificate),

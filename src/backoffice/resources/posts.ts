@@ -1,13 +1,15 @@
 /**
  * Posts, issue 13 point 4: read by every back-office account, written by staff accounts only
- * (sql/backoffice/reference.sql). A post code is refused when an absence type holds it
+ * (sql/reference/administration.sql). A post code is refused when an absence type holds it
  * (case-insensitively), the same rule as on the absence types' side.
  */
 import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
+import { bodyObject, declareCall, listCall, rowId } from '../calls.js';
+import { establishmentOptions } from './referentials.js';
+import { YES_NO, isStaff, staffAbilities } from './staff.js';
 
 interface Post {
   id: number;
@@ -23,7 +25,8 @@ interface Post {
   is_active: boolean;
 }
 
-const ESTABLISHMENTS = 'select id::text as value, name as label from app_public.establishments order by name';
+const GET = declareCall('posts: read', 'app_public.post_get', [rowId()]);
+const SAVE = declareCall('posts: save', 'app_public.post_save', [rowId(), bodyObject()]);
 
 const BODY = s.object({
   code: s.text(16),
@@ -40,7 +43,7 @@ const BODY = s.object({
 const FIELDS: FormField[] = [
   { key: 'code', label: 'Code', hint: 'Unique dans l’établissement ; jamais le code d’un motif d’absence (casse ignorée).' },
   { key: 'label', label: 'Libellé' },
-  { key: 'establishment', label: 'Établissement', options: optionsFrom(ESTABLISHMENTS) },
+  { key: 'establishment', label: 'Établissement', options: establishmentOptions },
   { key: 'start_time', label: 'Début', hint: 'HH:MM.' },
   { key: 'end_time', label: 'Fin', hint: 'Une fin avant le début finit le lendemain (poste de nuit).' },
   { key: 'break_start_time', label: 'Début de pause' },
@@ -58,16 +61,12 @@ export const postsResource = defineResource<Post>({
   summary: 'Postes de chaque établissement : horaires et pause.',
   available: async () => true,
   list: {
-    call: {
-      query: s.object({ establishment: s.id(), active: s.bool() }),
-      sql: 'select app_public.posts_search(p_establishment => $1, p_active => $2, p_page => $3, p_page_size => $4) as result',
-      keys: ['establishment', 'active'],
-    },
+    ...listCall('posts: list', 'app_public.posts_search', s.object({ establishment: s.id(), active: s.bool() })),
     pageSize: 50,
     caption: 'Postes, par établissement',
     empty: 'Aucun poste ne correspond à ces filtres.',
     filters: [
-      { key: 'establishment', label: 'Établissement', options: optionsFrom(ESTABLISHMENTS) },
+      { key: 'establishment', label: 'Établissement', options: establishmentOptions },
       { key: 'active', label: 'Activité', options: async () => [{ value: 'true', label: 'Actifs' }, { value: 'false', label: 'Inactifs' }] },
     ],
     columns: [
@@ -82,14 +81,15 @@ export const postsResource = defineResource<Post>({
   create: {
     title: 'Nouveau poste',
     submitLabel: 'Créer le poste',
-    call: { body: BODY, sql: 'select app_public.post_save(null, $1::jsonb) as result', keys: 'body' },
+    call: SAVE,
+    body: BODY,
     fields: FIELDS,
     initial: () => ({ is_active: true }),
     allowed: isStaff,
     done: 'Le poste a été créé.',
   },
   detail: {
-    sql: 'select app_public.post_get($1) as result',
+    read: GET,
     title: (p) => `Poste ${p.code} — ${p.label}`,
     abilities: staffAbilities,
     render: async (p) => html`<section class="card" aria-labelledby="fiche">
@@ -106,7 +106,8 @@ export const postsResource = defineResource<Post>({
     edit: {
       title: 'Modifier le poste',
       submitLabel: 'Enregistrer',
-      call: { body: BODY, sql: 'select app_public.post_save($1, $2::jsonb) as result', keys: 'body' },
+      call: SAVE,
+      body: BODY,
       fields: FIELDS,
       initial: (p) => ({ ...p }),
       allowed: (_p, can) => Boolean(can.edit),

@@ -4,10 +4,10 @@
  * written by staff accounts only (SPEC Permissions rule 6), through the same SQL functions as
  * /api/establishments/, /api/divisions/ and /api/contract-types/.
  */
-import type pg from 'pg';
 import { html } from '../html.js';
 import { defineResource, type Action, type FormField, type Option } from '../registry.js';
-import { isStaff, staffAbilities } from './staff.js';
+import { callRows, declareCall, inputArg } from '../calls.js';
+import { isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface Establishment {
   id: number;
@@ -52,13 +52,14 @@ function deleteAction<Row>(operationId: string, title: string, intro: string, do
   };
 }
 
-export async function divisionOptions(client: pg.PoolClient): Promise<Option[]> {
-  return (await client.query<Option>('select id::text as value, name as label from app_public.divisions order by name')).rows;
-}
+/** The divisions, by name. */
+export const divisionOptions = optionsFrom(declareCall('divisions', 'app_hidden.division_choices', [], { rows: true }));
 
-export async function establishmentOptions(client: pg.PoolClient): Promise<Option[]> {
-  return (await client.query<Option>('select id::text as value, name as label from app_public.establishments order by name')).rows;
-}
+/** The establishments, by name (every select of an establishment). */
+export const establishmentOptions = optionsFrom(declareCall('establishments', 'app_hidden.establishment_choices', [], { rows: true }));
+
+/** The names of some establishments, by name (a division's, an employee's secondary ones). */
+export const ESTABLISHMENTS_NAMED = declareCall('establishments named', 'app_hidden.establishments_named', [inputArg('ids', 'int[]')], { rows: true });
 
 const ESTABLISHMENT_FIELDS: FormField[] = [
   { key: 'name', label: 'Nom' },
@@ -158,8 +159,7 @@ export const divisionResource = defineResource<Division>({
       done: 'La division a été enregistrée.',
     },
     render: async (d, client) => {
-      const { rows } = await client.query<{ id: number; name: string }>(
-        'select id, name from app_public.establishments where id = any ($1::int[]) order by name', [d.establishments]);
+      const rows = await callRows<{ id: number; name: string }>(client, ESTABLISHMENTS_NAMED, { body: { ids: d.establishments } });
       return html`<section class="card" aria-labelledby="fiche">
   <h2 id="fiche">La division</h2>
   <dl class="facts">

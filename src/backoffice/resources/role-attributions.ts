@@ -3,15 +3,15 @@
  * roles of the manager workspace, establishments (none: the whole association). Read as the
  * policies allow (one's own, the directory readers); written by staff accounts only, inside
  * their employee-record perimeter, never on their own account, never beyond the rights they
- * hold themselves: every rule is in sql/backoffice/role_attributions.sql.
+ * hold themselves: every rule is in sql/org/role_attributions.sql.
  */
-import type pg from 'pg';
 import { s } from '../../http/schema.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period, type RoleAttribution } from './employees.js';
 import { establishmentOptions } from './referentials.js';
-import { isStaff } from './staff.js';
+import { anyOf, bodyObject, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
+import { optionsFrom } from './staff.js';
 
 interface ListedAttribution extends RoleAttribution {
   account_username: string;
@@ -28,11 +28,7 @@ export const ROLE_NAMES = ['Admin', 'RH n1', 'RH n2', 'DA', 'Manager n1', 'Manag
 
 const roleOptions = async (): Promise<Option[]> => ROLE_NAMES.map((name) => ({ value: name, label: name }));
 
-async function accountOptions(client: pg.PoolClient): Promise<Option[]> {
-  return (await client.query<Option>(
-    `select a.id::text as value, a.username || ' — ' || coalesce(app_hidden.account_display_name(a.id), a.username) as label
-     from app_public.accounts a order by lower(a.username)`)).rows;
-}
+const accountOptions = optionsFrom(declareCall('role-attributions: accounts', 'app_hidden.account_choices', [], { rows: true }));
 
 const DATES_AND_ESTABLISHMENTS: FormField[] = [
   { key: 'start_date', label: 'Début', hint: 'Inclus ; vide : sans date de début.' },
@@ -49,8 +45,14 @@ const datesAndEstablishments = {
   establishments: s.array(s.id(), { maxItems: 200 }),
 };
 
-/** The body of the SQL functions, built from the form's keys (null dates are no bound). */
-const BODY_SQL = "jsonb_build_object('start_date', $2::text, 'end_date', $3::text, 'establishments', coalesce($4::jsonb, '[]'::jsonb))";
+/** The keys of the body the SQL functions read (null dates are no bound, null establishments none). */
+const DATES_AND_ESTABLISHMENTS_KEYS = ['start_date', 'end_date', 'establishments'];
+
+const GET = declareCall('role-attributions: read', 'app_public.role_attribution_get', [rowId()]);
+const GRANT = declareCall('role-attributions: grant', 'app_public.role_attribution_grant',
+  [inputArg('account', 'int'), bodyObject('p_body', ['role', ...DATES_AND_ESTABLISHMENTS_KEYS])]);
+const CHANGE = declareCall('role-attributions: change', 'app_public.role_attribution_change', [rowId(), bodyObject('p_body', DATES_AND_ESTABLISHMENTS_KEYS)]);
+const DELETE = declareCall('role-attributions: delete', 'app_public.role_attribution_delete', [rowId()]);
 
 const establishmentsOf = (r: RoleAttribution) =>
   r.restricts_by_establishment ? (r.establishment_names.length ? r.establishment_names.join(', ') : 'toute l’association') : 'sans objet';
@@ -59,14 +61,10 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
   slug: 'role-attributions',
   title: 'Attributions de rôle',
   summary: 'Qui détient quel rôle, sur quelles dates et quels établissements ; attributions par le personnel d’administration.',
-  available: async (client) => (await client.query<{ ok: boolean }>(
-    "select app_hidden.current_account_has('employee.view_employee_directory') or app_hidden.current_account_is_staff() as ok")).rows[0]!.ok,
+  available: anyOf(holds('employee.view_employee_directory'), isStaff),
   list: {
-    call: {
-      query: s.object({ account: s.id(), role: s.enum(ROLE_NAMES), establishment: s.id() }),
-      sql: 'select app_public.role_attributions_search(p_account => $1, p_role => $2, p_establishment => $3, p_page => $4, p_page_size => $5) as result',
-      keys: ['account', 'role', 'establishment'],
-    },
+    ...listCall('role-attributions: list', 'app_public.role_attributions_search',
+      s.object({ account: s.id(), role: s.enum(ROLE_NAMES), establishment: s.id() })),
     pageSize: 25,
     caption: 'Attributions de rôle, en vigueur d’abord',
     empty: 'Aucune attribution ne correspond à ces filtres.',
@@ -87,13 +85,8 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
     title: 'Attribuer un rôle',
     submitLabel: 'Attribuer le rôle',
     intro: 'Vous n’attribuez que des droits que vous détenez vous-même, au même rang ou au-dessus, sur ces établissements ; jamais à votre propre compte.',
-    call: {
-      body: s.object({ account: s.id(), role: s.enum(ROLE_NAMES), ...datesAndEstablishments }, ['account', 'role']),
-      sql: `select app_public.role_attribution_grant(p_account => $1,
-              p_body => jsonb_build_object('role', $2::text, 'start_date', $3::text, 'end_date', $4::text,
-                                           'establishments', coalesce($5::jsonb, '[]'::jsonb))) as result`,
-      keys: ['account', 'role', 'start_date', 'end_date', 'establishments'],
-    },
+    call: GRANT,
+    body: s.object({ account: s.id(), role: s.enum(ROLE_NAMES), ...datesAndEstablishments }, ['account', 'role']),
     fields: [
       { key: 'account', label: 'Compte', options: accountOptions },
       { key: 'role', label: 'Rôle', options: roleOptions },
@@ -103,7 +96,7 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
     done: 'Le rôle a été attribué.',
   },
   detail: {
-    sql: 'select app_public.role_attribution_get($1) as result',
+    read: GET,
     title: (r) => `${r.role} — ${r.account_username}`,
     render: async (row) => {
       const r = row as Attribution;
@@ -124,11 +117,8 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
       title: 'Modifier les dates et les établissements',
       submitLabel: 'Enregistrer',
       intro: 'Le rôle ne change pas : pour un autre rôle, attribuez-le et datez la fin de celui-ci.',
-      call: {
-        body: s.object(datesAndEstablishments),
-        sql: `select app_public.role_attribution_change($1, ${BODY_SQL}) as result`,
-        keys: ['start_date', 'end_date', 'establishments'],
-      },
+      call: CHANGE,
+      body: s.object(datesAndEstablishments),
       fields: DATES_AND_ESTABLISHMENTS,
       initial: (r) => ({ start_date: r.start_date, end_date: r.end_date, establishments: r.establishments }),
       allowed: (r) => Boolean((r as Attribution).can_edit),
@@ -139,7 +129,8 @@ export const roleAttributionResource = defineResource<ListedAttribution>({
         slug: 'supprimer',
         title: 'Supprimer l’attribution',
         intro: 'Pour garder l’historique, datez plutôt sa fin.',
-        call: { body: s.object({}), sql: 'select app_public.role_attribution_delete($1) as result', keys: [] },
+        call: DELETE,
+        body: s.object({}),
         fields: [],
         initial: () => ({}),
         allowed: (r) => Boolean((r as Attribution).can_edit),

@@ -7,7 +7,18 @@ import { slotInput } from '../../http/routes/shift-change-requests.js';
 import { s } from '../../http/schema.js';
 import { html, message, type Html } from '../html.js';
 import { defineResource } from '../registry.js';
+import { callValue, declareCall, holds, inputArg, rowId } from '../calls.js';
 import { auditTrail } from './audit-log.js';
+import { establishmentOptions } from './referentials.js';
+import { optionsFrom } from './staff.js';
+
+const ABILITIES = declareCall('shift-change-requests: abilities', 'app_public.shift_change_abilities', [rowId()]);
+const CORRECT = declareCall('shift-change-requests: correction', 'app_public.shift_change_correct',
+  [rowId(), inputArg('version', 'int'), inputArg('slots', 'jsonb'), inputArg('is_remote', 'boolean'), inputArg('is_offsite', 'boolean')]);
+/** The employees who filed a request the account reads. */
+const EMPLOYEES = optionsFrom(
+  declareCall('shift-change-requests: employees', 'app_hidden.employee_choices', [inputArg('having', 'text')], { rows: true }),
+  { body: { having: 'shift_change_requests' } });
 
 interface Slot {
   start_time: string;
@@ -84,8 +95,7 @@ export const shiftChangeResource = defineResource<ShiftChangeRequest>({
   slug: 'shift-change-requests',
   title: 'Demandes de modification',
   summary: 'Demandes de modification de journée : correction RH, validation et refus.',
-  available: async (client) =>
-    (await client.query<{ ok: boolean }>("select app_hidden.current_account_has('absences.view_absence_queue') as ok")).rows[0]!.ok,
+  available: holds('absences.view_absence_queue'),
   list: {
     operationId: 'shift_change_requests_list',
     pageSize: 25,
@@ -94,16 +104,10 @@ export const shiftChangeResource = defineResource<ShiftChangeRequest>({
     filters: [
       { key: 'status', label: 'Statut', options: async () => Object.entries(STATUS_LABELS).map(([value, label]) => ({ value, label })) },
       {
-        key: 'establishment', label: 'Établissement',
-        options: async (client) => (await client.query<{ value: string; label: string }>(
-          'select id::text as value, name as label from app_public.establishments order by name')).rows,
+        key: 'establishment', label: 'Établissement', options: establishmentOptions,
       },
       {
-        key: 'employee', label: 'Salarié',
-        options: async (client) => (await client.query<{ value: string; label: string }>(
-          `select e.id::text as value, e.last_name || ' ' || e.first_name as label
-           from app_public.employees e where e.id in (select r.employee_id from app_public.shift_change_requests r)
-           order by e.last_name, e.first_name`)).rows,
+        key: 'employee', label: 'Salarié', options: EMPLOYEES,
       },
       { key: 'from', label: 'Du' },
       { key: 'to', label: 'Au' },
@@ -119,8 +123,7 @@ export const shiftChangeResource = defineResource<ShiftChangeRequest>({
   detail: {
     operationId: 'shift_change_requests_read',
     title: (r) => `Demande n° ${r.id} — ${r.employee_name ?? ''}`,
-    abilities: async (client, id) =>
-      (await client.query<{ a: Record<string, boolean> }>('select app_public.shift_change_abilities($1) as a', [id])).rows[0]!.a,
+    abilities: async (client, id) => callValue<Record<string, boolean>>(client, ABILITIES, { id }),
     render: async (r, client) => html`
 <section class="card" aria-labelledby="demande">
   <h2 id="demande">La demande</h2>
@@ -154,16 +157,13 @@ ${await auditTrail(client, 'shift_change_request', r.id)}`,
         slug: 'correct',
         title: 'Corriger la demande (RH)',
         intro: 'Les créneaux corrigés remplacent ceux demandés ; la demande reste en attente et sa validation demandera un motif.',
-        call: {
-          body: s.object({
-            version: s.int({ minimum: 1 }),
-            slots: s.array(slotInput, { maxItems: 9 }),
-            is_remote: s.bool(),
-            is_offsite: s.bool(),
-          }, ['version', 'slots', 'is_remote', 'is_offsite']),
-          sql: 'select app_public.shift_change_correct(p_id => $1, p_version => $2, p_slots => $3::jsonb, p_is_remote => $4, p_is_offsite => $5) as result',
-          keys: ['version', 'slots', 'is_remote', 'is_offsite'],
-        },
+        call: CORRECT,
+        body: s.object({
+          version: s.int({ minimum: 1 }),
+          slots: s.array(slotInput, { maxItems: 9 }),
+          is_remote: s.bool(),
+          is_offsite: s.bool(),
+        }, ['version', 'slots', 'is_remote', 'is_offsite']),
         fields: [
           version,
           { key: 'slots', label: 'Créneaux de la journée', widget: 'slots', hint: 'Heures au format HH:MM. Videz les heures d’un créneau pour le retirer ; remplissez une ligne « Ajout » pour en ajouter un.' },

@@ -1,10 +1,9 @@
 /** Reference data is written by staff accounts only (SPEC, Permissions rule 6): what the forms ask SQL. */
 import type pg from 'pg';
+import { callRows, isStaff, type BackofficeCall, type CallInputs } from '../calls.js';
 import type { Abilities, Option } from '../registry.js';
 
-export async function isStaff(client: pg.PoolClient): Promise<boolean> {
-  return (await client.query<{ ok: boolean }>('select app_hidden.current_account_is_staff() as ok')).rows[0]!.ok;
-}
+export { isStaff };
 
 /** The abilities of a reference row: staff accounts edit and delete it. */
 export async function staffAbilities(client: pg.PoolClient): Promise<Abilities> {
@@ -12,9 +11,9 @@ export async function staffAbilities(client: pg.PoolClient): Promise<Abilities> 
   return { edit: staff, delete: staff };
 }
 
-/** Options of a select read as the signed-in account: `sql` answers value and label. */
-export function optionsFrom(sql: string) {
-  return async (client: pg.PoolClient): Promise<Option[]> => (await client.query<Option>(sql)).rows;
+/** Options of a select read as the signed-in account: a declared call answering (value, label) rows. */
+export function optionsFrom(call: BackofficeCall, inputs: CallInputs = {}) {
+  return async (client: pg.PoolClient): Promise<Option[]> => callRows<Option & Record<string, unknown>>(client, call, inputs);
 }
 
 export const YES_NO = (value: unknown) => (value ? 'oui' : 'non');

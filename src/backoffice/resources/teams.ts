@@ -2,21 +2,20 @@
  * Teams (issue 13, point 4): list and detail with their establishments and members, through
  * the API's SQL functions (teams_list, team_get): members are those the account may read. A
  * member is added by team_member_add and removed through team_members_replace
- * (sql/backoffice/team_members.sql).
+ * (sql/teams/members.sql).
  */
 import type pg from 'pg';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period } from './employees.js';
+import { bodyObject, callValue, declareCall, holds, rowId } from '../calls.js';
 import { establishmentOptions } from './referentials.js';
+import { optionsFrom } from './staff.js';
 import { s } from '../../http/schema.js';
 
 /** Team writes: employee.change_team, bounded to teams with an establishment of the perimeter (SPEC Permissions rule 7). */
-const CAN_CHANGE_TEAMS = "select app_hidden.current_account_has('employee.change_team') as ok";
-const TEAM_ABILITIES = `select app_hidden.current_account_has('employee.change_team')
-  and (app_hidden.perimeter_is_whole('employee.change_team')
-       or exists (select 1 from app_public.team_establishments te where te.team_id = $1
-                  and te.establishment_id = any (app_hidden.perimeter_establishment_ids('employee.change_team')))) as ok`;
+const WRITABLE = declareCall('teams: abilities', 'app_hidden.team_writable', [rowId()]);
+const MEMBER_REMOVE = declareCall('teams: member removal', 'app_public.team_member_remove', [rowId('p_team'), bodyObject()]);
 
 const TEAM_FIELDS: FormField[] = [
   { key: 'name', label: 'Nom' },
@@ -24,11 +23,7 @@ const TEAM_FIELDS: FormField[] = [
 ];
 
 /** Employees of the caller's team-writing perimeter, to add as members. */
-async function memberOptions(client: pg.PoolClient): Promise<Option[]> {
-  return (await client.query<Option>(
-    `select e.id::text as value, e.last_name || ' ' || e.first_name as label from app_public.employees e
-     where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name`)).rows;
-}
+const memberOptions = optionsFrom(declareCall('teams: member candidates', 'app_hidden.team_member_choices', [], { rows: true }));
 
 /** The team's current and future members (team_get lists those), once each. */
 async function currentMemberOptions(_client: pg.PoolClient, row?: Record<string, unknown>): Promise<Option[]> {
@@ -54,7 +49,7 @@ export const teamResource = defineResource<Team>({
     submitLabel: 'Créer l’équipe',
     operationId: 'teams_create',
     fields: TEAM_FIELDS,
-    allowed: async (client) => (await client.query<{ ok: boolean }>(CAN_CHANGE_TEAMS)).rows[0]!.ok,
+    allowed: holds('employee.change_team'),
     done: 'L’équipe a été créée.',
   },
   list: {
@@ -75,7 +70,7 @@ export const teamResource = defineResource<Team>({
     operationId: 'teams_read',
     title: (t) => t.name,
     abilities: async (client, id) => {
-      const ok = (await client.query<{ ok: boolean }>(TEAM_ABILITIES, [id])).rows[0]!.ok;
+      const ok = await callValue<boolean>(client, WRITABLE, { id });
       return { edit: ok, delete: ok };
     },
     edit: {
@@ -119,11 +114,8 @@ export const teamResource = defineResource<Team>({
         slug: 'retirer-membre',
         title: 'Retirer un membre',
         intro: 'Le membre quitte l’équipe hier ; une affectation qui n’a pas encore commencé est supprimée.',
-        call: {
-          body: s.object({ employee: s.id() }, ['employee']),
-          sql: 'select app_public.team_member_remove($1, $2::jsonb) as result',
-          keys: 'body',
-        },
+        call: MEMBER_REMOVE,
+        body: s.object({ employee: s.id() }, ['employee']),
         fields: [{ key: 'employee', label: 'Salarié', options: currentMemberOptions }],
         initial: () => ({}),
         allowed: (t, can) => Boolean(can.edit) && Boolean(t.members?.length),

@@ -150,3 +150,23 @@ $$;
 comment on function app_public.employee_contract_remove(integer, jsonb) is
 'SPEC Permissions (employee.change_employee_record), back-office: removes one contract of an employee
 through employee_update; 409 when the contract list changed since the form was drawn (version).';
+
+-- An employee record as the API reads it (employee_get: its perimeter, its 404) with the version of
+-- its contract list that the contract forms carry (sql/employees/contracts.sql).
+create or replace function app_hidden.employee_with_contracts_version(p_id int) returns jsonb
+language sql stable as $$
+  select app_public.employee_get(p_id) || jsonb_build_object('contracts_version', app_hidden.employee_contracts_version(p_id));
+$$;
+
+-- What the signed-in account may do on an employee record: close or open its account (never its
+-- own), write the record, remove the honorability certificate.
+create or replace function app_hidden.employee_abilities(p_id int) returns jsonb
+language sql stable as $$
+  select jsonb_build_object(
+    'activation', not app_hidden.is_current_employee(p_id)
+                  and (app_hidden.may(null, 'employee.change_account_activation', p_id)
+                       or app_hidden.may(null, 'employee.change_interim_account_activation', p_id)),
+    'edit', app_hidden.may(null, 'employee.change_employee_record', p_id),
+    'remove_certificate', app_hidden.can_deposit_honorability(p_id)
+                          and exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_id));
+$$;

@@ -37,23 +37,17 @@ create or replace function app_public.counters_search(p_employee int default nul
                                                       p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select c.id, c.year, c.code, e.last_name, e.first_name
-    from app_public.counters c
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(j.doc order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_private.counters_admin_json(l.ids) j on j.id = u.id))
+  from app_hidden.list_page(array(
+    select c.id from app_public.counters c
     join app_public.employees e on e.id = c.employee_id
     where (p_employee is null or c.employee_id = p_employee)
       and (p_code is null or c.code = p_code)
       and (p_year is null or c.year = p_year)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.year desc, f.last_name, f.first_name, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(j.doc order by page.n)
-                         from page join app_private.counters_admin_json(array(select id from page)) j on j.id = page.id), '[]'::jsonb));
+    order by c.year desc, e.last_name, e.first_name, c.code, c.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.counters_search(integer, text, integer, integer, integer) is
 'SPEC Counters and Permissions (employee.change_employee_record), back-office: one page of the counters

@@ -15,46 +15,12 @@ insert into app_private.audit_models (model, label) values
   ('counter_adjustment', 'Ajustement manuel de compteur')
 on conflict do nothing;
 
-do $$
-declare
-  t text;
-begin
-  foreach t in array array['absence_categories', 'absence_types', 'absence_type_contract_types',
-                           'counter_associations', 'posts'] loop
-    execute format('drop policy if exists insert_staff on app_public.%I', t);
-    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists update_staff on app_public.%I', t);
-    execute format('create policy update_staff on app_public.%I for update to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists delete_staff on app_public.%I', t);
-    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))', t);
-  end loop;
-end;
-$$;
-
-create or replace trigger _500_audit after insert or update on app_public.absence_categories
-  for each row execute function app_private.tg__audit('absence_category');
-create or replace trigger _500_audit_delete before delete on app_public.absence_categories
-  for each row execute function app_private.tg__audit('absence_category');
-create or replace trigger _500_audit after insert or update on app_public.absence_types
-  for each row execute function app_private.tg__audit('absence_type');
-create or replace trigger _500_audit_delete before delete on app_public.absence_types
-  for each row execute function app_private.tg__audit('absence_type');
-create or replace trigger _500_audit after insert or update on app_public.absence_type_contract_types
-  for each row execute function app_private.tg__audit('absence_type_contract_type');
-create or replace trigger _500_audit_delete before delete on app_public.absence_type_contract_types
-  for each row execute function app_private.tg__audit('absence_type_contract_type');
-create or replace trigger _500_audit after insert or update on app_public.counter_associations
-  for each row execute function app_private.tg__audit('counter_association');
-create or replace trigger _500_audit_delete before delete on app_public.counter_associations
-  for each row execute function app_private.tg__audit('counter_association');
-create or replace trigger _500_audit after insert or update on app_public.posts
-  for each row execute function app_private.tg__audit('post');
-create or replace trigger _500_audit_delete before delete on app_public.posts
-  for each row execute function app_private.tg__audit('post');
+select app_private.staff_write_policies(array['absence_categories', 'absence_types', 'absence_type_contract_types',
+                                              'counter_associations', 'posts']);
+select app_private.audit_writes(x.t, x.model)
+from (values ('absence_categories', 'absence_category'), ('absence_types', 'absence_type'),
+             ('absence_type_contract_types', 'absence_type_contract_type'), ('counter_associations', 'counter_association'),
+             ('posts', 'post')) x(t, model);
 
 -- Absence categories --------------------------------------------------------------------------
 
@@ -74,22 +40,15 @@ create or replace function app_public.absence_categories_search(p_parent int def
                                                                 p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select c, c.id, c.name, c.position, c.parent_id,
-           coalesce(p.position, c.position) as root_position, coalesce(p.name, c.name) as root_name
-    from app_public.absence_categories c
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.absence_category_json(c) order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_public.absence_categories c on c.id = u.id))
+  from app_hidden.list_page(array(
+    select c.id from app_public.absence_categories c
     left join app_public.absence_categories p on p.id = c.parent_id
     where p_parent is null or c.parent_id = p_parent
-  ),
-  page as (
-    select f.c, row_number() over (order by f.root_position, f.root_name, f.parent_id nulls first, f.position, f.name, f.id) as n
-    from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.absence_category_json(page.c) order by page.n) from page), '[]'::jsonb));
+    order by coalesce(p.position, c.position), coalesce(p.name, c.name), c.parent_id nulls first, c.position, c.name, c.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.absence_categories_search(integer, integer, integer) is
 'SPEC Absence types (category tree of two levels), back-office: one page of the absence categories in
@@ -215,21 +174,15 @@ create or replace function app_public.absence_types_search(p_category int defaul
                                                            p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select t.id, t.position, t.code
-    from app_public.absence_types t
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.absence_type_admin_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select t.id from app_public.absence_types t
     join app_public.absence_categories c on c.id = t.category_id
     where (p_category is null or c.id = p_category or c.parent_id = p_category)
       and (p_active is null or t.is_active = p_active)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.position, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.absence_type_admin_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by t.position, t.code, t.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.absence_types_search(integer, boolean, integer, integer) is
 'SPEC Absence types, back-office: one page of every absence type, inactive ones included, filtered by
@@ -396,20 +349,15 @@ create or replace function app_public.posts_search(p_establishment int default n
                                                    p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select p, p.id, p.code, e.name as establishment_name
-    from app_public.posts p join app_public.establishments e on e.id = p.establishment_id
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.post_admin_json(p) order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_public.posts p on p.id = u.id))
+  from app_hidden.list_page(array(
+    select p.id from app_public.posts p join app_public.establishments e on e.id = p.establishment_id
     where (p_establishment is null or p.establishment_id = p_establishment)
       and (p_active is null or p.is_active = p_active)
-  ),
-  page as (
-    select f.p, row_number() over (order by f.establishment_name, lower(f.code), f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.post_admin_json(page.p) order by page.n) from page), '[]'::jsonb));
+    order by e.name, lower(p.code), p.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.posts_search(integer, boolean, integer, integer) is
 'SPEC Permissions rule 6, back-office: one page of the posts with their hours and break, filtered by
@@ -535,20 +483,14 @@ create or replace function app_public.counter_associations_search(p_counter_code
                                                                    p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  with filtered as (
-    select ca.id, ca.counter_code, t.code
-    from app_public.counter_associations ca join app_public.absence_types t on t.id = ca.absence_type_id
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.counter_association_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select ca.id from app_public.counter_associations ca join app_public.absence_types t on t.id = ca.absence_type_id
     where (p_counter_code is null or ca.counter_code = p_counter_code)
       and (p_absence_type is null or ca.absence_type_id = p_absence_type)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.counter_code, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.counter_association_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by ca.counter_code, t.code, ca.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.counter_associations_search(text, integer, integer, integer) is
 'SPEC Absence types (counter_codes) and declaration rule 17, back-office: one page of the associations

@@ -17,24 +17,7 @@ insert into app_private.audit_models (model, label) values ('role_attribution', 
 on conflict do nothing;
 
 -- Writes: API functions run as wfm_api; staff only, the functions check the rest.
-do $$
-declare
-  t text;
-begin
-  foreach t in array array['role_attributions', 'role_attribution_establishments'] loop
-    execute format('drop policy if exists insert_staff on app_public.%I', t);
-    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists update_staff on app_public.%I', t);
-    execute format('create policy update_staff on app_public.%I for update to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))
-                    with check ((select app_hidden.current_account_is_staff()))', t);
-    execute format('drop policy if exists delete_staff on app_public.%I', t);
-    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
-                    using ((select app_hidden.current_account_is_staff()))', t);
-  end loop;
-end;
-$$;
+select app_private.staff_write_policies(array['role_attributions', 'role_attribution_establishments']);
 
 -- One audit line per write of an attribution, establishments included (written by the
 -- functions below, which know the whole attribution; the import and the Salarié grant of a
@@ -294,9 +277,15 @@ create or replace function app_public.role_attributions_search(p_account int def
                                                                p_page int default 1, p_page_size int default 50)
 returns jsonb
 language sql stable as $$
-  with found as (
-    select ra.id, r.precedence, a.username,
-           app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) as current
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.role_attribution_json(ra.id)
+                      || jsonb_build_object('account_username', a.username, 'account_name', app_hidden.account_display_name(a.id))
+                      order by u.n)
+     from unnest(l.ids) with ordinality u(id, n)
+     join app_public.role_attributions ra on ra.id = u.id
+     join app_public.accounts a on a.id = ra.account_id))
+  from app_hidden.list_page(array(
+    select ra.id
     from app_public.role_attributions ra
     join app_public.roles r on r.id = ra.role_id
     join app_public.accounts a on a.id = ra.account_id
@@ -307,21 +296,8 @@ language sql stable as $$
                and (not exists (select 1 from app_public.role_attribution_establishments x where x.attribution_id = ra.id)
                     or exists (select 1 from app_public.role_attribution_establishments x
                                where x.attribution_id = ra.id and x.establishment_id = p_establishment))))
-  ), page as (
-    select f.id, row_number() over (order by f.current desc, f.precedence, lower(f.username), f.id) as ord
-    from found f
-    order by f.current desc, f.precedence, lower(f.username), f.id
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from found),
-    'results', coalesce((select jsonb_agg(app_hidden.role_attribution_json(p.id)
-                                          || jsonb_build_object('account_username', a.username,
-                                                                'account_name', app_hidden.account_display_name(a.id))
-                                          order by p.ord)
-                         from page p
-                         join app_public.role_attributions ra on ra.id = p.id
-                         join app_public.accounts a on a.id = ra.account_id), '[]'::jsonb));
+    order by app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) desc, r.precedence, lower(a.username), ra.id),
+    p_page, p_page_size) l;
 $$;
 comment on function app_public.role_attributions_search(integer, text, integer, integer, integer) is
 'SPEC Roles, back-office: one page of the role attributions the caller reads, filtered by account, role

@@ -43,3 +43,20 @@ $$;
 comment on function app_public.team_member_remove(integer, jsonb) is
 'SPEC Permissions rule 7 (back-office): removes one current or future member of a team through
 team_members_replace and its rules (400 under employee when not a member).';
+
+-- Whether the signed-in account writes this team: employee.change_team, and the team has an
+-- establishment of that perimeter (SPEC Permissions rule 7; the writes check it again).
+create or replace function app_hidden.team_writable(p_id int) returns boolean
+language sql stable as $$
+  select app_hidden.current_account_has('employee.change_team')
+     and (app_hidden.perimeter_is_whole('employee.change_team')
+          or exists (select 1 from app_public.team_establishments te where te.team_id = p_id
+                     and te.establishment_id = any (app_hidden.perimeter_establishment_ids('employee.change_team'))));
+$$;
+
+-- The employees of the account's team-writing perimeter, « Last First », to add as members.
+create or replace function app_hidden.team_member_choices() returns table (value text, label text)
+language sql stable rows 200 as $$
+  select e.id::text, e.last_name || ' ' || e.first_name from app_public.employees e
+  where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name;
+$$;

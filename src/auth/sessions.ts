@@ -1,7 +1,8 @@
 /**
  * Back-office sessions, stored in PostgreSQL (app_private.backoffice_sessions): the cookie
  * carries a random token, the database its SHA-256. The same session authenticates the
- * back-office pages, the API and its interactive documentation (SPEC, Authentication).
+ * back-office pages, the API and its interactive documentation (SPEC, Authentication), and
+ * /graphql: it is authentication's (src/auth/), with its cookies and the BackofficeSession type.
  */
 import type { Request, Response } from 'express';
 import type pg from 'pg';
@@ -24,6 +25,15 @@ export interface BackofficeSession {
   isSuperuser: boolean;
   /** The account's credential generation, checked again by each request the session makes. */
   generation: number;
+}
+
+/**
+ * The value of app.second_factor_verified for a session: 'on' when it passed a TOTP code or a
+ * backup code. Set by the back-office's pages (asUser, src/backoffice/common.ts) and by /graphql
+ * for its operations (src/graphql.ts).
+ */
+export function secondFactorSetting(session: BackofficeSession): 'on' | 'off' {
+  return session.method === 'totp' || session.method === 'backup_code' ? 'on' : 'off';
 }
 
 /** Cookies of a request (no dependency: the few cookies this service sets are simple). */
