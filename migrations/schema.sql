@@ -212,6 +212,33 @@ $$;
 ALTER FUNCTION app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean) OWNER TO postgres;
 
 --
+-- Name: absence_category_children(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.absence_category_children(p_id integer) RETURNS TABLE(id integer, code text, name text)
+    LANGUAGE sql STABLE ROWS 10
+    AS $$
+  select c.id, c.code, c.name from app_public.absence_categories c where c.parent_id = p_id order by c.position, c.name;
+$$;
+
+ALTER FUNCTION app_hidden.absence_category_children(p_id integer) OWNER TO postgres;
+
+--
+-- Name: absence_category_choices(boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.absence_category_choices(p_roots_only boolean DEFAULT false) RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 50
+    AS $$
+  select c.id::text, case when p_roots_only then c.name else coalesce(p.name || ' › ', '') || c.name end
+  from app_public.absence_categories c left join app_public.absence_categories p on p.id = c.parent_id
+  where not p_roots_only or c.parent_id is null
+  order by coalesce(p.position, c.position), coalesce(p.name, c.name), c.parent_id nulls first, c.position, c.name;
+$$;
+
+ALTER FUNCTION app_hidden.absence_category_choices(p_roots_only boolean) OWNER TO postgres;
+
+--
 -- Name: absence_categories; Type: TABLE; Schema: app_public; Owner: postgres
 --
 
@@ -242,6 +269,18 @@ CREATE FUNCTION app_hidden.absence_category_json(c app_public.absence_categories
 $$;
 
 ALTER FUNCTION app_hidden.absence_category_json(c app_public.absence_categories) OWNER TO postgres;
+
+--
+-- Name: absence_category_types(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.absence_category_types(p_id integer) RETURNS TABLE(id integer, code text, name text, is_active boolean)
+    LANGUAGE sql STABLE ROWS 10
+    AS $$
+  select t.id, t.code, t.name, t.is_active from app_public.absence_types t where t.category_id = p_id order by t.position, t.code;
+$$;
+
+ALTER FUNCTION app_hidden.absence_category_types(p_id integer) OWNER TO postgres;
 
 --
 -- Name: absence_check_corrector(app_public.absences); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -920,6 +959,25 @@ $$;
 ALTER FUNCTION app_hidden.absence_type_admin_json(p_id integer) OWNER TO postgres;
 
 --
+-- Name: absence_type_choices(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.absence_type_choices(p_which text, p_kept integer DEFAULT NULL::integer) RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 50
+    AS $$
+  select t.id::text, t.code || ' — ' || t.name || case when p_which = 'all' and not t.is_active then ' (inactif)' else '' end
+  from app_public.absence_types t
+  where case p_which
+          when 'all' then true
+          when 'filed' then t.is_active or t.id in (select a.type_id from app_public.absences a)
+          when 'kept' then t.is_active or t.id = p_kept
+        end
+  order by t.code;
+$$;
+
+ALTER FUNCTION app_hidden.absence_type_choices(p_which text, p_kept integer) OWNER TO postgres;
+
+--
 -- Name: absence_type_json(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -1280,6 +1338,19 @@ CREATE FUNCTION app_hidden.absences_selection(p_readers integer[], p_status text
 $$;
 
 ALTER FUNCTION app_hidden.absences_selection(p_readers integer[], p_status text, p_employee integer, p_from date, p_to date, p_establishment integer, p_type integer) OWNER TO postgres;
+
+--
+-- Name: account_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.account_choices() RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 200
+    AS $$
+  select a.id::text, a.username || ' — ' || coalesce(app_hidden.account_display_name(a.id), a.username)
+  from app_public.accounts a order by lower(a.username);
+$$;
+
+ALTER FUNCTION app_hidden.account_choices() OWNER TO postgres;
 
 --
 -- Name: account_display_name(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -2131,6 +2202,19 @@ COMMENT ON FUNCTION app_hidden.contract_period_refusals(p_start date, p_end date
 the start and the end.';
 
 --
+-- Name: contract_type_choices(boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.contract_type_choices(p_by_code boolean DEFAULT false) RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 10
+    AS $$
+  select t.id::text, t.code || ' — ' || t.name from app_public.contract_types t
+  order by case when p_by_code then t.code end, t.id;
+$$;
+
+ALTER FUNCTION app_hidden.contract_type_choices(p_by_code boolean) OWNER TO postgres;
+
+--
 -- Name: contract_types; Type: TABLE; Schema: app_public; Owner: postgres
 --
 
@@ -2318,6 +2402,18 @@ CREATE FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year inte
 $$;
 
 ALTER FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) OWNER TO postgres;
+
+--
+-- Name: counter_kind_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.counter_kind_choices() RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 10
+    AS $$
+  select k.code, k.code || ' — ' || k.name from app_public.counter_kinds k order by k.position, k.code;
+$$;
+
+ALTER FUNCTION app_hidden.counter_kind_choices() OWNER TO postgres;
 
 --
 -- Name: counter_month_part(numeric, text, integer, integer, integer, boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -2796,6 +2892,18 @@ $$;
 ALTER FUNCTION app_hidden.de_name(p_name text) OWNER TO postgres;
 
 --
+-- Name: division_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.division_choices() RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 20
+    AS $$
+  select d.id::text, d.name from app_public.divisions d order by d.name;
+$$;
+
+ALTER FUNCTION app_hidden.division_choices() OWNER TO postgres;
+
+--
 -- Name: division_name(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -3147,6 +3255,24 @@ ALTER FUNCTION app_hidden.emergency_contacts_max() OWNER TO postgres;
 COMMENT ON FUNCTION app_hidden.emergency_contacts_max() IS 'Emergency contacts: at most 10 per employee.';
 
 --
+-- Name: employee_abilities(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.employee_abilities(p_id integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  select jsonb_build_object(
+    'activation', not app_hidden.is_current_employee(p_id)
+                  and (app_hidden.may(null, 'employee.change_account_activation', p_id)
+                       or app_hidden.may(null, 'employee.change_interim_account_activation', p_id)),
+    'edit', app_hidden.may(null, 'employee.change_employee_record', p_id),
+    'remove_certificate', app_hidden.can_deposit_honorability(p_id)
+                          and exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_id));
+$$;
+
+ALTER FUNCTION app_hidden.employee_abilities(p_id integer) OWNER TO postgres;
+
+--
 -- Name: employee_annex_access(integer, text, text, boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -3243,6 +3369,24 @@ ALTER FUNCTION app_hidden.employee_birth_date_refusal(p_birth_date date) OWNER T
 --
 
 COMMENT ON FUNCTION app_hidden.employee_birth_date_refusal(p_birth_date date) IS 'Employee record, birth_date: empty, or in the past and not before birth_date_min().';
+
+--
+-- Name: employee_choices(text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.employee_choices(p_having text) RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 200
+    AS $$
+  select e.id::text, e.last_name || ' ' || e.first_name from app_public.employees e
+  where case p_having
+          when 'absences' then e.id in (select a.employee_id from app_public.absences a)
+          when 'counters' then e.id in (select c.employee_id from app_public.counters c)
+          when 'shift_change_requests' then e.id in (select r.employee_id from app_public.shift_change_requests r)
+        end
+  order by e.last_name, e.first_name;
+$$;
+
+ALTER FUNCTION app_hidden.employee_choices(p_having text) OWNER TO postgres;
 
 --
 -- Name: employee_contract_overlap_refusals(jsonb, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -4133,6 +4277,18 @@ COMMENT ON FUNCTION app_hidden.employee_username_refusal(p_creating boolean, p_u
 well formed (username_well_formed) and free, case-insensitively (empty: derived from the name).';
 
 --
+-- Name: employee_with_contracts_version(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.employee_with_contracts_version(p_id integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  select app_public.employee_get(p_id) || jsonb_build_object('contracts_version', app_hidden.employee_contracts_version(p_id));
+$$;
+
+ALTER FUNCTION app_hidden.employee_with_contracts_version(p_id integer) OWNER TO postgres;
+
+--
 -- Name: employees_json(integer[]); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -4230,6 +4386,18 @@ end;
 $$;
 
 ALTER FUNCTION app_hidden.employees_of_establishments(p_establishments integer[], p_on date) OWNER TO postgres;
+
+--
+-- Name: establishment_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.establishment_choices() RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 50
+    AS $$
+  select e.id::text, e.name from app_public.establishments e order by e.name;
+$$;
+
+ALTER FUNCTION app_hidden.establishment_choices() OWNER TO postgres;
 
 --
 -- Name: establishment_name_taken(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -4343,6 +4511,18 @@ CREATE FUNCTION app_hidden.establishments_json(p_ids integer[]) RETURNS TABLE(id
 $$;
 
 ALTER FUNCTION app_hidden.establishments_json(p_ids integer[]) OWNER TO postgres;
+
+--
+-- Name: establishments_named(integer[]); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.establishments_named(p_ids integer[]) RETURNS TABLE(id integer, name text)
+    LANGUAGE sql STABLE ROWS 20
+    AS $$
+  select e.id, e.name from app_public.establishments e where e.id = any (p_ids) order by e.name;
+$$;
+
+ALTER FUNCTION app_hidden.establishments_named(p_ids integer[]) OWNER TO postgres;
 
 --
 -- Name: event_conflict_text(integer, text, date, date); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -5316,6 +5496,35 @@ CREATE FUNCTION app_hidden.like_pattern(p_search text) RETURNS text
 $$;
 
 ALTER FUNCTION app_hidden.like_pattern(p_search text) OWNER TO postgres;
+
+--
+-- Name: list_answer(integer, jsonb); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.list_answer(p_total integer, p_results jsonb) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select jsonb_build_object('count', p_total, 'results', coalesce(p_results, '[]'::jsonb));
+$$;
+
+ALTER FUNCTION app_hidden.list_answer(p_total integer, p_results jsonb) OWNER TO postgres;
+
+--
+-- Name: list_page(integer[], integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.list_page(p_ids integer[], p_page integer, p_page_size integer) RETURNS TABLE(total integer, ids integer[])
+    LANGUAGE plpgsql IMMUTABLE ROWS 1
+    AS $$
+declare
+  v_offset int := app_hidden.page_offset(p_page, p_page_size);
+  v_limit int := app_hidden.page_limit(p_page_size);
+begin
+  return query select coalesce(cardinality(p_ids), 0), coalesce(p_ids[v_offset + 1 : v_offset + v_limit], '{}');
+end;
+$$;
+
+ALTER FUNCTION app_hidden.list_page(p_ids integer[], p_page integer, p_page_size integer) OWNER TO postgres;
 
 --
 -- Name: manager_retroactivity_limit(date); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -8081,6 +8290,19 @@ $$;
 ALTER FUNCTION app_hidden.team_member_check(p_employee integer, p_start_date date, p_end_date date, p_field text, p_label text) OWNER TO postgres;
 
 --
+-- Name: team_member_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.team_member_choices() RETURNS TABLE(value text, label text)
+    LANGUAGE sql STABLE ROWS 200
+    AS $$
+  select e.id::text, e.last_name || ' ' || e.first_name from app_public.employees e
+  where app_hidden.may(null, 'employee.change_team', e.id) order by e.last_name, e.first_name;
+$$;
+
+ALTER FUNCTION app_hidden.team_member_choices() OWNER TO postgres;
+
+--
 -- Name: team_member_input(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -8240,6 +8462,21 @@ end;
 $$;
 
 ALTER FUNCTION app_hidden.team_save(p_id integer, p_partial boolean, p_sent text[], p_name text, p_establishments integer[]) OWNER TO postgres;
+
+--
+-- Name: team_writable(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.team_writable(p_id integer) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select app_hidden.current_account_has('employee.change_team')
+     and (app_hidden.perimeter_is_whole('employee.change_team')
+          or exists (select 1 from app_public.team_establishments te where te.team_id = p_id
+                     and te.establishment_id = any (app_hidden.perimeter_establishment_ids('employee.change_team'))));
+$$;
+
+ALTER FUNCTION app_hidden.team_writable(p_id integer) OWNER TO postgres;
 
 --
 -- Name: teams_json(integer[], boolean); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -9743,6 +9980,23 @@ CREATE FUNCTION app_private.audit_update_verb(p_model text) RETURNS text
 $$;
 
 ALTER FUNCTION app_private.audit_update_verb(p_model text) OWNER TO postgres;
+
+--
+-- Name: audit_writes(text, text); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.audit_writes(p_table text, p_model text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  execute format('create or replace trigger _500_audit after insert or update on app_public.%I
+                  for each row execute function app_private.tg__audit(%L)', p_table, p_model);
+  execute format('create or replace trigger _500_audit_delete before delete on app_public.%I
+                  for each row execute function app_private.tg__audit(%L)', p_table, p_model);
+end;
+$$;
+
+ALTER FUNCTION app_private.audit_writes(p_table text, p_model text) OWNER TO postgres;
 
 --
 -- Name: backoffice_backup_code_use(integer, bigint); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -13856,6 +14110,33 @@ $_$;
 ALTER FUNCTION app_private.set_client_address(p_address text) OWNER TO postgres;
 
 --
+-- Name: staff_write_policies(text[]); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.staff_write_policies(p_tables text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+declare
+  t text;
+begin
+  foreach t in array p_tables loop
+    execute format('drop policy if exists insert_staff on app_public.%I', t);
+    execute format('create policy insert_staff on app_public.%I for insert to wfm_api
+                    with check ((select app_hidden.current_account_is_staff()))', t);
+    execute format('drop policy if exists update_staff on app_public.%I', t);
+    execute format('create policy update_staff on app_public.%I for update to wfm_api
+                    using ((select app_hidden.current_account_is_staff()))
+                    with check ((select app_hidden.current_account_is_staff()))', t);
+    execute format('drop policy if exists delete_staff on app_public.%I', t);
+    execute format('create policy delete_staff on app_public.%I for delete to wfm_api
+                    using ((select app_hidden.current_account_is_staff()))', t);
+  end loop;
+end;
+$$;
+
+ALTER FUNCTION app_private.staff_write_policies(p_tables text[]) OWNER TO postgres;
+
+--
 -- Name: storage_garbage_take(integer); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -14791,22 +15072,15 @@ CREATE FUNCTION app_public.absence_categories_search(p_parent integer DEFAULT NU
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select c, c.id, c.name, c.position, c.parent_id,
-           coalesce(p.position, c.position) as root_position, coalesce(p.name, c.name) as root_name
-    from app_public.absence_categories c
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.absence_category_json(c) order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_public.absence_categories c on c.id = u.id))
+  from app_hidden.list_page(array(
+    select c.id from app_public.absence_categories c
     left join app_public.absence_categories p on p.id = c.parent_id
     where p_parent is null or c.parent_id = p_parent
-  ),
-  page as (
-    select f.c, row_number() over (order by f.root_position, f.root_name, f.parent_id nulls first, f.position, f.name, f.id) as n
-    from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.absence_category_json(page.c) order by page.n) from page), '[]'::jsonb));
+    order by coalesce(p.position, c.position), coalesce(p.name, c.name), c.parent_id nulls first, c.position, c.name, c.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.absence_categories_search(p_parent integer, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -15635,21 +15909,15 @@ CREATE FUNCTION app_public.absence_types_search(p_category integer DEFAULT NULL:
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select t.id, t.position, t.code
-    from app_public.absence_types t
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.absence_type_admin_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select t.id from app_public.absence_types t
     join app_public.absence_categories c on c.id = t.category_id
     where (p_category is null or c.id = p_category or c.parent_id = p_category)
       and (p_active is null or t.is_active = p_active)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.position, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.absence_type_admin_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by t.position, t.code, t.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.absence_types_search(p_category integer, p_active boolean, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -16708,20 +16976,14 @@ CREATE FUNCTION app_public.counter_associations_search(p_counter_code text DEFAU
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select ca.id, ca.counter_code, t.code
-    from app_public.counter_associations ca join app_public.absence_types t on t.id = ca.absence_type_id
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.counter_association_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select ca.id from app_public.counter_associations ca join app_public.absence_types t on t.id = ca.absence_type_id
     where (p_counter_code is null or ca.counter_code = p_counter_code)
       and (p_absence_type is null or ca.absence_type_id = p_absence_type)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.counter_code, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.counter_association_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by ca.counter_code, t.code, ca.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.counter_associations_search(p_counter_code text, p_absence_type integer, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -16979,23 +17241,17 @@ CREATE FUNCTION app_public.counter_rules_search(p_establishment integer DEFAULT 
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select r.id, r.establishment_id, e.name, k.position, r.counter_code
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.counter_rule_json(u.id) order by u.n) from unnest(l.ids) with ordinality u(id, n)))
+  from app_hidden.list_page(array(
+    select r.id
     from app_public.counter_rules r
     join app_public.counter_kinds k on k.code = r.counter_code
     left join app_public.establishments e on e.id = r.establishment_id
     where (p_establishment is null or r.establishment_id = p_establishment)
       and (p_counter_code is null or r.counter_code = upper(p_counter_code))
-  ),
-  page as (
-    select f.id, row_number() over (order by f.establishment_id is not null, lower(f.name), f.position, f.counter_code, f.id) as n
-    from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.counter_rule_json(page.id) order by page.n) from page), '[]'::jsonb));
+    order by r.establishment_id is not null, lower(e.name), k.position, r.counter_code, r.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.counter_rules_search(p_establishment integer, p_counter_code text, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -17155,23 +17411,17 @@ CREATE FUNCTION app_public.counters_search(p_employee integer DEFAULT NULL::inte
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select c.id, c.year, c.code, e.last_name, e.first_name
-    from app_public.counters c
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(j.doc order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_private.counters_admin_json(l.ids) j on j.id = u.id))
+  from app_hidden.list_page(array(
+    select c.id from app_public.counters c
     join app_public.employees e on e.id = c.employee_id
     where (p_employee is null or c.employee_id = p_employee)
       and (p_code is null or c.code = p_code)
       and (p_year is null or c.year = p_year)
-  ),
-  page as (
-    select f.id, row_number() over (order by f.year desc, f.last_name, f.first_name, f.code, f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(j.doc order by page.n)
-                         from page join app_private.counters_admin_json(array(select id from page)) j on j.id = page.id), '[]'::jsonb));
+    order by c.year desc, e.last_name, e.first_name, c.code, c.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.counters_search(p_employee integer, p_code text, p_year integer, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -19441,20 +19691,15 @@ CREATE FUNCTION app_public.posts_search(p_establishment integer DEFAULT NULL::in
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  with filtered as (
-    select p, p.id, p.code, e.name as establishment_name
-    from app_public.posts p join app_public.establishments e on e.id = p.establishment_id
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.post_admin_json(p) order by u.n)
+     from unnest(l.ids) with ordinality u(id, n) join app_public.posts p on p.id = u.id))
+  from app_hidden.list_page(array(
+    select p.id from app_public.posts p join app_public.establishments e on e.id = p.establishment_id
     where (p_establishment is null or p.establishment_id = p_establishment)
       and (p_active is null or p.is_active = p_active)
-  ),
-  page as (
-    select f.p, row_number() over (order by f.establishment_name, lower(f.code), f.id) as n from filtered f
-    order by n
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from filtered),
-    'results', coalesce((select jsonb_agg(app_hidden.post_admin_json(page.p) order by page.n) from page), '[]'::jsonb));
+    order by e.name, lower(p.code), p.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.posts_search(p_establishment integer, p_active boolean, p_page integer, p_page_size integer) OWNER TO wfm_api;
@@ -19684,9 +19929,15 @@ it holds (403), 404 outside its reach.';
 CREATE FUNCTION app_public.role_attributions_search(p_account integer DEFAULT NULL::integer, p_role text DEFAULT NULL::text, p_establishment integer DEFAULT NULL::integer, p_page integer DEFAULT 1, p_page_size integer DEFAULT 50) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
-  with found as (
-    select ra.id, r.precedence, a.username,
-           app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) as current
+  select app_hidden.list_answer(l.total,
+    (select jsonb_agg(app_hidden.role_attribution_json(ra.id)
+                      || jsonb_build_object('account_username', a.username, 'account_name', app_hidden.account_display_name(a.id))
+                      order by u.n)
+     from unnest(l.ids) with ordinality u(id, n)
+     join app_public.role_attributions ra on ra.id = u.id
+     join app_public.accounts a on a.id = ra.account_id))
+  from app_hidden.list_page(array(
+    select ra.id
     from app_public.role_attributions ra
     join app_public.roles r on r.id = ra.role_id
     join app_public.accounts a on a.id = ra.account_id
@@ -19697,21 +19948,8 @@ CREATE FUNCTION app_public.role_attributions_search(p_account integer DEFAULT NU
                and (not exists (select 1 from app_public.role_attribution_establishments x where x.attribution_id = ra.id)
                     or exists (select 1 from app_public.role_attribution_establishments x
                                where x.attribution_id = ra.id and x.establishment_id = p_establishment))))
-  ), page as (
-    select f.id, row_number() over (order by f.current desc, f.precedence, lower(f.username), f.id) as ord
-    from found f
-    order by f.current desc, f.precedence, lower(f.username), f.id
-    limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
-  )
-  select jsonb_build_object(
-    'count', (select count(*) from found),
-    'results', coalesce((select jsonb_agg(app_hidden.role_attribution_json(p.id)
-                                          || jsonb_build_object('account_username', a.username,
-                                                                'account_name', app_hidden.account_display_name(a.id))
-                                          order by p.ord)
-                         from page p
-                         join app_public.role_attributions ra on ra.id = p.id
-                         join app_public.accounts a on a.id = ra.account_id), '[]'::jsonb));
+    order by app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date) desc, r.precedence, lower(a.username), ra.id),
+    p_page, p_page_size) l;
 $$;
 
 ALTER FUNCTION app_public.role_attributions_search(p_account integer, p_role text, p_establishment integer, p_page integer, p_page_size integer) OWNER TO postgres;
@@ -25145,6 +25383,22 @@ GRANT ALL ON FUNCTION app_hidden.absence_cancel(p_absence app_public.absences, p
 GRANT ALL ON FUNCTION app_hidden.absence_cancel(p_absence app_public.absences, p_decision boolean) TO wfm_api;
 
 --
+-- Name: FUNCTION absence_category_children(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.absence_category_children(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.absence_category_children(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.absence_category_children(p_id integer) TO wfm_api;
+
+--
+-- Name: FUNCTION absence_category_choices(p_roots_only boolean); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.absence_category_choices(p_roots_only boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.absence_category_choices(p_roots_only boolean) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.absence_category_choices(p_roots_only boolean) TO wfm_api;
+
+--
 -- Name: TABLE absence_categories; Type: ACL; Schema: app_public; Owner: postgres
 --
 
@@ -25158,6 +25412,14 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.absence_categories TO wfm_
 REVOKE ALL ON FUNCTION app_hidden.absence_category_json(c app_public.absence_categories) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.absence_category_json(c app_public.absence_categories) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.absence_category_json(c app_public.absence_categories) TO wfm_api;
+
+--
+-- Name: FUNCTION absence_category_types(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.absence_category_types(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.absence_category_types(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.absence_category_types(p_id integer) TO wfm_api;
 
 --
 -- Name: FUNCTION absence_check_corrector(p_absence app_public.absences); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -25407,6 +25669,14 @@ GRANT ALL ON FUNCTION app_hidden.absence_type_admin_json(p_id integer) TO wfm_vi
 GRANT ALL ON FUNCTION app_hidden.absence_type_admin_json(p_id integer) TO wfm_api;
 
 --
+-- Name: FUNCTION absence_type_choices(p_which text, p_kept integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.absence_type_choices(p_which text, p_kept integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.absence_type_choices(p_which text, p_kept integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.absence_type_choices(p_which text, p_kept integer) TO wfm_api;
+
+--
 -- Name: FUNCTION absence_type_json(p_type_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -25485,6 +25755,14 @@ GRANT ALL ON FUNCTION app_hidden.absences_list_readers() TO wfm_api;
 REVOKE ALL ON FUNCTION app_hidden.absences_selection(p_readers integer[], p_status text, p_employee integer, p_from date, p_to date, p_establishment integer, p_type integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.absences_selection(p_readers integer[], p_status text, p_employee integer, p_from date, p_to date, p_establishment integer, p_type integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.absences_selection(p_readers integer[], p_status text, p_employee integer, p_from date, p_to date, p_establishment integer, p_type integer) TO wfm_api;
+
+--
+-- Name: FUNCTION account_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.account_choices() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.account_choices() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.account_choices() TO wfm_api;
 
 --
 -- Name: FUNCTION account_display_name(p_account integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -25805,6 +26083,14 @@ GRANT ALL ON FUNCTION app_hidden.contract_period_refusals(p_start date, p_end da
 GRANT ALL ON FUNCTION app_hidden.contract_period_refusals(p_start date, p_end date, p_trial_end date) TO wfm_api;
 
 --
+-- Name: FUNCTION contract_type_choices(p_by_code boolean); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.contract_type_choices(p_by_code boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.contract_type_choices(p_by_code boolean) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.contract_type_choices(p_by_code boolean) TO wfm_api;
+
+--
 -- Name: TABLE contract_types; Type: ACL; Schema: app_public; Owner: postgres
 --
 
@@ -25866,6 +26152,14 @@ GRANT ALL ON FUNCTION app_hidden.counter_carried(p_remaining numeric, p_carry_ov
 REVOKE ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.counter_carry_over_deadline(p_until text, p_year integer) TO wfm_api;
+
+--
+-- Name: FUNCTION counter_kind_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.counter_kind_choices() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.counter_kind_choices() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.counter_kind_choices() TO wfm_api;
 
 --
 -- Name: FUNCTION counter_month_part(p_amount numeric, p_rounding text, p_month integer, p_covered integer, p_days integer, p_prorate boolean); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26051,6 +26345,14 @@ GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_api;
 
 --
+-- Name: FUNCTION division_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.division_choices() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.division_choices() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.division_choices() TO wfm_api;
+
+--
 -- Name: FUNCTION division_name(p_name text, p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -26194,6 +26496,14 @@ GRANT ALL ON FUNCTION app_hidden.emergency_contacts_max() TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.emergency_contacts_max() TO wfm_api;
 
 --
+-- Name: FUNCTION employee_abilities(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.employee_abilities(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.employee_abilities(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.employee_abilities(p_id integer) TO wfm_api;
+
+--
 -- Name: FUNCTION employee_annex_access(p_employee integer, p_view_permission text, p_change_permission text, p_write boolean); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -26223,6 +26533,14 @@ GRANT ALL ON FUNCTION app_hidden.employee_attachment_json(a app_public.employee_
 REVOKE ALL ON FUNCTION app_hidden.employee_birth_date_refusal(p_birth_date date) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.employee_birth_date_refusal(p_birth_date date) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.employee_birth_date_refusal(p_birth_date date) TO wfm_api;
+
+--
+-- Name: FUNCTION employee_choices(p_having text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.employee_choices(p_having text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.employee_choices(p_having text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.employee_choices(p_having text) TO wfm_api;
 
 --
 -- Name: FUNCTION employee_contract_overlap_refusals(p_contracts jsonb, p_rank integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26465,6 +26783,14 @@ GRANT ALL ON FUNCTION app_hidden.employee_username_refusal(p_creating boolean, p
 GRANT ALL ON FUNCTION app_hidden.employee_username_refusal(p_creating boolean, p_username text) TO wfm_api;
 
 --
+-- Name: FUNCTION employee_with_contracts_version(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.employee_with_contracts_version(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.employee_with_contracts_version(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.employee_with_contracts_version(p_id integer) TO wfm_api;
+
+--
 -- Name: FUNCTION employees_json(p_ids integer[]); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -26479,6 +26805,14 @@ GRANT ALL ON FUNCTION app_hidden.employees_json(p_ids integer[]) TO wfm_api;
 REVOKE ALL ON FUNCTION app_hidden.employees_of_establishments(p_establishments integer[], p_on date) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.employees_of_establishments(p_establishments integer[], p_on date) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.employees_of_establishments(p_establishments integer[], p_on date) TO wfm_api;
+
+--
+-- Name: FUNCTION establishment_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.establishment_choices() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.establishment_choices() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.establishment_choices() TO wfm_api;
 
 --
 -- Name: FUNCTION establishment_name_taken(p_name text, p_except integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26511,6 +26845,14 @@ GRANT ALL ON FUNCTION app_hidden.establishment_unknown_refusal(p_establishment i
 REVOKE ALL ON FUNCTION app_hidden.establishments_json(p_ids integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.establishments_json(p_ids integer[]) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.establishments_json(p_ids integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION establishments_named(p_ids integer[]); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.establishments_named(p_ids integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.establishments_named(p_ids integer[]) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.establishments_named(p_ids integer[]) TO wfm_api;
 
 --
 -- Name: FUNCTION event_conflict_text(p_employee integer, p_status text, p_start date, p_end date); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26950,6 +27292,22 @@ GRANT ALL ON FUNCTION app_hidden.last_digest_instant(p_now timestamp with time z
 REVOKE ALL ON FUNCTION app_hidden.like_pattern(p_search text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.like_pattern(p_search text) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.like_pattern(p_search text) TO wfm_api;
+
+--
+-- Name: FUNCTION list_answer(p_total integer, p_results jsonb); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.list_answer(p_total integer, p_results jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.list_answer(p_total integer, p_results jsonb) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.list_answer(p_total integer, p_results jsonb) TO wfm_api;
+
+--
+-- Name: FUNCTION list_page(p_ids integer[], p_page integer, p_page_size integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.list_page(p_ids integer[], p_page integer, p_page_size integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.list_page(p_ids integer[], p_page integer, p_page_size integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.list_page(p_ids integer[], p_page integer, p_page_size integer) TO wfm_api;
 
 --
 -- Name: FUNCTION manager_retroactivity_limit(p_today date); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -27699,6 +28057,14 @@ GRANT ALL ON FUNCTION app_hidden.team_member_check(p_employee integer, p_start_d
 GRANT ALL ON FUNCTION app_hidden.team_member_check(p_employee integer, p_start_date date, p_end_date date, p_field text, p_label text) TO wfm_api;
 
 --
+-- Name: FUNCTION team_member_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.team_member_choices() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.team_member_choices() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.team_member_choices() TO wfm_api;
+
+--
 -- Name: FUNCTION team_member_input(p_item jsonb, p_field text, p_label text); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -27721,6 +28087,14 @@ GRANT ALL ON FUNCTION app_hidden.team_on_call_by_day(p_employee_ids integer[], p
 REVOKE ALL ON FUNCTION app_hidden.team_save(p_id integer, p_partial boolean, p_sent text[], p_name text, p_establishments integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.team_save(p_id integer, p_partial boolean, p_sent text[], p_name text, p_establishments integer[]) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.team_save(p_id integer, p_partial boolean, p_sent text[], p_name text, p_establishments integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION team_writable(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.team_writable(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.team_writable(p_id integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.team_writable(p_id integer) TO wfm_api;
 
 --
 -- Name: FUNCTION teams_json(p_ids integer[], p_members boolean); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -28080,6 +28454,13 @@ GRANT ALL ON FUNCTION app_private.audit_security_event(p_account integer, p_even
 
 REVOKE ALL ON FUNCTION app_private.audit_update_verb(p_model text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.audit_update_verb(p_model text) TO wfm_api;
+
+--
+-- Name: FUNCTION audit_writes(p_table text, p_model text); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.audit_writes(p_table text, p_model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.audit_writes(p_table text, p_model text) TO wfm_api;
 
 --
 -- Name: FUNCTION backoffice_backup_code_use(p_account_id integer, p_code_id bigint); Type: ACL; Schema: app_private; Owner: postgres
@@ -29050,6 +29431,13 @@ GRANT ALL ON FUNCTION app_private.set_audit_verb(p_verb text, p_model text) TO w
 REVOKE ALL ON FUNCTION app_private.set_client_address(p_address text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.set_client_address(p_address text) TO wfm_api;
 GRANT ALL ON FUNCTION app_private.set_client_address(p_address text) TO wfm_authenticator;
+
+--
+-- Name: FUNCTION staff_write_policies(p_tables text[]); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.staff_write_policies(p_tables text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.staff_write_policies(p_tables text[]) TO wfm_api;
 
 --
 -- Name: FUNCTION storage_garbage_take(p_limit integer); Type: ACL; Schema: app_private; Owner: postgres
