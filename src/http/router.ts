@@ -395,12 +395,11 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           { text: route.sql!, values, binary: true, types: RAW_BYTES } as pg.QueryConfig, transaction);
         for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
         res.status(spec.status).type('application/json');
-        res.setHeader('Content-Length', String(parts.reduce((length, row) => length + row.part.length, 0)));
-        // Corked: the head and the parts leave in one write of all their buffers, not one each
-        // (end() uncorks).
-        res.cork();
-        for (const row of parts) res.write(row.part);
-        res.end();
+        // One buffer, sent by end(): the head and the parts leave together, and the compression
+        // middleware (which wraps write and end, not cork) sees the whole answer.
+        const whole = Buffer.concat(parts.map((row) => row.part));
+        res.setHeader('Content-Length', String(whole.length));
+        res.end(whole);
         return;
       }
       const rendered = Boolean(spec.render);

@@ -586,7 +586,7 @@ describe('OpenAPI', () => {
     const create = paths['/api/shift-change-requests/'].post;
     expect(Object.keys(create.requestBody.content['application/json'].schema.properties))
       .toEqual(['date', 'reason', 'comment', 'is_remote', 'is_offsite', 'slots']);
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '429', '503']);
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '415', '429', '503']);
     const list = paths['/api/shift-change-requests/'].get;
     expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'from', 'to', 'employee', 'establishment', 'page', 'page_size']);
     const validate = paths['/api/shift-change-requests/{id}/validate/'].post;
