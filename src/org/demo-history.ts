@@ -22,7 +22,7 @@ import { deflateSync } from 'node:zlib';
 import type pg from 'pg';
 import { ROLES } from '../db/roles.js';
 import type { FileStorage, StoredFile } from '../storage/storage.js';
-import { buildDemoOrganisation, demoStaffFacts, zoneOffset, type DemoStaffFacts, type EstablishmentKey } from './demo.js';
+import { buildDemoOrganisation, DEMO_LOGINS, demoStaffFacts, zoneOffset, type DemoStaffFacts, type EstablishmentKey } from './demo.js';
 import { importOrganisation } from './import.js';
 
 /** The seed of the plan's choices (lead times, lengths, which request is refused). */
@@ -45,7 +45,8 @@ type Step =
   | { kind: 'shift-change-refuse'; ref: string; reason: string }
   | { kind: 'on-call'; holder: string; establishments: EstablishmentKey[]; start: string; end: string; comment: string }
   | { kind: 'counter-adjust'; employee: string; code: string; year: number; quantity: number; reason: string }
-  | { kind: 'read-notifications'; before: string };
+  | { kind: 'read-notifications'; before: string }
+  | { kind: 'consume-started-absences'; day: string };
 
 /** One step of the history: who acts, when (an instant with its offset), and what. */
 export interface HistoryStep {
@@ -308,6 +309,18 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
       documents: [{ kind: 'pdf', filename: 'arret-de-travail.pdf', title: `Avis d'arrêt de travail du ${start}` }],
     });
   }
+  // Decisions of the last days, whose notifications are still unread.
+  {
+    const day = workday('salarie', addDays(T, 38));
+    absence('salarie', leave('salarie', ['CT', 'CP'], day, day), day, day, addDays(T, -8),
+      { refuse: addDays(T, -4), reason: 'Sortie annuelle du foyer ce jour-là : toute l’équipe est mobilisée.' });
+    shiftChange('salarie', workday('salarie', addDays(T, 6)), addDays(T, -6), 'validate', addDays(T, -3));
+    shiftChange('interimaire', workday('interimaire', addDays(T, 2)), addDays(T, -5), 'validate', addDays(T, -4));
+    for (const [key, offset] of [['da', 20], ['paie', 11]] as const) {
+      const start = workday(key, addDays(T, offset));
+      absence(key, leave(key, ['RTT', 'CT', 'CP'], start, start), start, start, addDays(T, -9), { validate: addDays(T, -3) });
+    }
+  }
   // Pending requests: each manager and HR level has something to decide.
   const pending: Array<[string, string[], number, number, number]> = [
     // employee, reasons, first day (days from today), length (days), filed (days from today)
@@ -333,6 +346,13 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
   for (const [key, offset, filed] of [['salarie', 3, -1], ['hugo.marchand', 5, -2], ['kevin.mallet', 4, -1], ['christophe.lambert', 8, -3]] as const) {
     shiftChange(key, workday(key, addDays(T, offset)), addDays(T, filed), 'pending');
   }
+
+  // The worker's nightly job (00:07): granted absences that started move from Planifiés to
+  // Pris. It runs on each night an absence started (on the others it has nothing to do).
+  const starts = new Set<string>();
+  for (const { step } of steps) if (step.kind === 'absence' && step.start <= T) starts.add(step.start);
+  starts.add(T);
+  for (const day of [...starts].sort()) add(day, '00:07', 'worker', { kind: 'consume-started-absences', day });
 
   // Chronological order; steps of the same instant keep the order they were planned in.
   return steps
@@ -419,6 +439,8 @@ export interface HistoryOutcome {
   documents: number;
   notificationsRead: number;
   milliseconds: number;
+  /** Steps and milliseconds by kind of step (where the time goes). */
+  byKind: Record<string, { steps: number; milliseconds: number }>;
 }
 
 export interface LoadHistoryOptions {
@@ -472,19 +494,23 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
   const establishmentId = (key: string) => options.ids.establishments![key]!;
   const absences = new Map<string, { id: number; version: number }>();
   const shiftChanges = new Map<string, { id: number; version: number }>();
-  const outcome: HistoryOutcome = { steps: 0, absences: 0, shiftChanges: 0, documents: 0, notificationsRead: 0, milliseconds: 0 };
+  const outcome: HistoryOutcome = { steps: 0, absences: 0, shiftChanges: 0, documents: 0, notificationsRead: 0, milliseconds: 0, byKind: {} };
 
-  /** One request: the clock, the account, the visitor role, `work`, the connection's role again. */
+  /**
+   * One request: the connection's own role again (after the previous step), the clock at
+   * the step's instant, the files of the step, the account's prelude, the visitor role:
+   * one round trip (the values are an instant of the plan, an id and the storage's
+   * metadata, quoted), then `work`.
+   */
+  const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
   const asAccount = async <T>(when: string, account: number, uploaded: StoredFile[], work: () => Promise<T>): Promise<T> => {
+    if (!Number.isSafeInteger(account) || Number.isNaN(Date.parse(when))) throw new Error(`invalid step ${when} ${account}`);
     await client.query(
-      "select set_config('app.frozen_now', $1, true), set_config('app.uploaded_files', $2, true), " +
-        'app_private.begin_request_or_fail($3, null, false)',
-      [when, JSON.stringify(uploaded), account],
+      `reset role; select set_config('app.frozen_now', ${literal(when)}, true), ` +
+        `set_config('app.uploaded_files', ${literal(JSON.stringify(uploaded))}, true), ` +
+        `app_private.begin_request_or_fail(${account}, null, false); set local role ${ROLES.visitor}`,
     );
-    await client.query(`set local role ${ROLES.visitor}`);
-    const result = await work();
-    await client.query('reset role');
-    return result;
+    return work();
   };
   const call = async (sql: string, values: unknown[]) => (await client.query<{ r: any }>(`select ${sql} as r`, values)).rows[0]!.r;
 
@@ -496,8 +522,10 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
     return stored;
   };
 
-  const actors = [...new Set(Object.keys(options.ids.accounts ?? {}))];
+  // The notifications of the demo logins are read (the other accounts never logged in).
+  const readers = DEMO_LOGINS.map((login) => login.username).filter((key) => options.ids.accounts?.[key] !== undefined);
   for (const { at, actor, step } of plan) {
+    const stepBegan = performance.now();
     try {
       switch (step.kind) {
         case 'absence': {
@@ -568,9 +596,17 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
             ]);
           });
           break;
+        case 'consume-started-absences':
+          // As the worker runs it: the connection's own role, no account.
+          await client.query(
+            "reset role; select set_config('app.account_id', '', true), set_config('app.employee_id', '', true), " +
+              `set_config('app.frozen_now', ${literal(at)}, true)`,
+          );
+          await client.query('select app_private.consume_started_absences($1::date)', [step.day]);
+          break;
         case 'read-notifications':
           // Every account of the demo reads what it had received before `before`.
-          for (const key of actors) {
+          for (const key of readers) {
             outcome.notificationsRead += await asAccount(at, accountId(key), [], async () => {
               const old: number[] = [];
               for (let page = 1; ; page++) {
@@ -591,8 +627,11 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
       throw new Error(`demo history, step ${outcome.steps + 1} (${step.kind} by ${actor} at ${at}): ${message}${detail ? ` [${detail}]` : ''}`);
     }
     outcome.steps += 1;
+    const kind = (outcome.byKind[step.kind] ??= { steps: 0, milliseconds: 0 });
+    kind.steps += 1;
+    kind.milliseconds += Math.round(performance.now() - stepBegan);
   }
-  await client.query("select set_config('app.frozen_now', '', true), set_config('app.uploaded_files', '', true)");
+  await client.query("reset role; select set_config('app.frozen_now', '', true), set_config('app.uploaded_files', '', true)");
   outcome.milliseconds = Math.round(performance.now() - began);
   return outcome;
 }
