@@ -14,45 +14,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateDatabase } from '../../src/db/migrate.js';
-import { loadDemoOrganisation, planDemoHistory, type DemoLoadOutcome } from '../../src/org/demo-history.js';
+import { planDemoHistory, type DemoLoadOutcome } from '../../src/org/demo-history.js';
 import { FileStorage } from '../../src/storage/storage.js';
+import { DEMO_TEST_PASSWORD, loadDemoInto, migratedDatabase, recordIds, type TestDatabase } from '../helpers/demo.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
-import { databaseUrl, TEST_ROOT_URL } from '../helpers/settings.js';
-import { createEmptyDatabase } from './cli-helpers.js';
+import { databaseUrl } from '../helpers/settings.js';
 
 const NOW = '2026-11-16T10:00:00+01:00'; // a Monday
 const TODAY = '2026-11-16';
 const LATE_DECEMBER = '2026-12-29T09:30:00+01:00';
-const PASSWORD = 'Demo-History-Passw0rd';
-const SESSION = '-c TimeZone=Europe/Paris -c app.business_timezone=Europe/Paris -c jit=off';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 let env: TestEnv;
 let loaded: DemoLoadOutcome;
 let storageDir: string;
-
-async function withRoot<T>(work: (root: pg.Client) => Promise<T>): Promise<T> {
-  const root = new pg.Client({ connectionString: TEST_ROOT_URL });
-  await root.connect();
-  try {
-    return await work(root);
-  } finally {
-    await root.end();
-  }
-}
-
-/** Loads the demo into `database` with the business clock at `now` (set for the database). */
-async function load(database: string, now: string, storage: FileStorage): Promise<DemoLoadOutcome> {
-  await withRoot((root) => root.query(`alter database ${database} set app.frozen_now = '${now}'`));
-  const client = new pg.Client({ connectionString: databaseUrl(database), options: SESSION });
-  await client.connect();
-  try {
-    return await loadDemoOrganisation(client, { password: PASSWORD, timeZone: 'Europe/Paris', storage, maxFileBytes: 10 * 1024 * 1024 });
-  } finally {
-    await client.end();
-  }
-}
+let empty: TestDatabase;
+let lateDecember: TestDatabase;
 
 const count = async (database: string, sql: string) => {
   const client = new pg.Client({ connectionString: databaseUrl(database) });
@@ -64,36 +41,24 @@ const count = async (database: string, sql: string) => {
   }
 };
 
-let empty: { name: string; url: string; drop: () => Promise<void> };
-let lateDecember: { name: string; url: string; drop: () => Promise<void> };
-
 beforeAll(async () => {
   storageDir = await mkdtemp(path.join(tmpdir(), 'wfm-demo-history-'));
   cleanups.push(() => rm(storageDir, { recursive: true, force: true }));
   // One migrated empty database, copied for the second date before anything is loaded.
-  empty = await createEmptyDatabase();
+  empty = await migratedDatabase();
   cleanups.push(empty.drop);
-  await migrateDatabase(empty.url, { includeCurrent: true });
-  lateDecember = await createEmptyDatabase();
+  lateDecember = await migratedDatabase(empty.name);
   cleanups.push(lateDecember.drop);
-  await withRoot((root) => root.query(`drop database ${lateDecember.name}`).then(() => root.query(`create database ${lateDecember.name} template ${empty.name}`)));
 
   // A load whose storage fails at the first document: nothing of the demo stays.
   const blocker = path.join(storageDir, 'not-a-directory');
   await writeFile(blocker, 'x');
-  await expect(load(empty.name, NOW, new FileStorage(path.join(blocker, 'storage')))).rejects.toThrow(/demo history, step \d+ \(absence by /);
+  await expect(loadDemoInto(empty.name, NOW, new FileStorage(path.join(blocker, 'storage')))).rejects.toThrow(/demo history, step \d+ \(absence by /);
+  expect(await count(empty.name, 'select count(*) from app_public.establishments')).toBe(0);
+  expect(await count(empty.name, 'select count(*) from app_public.accounts')).toBe(0);
 
-  loaded = await load(empty.name, NOW, new FileStorage(path.join(storageDir, 'storage')));
-  await withRoot(async (root) => {
-    const client = new pg.Client({ connectionString: databaseUrl(empty.name) });
-    await client.connect();
-    // The ids of the demo's keys, where the test environment reads a fixture's.
-    await client.query('create table public.fixture_ids (section text, key text, id int, primary key (section, key))');
-    await client.query('insert into public.fixture_ids select s.key, k.key, k.value::int from jsonb_each($1::jsonb) s, jsonb_each_text(s.value) k',
-      [JSON.stringify(loaded.ids)]);
-    await client.end();
-    await root.query(`alter database ${empty.name} reset app.frozen_now`);
-  });
+  loaded = await loadDemoInto(empty.name, NOW, new FileStorage(path.join(storageDir, 'storage')));
+  await recordIds(empty.name, loaded.ids);
   env = await startTestEnv({ template: empty.name, now: NOW, configOverrides: { storageDir: path.join(storageDir, 'storage') } });
   cleanups.push(() => env.close());
 }, 300_000);
@@ -102,6 +67,7 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
 });
 
+const PASSWORD = DEMO_TEST_PASSWORD;
 const token = (username: string) => env.login(username, PASSWORD);
 const list = async (username: string, route: string) => {
   const response = await env.get(route, await token(username));
@@ -259,7 +225,7 @@ describe('the demo loaded with its history', () => {
   });
 
   it('holds on another date: the last days of a year', async () => {
-    const other = await load(lateDecember.name, LATE_DECEMBER, new FileStorage(path.join(storageDir, 'storage-december')));
+    const other = await loadDemoInto(lateDecember.name, LATE_DECEMBER, new FileStorage(path.join(storageDir, 'storage-december')));
     expect(other.history!.absences).toBeGreaterThan(100);
     expect(await count(lateDecember.name, "select count(*) from app_public.absences where status = 'pending'")).toBeGreaterThan(5);
   }, 120_000);
