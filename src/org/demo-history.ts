@@ -112,11 +112,10 @@ const ESTABLISHMENT_DECIDER: Record<EstablishmentKey, string> = { FOYER: 'manage
 
 /** The employees whose last twelve months are replayed (contracts that ran all of last year). */
 const HISTORY_CAST = [
-  'salarie', 'thomas.lefebvre', 'camille.rousseau', 'mathieu.dupuis', 'christophe.lambert', 'patrick.gauthier',
-  'alexandre.fournier', 'aurelie.masson', 'isabelle.renaud', 'hugo.marchand', 'vincent.barbier', 'sandrine.faure',
-  'emilie.robin', 'youssef.amrani', 'philippe.duval', 'valerie.lemoine', 'david.noel', 'kevin.mallet',
-  'martine.roche', 'laurence.picard', 'sebastien.colin', 'manager1', 'manager2', 'claire.aubert', 'francois.lebrun',
-  'rh1', 'rh2', 'da', 'admin', 'paie',
+  'salarie', 'thomas.lefebvre', 'camille.rousseau', 'mathieu.dupuis', 'patrick.gauthier', 'alexandre.fournier',
+  'isabelle.renaud', 'hugo.marchand', 'vincent.barbier', 'sandrine.faure', 'youssef.amrani',
+  'philippe.duval', 'valerie.lemoine', 'david.noel', 'kevin.mallet', 'laurence.picard',
+  'manager1', 'manager2', 'claire.aubert', 'francois.lebrun', 'rh2', 'da', 'paie', 'aurelie.masson',
 ];
 
 const REFUSALS = [
@@ -147,6 +146,11 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
   const add = (date: string, time: string, actor: string, step: Step) => {
     steps.push({ at: at(date, time), actor, step, order: order++ });
   };
+  /** A time of day between `from` and `to` hours, to the minute. */
+  const clock = (from: number, to: number) => {
+    const minutes = from * 60 + Math.floor(rnd() * (to - from) * 60);
+    return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+  };
   const facts = (key: string): DemoStaffFacts => {
     const fact = staff.get(key);
     if (!fact) throw new Error(`demo history: unknown employee ${key}`);
@@ -174,9 +178,9 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
   const absence = (key: string, type: string, start: string, end: string, filed: string,
                    outcome: { validate?: string; refuse?: string; reason?: string }, extra: Partial<Extract<Step, { kind: 'absence' }>> = {}) => {
     const ref = `a${++refs}`;
-    add(filed, '08:40', key, { kind: 'absence', ref, employee: key, type, start, end, ...extra });
-    if (outcome.validate) add(outcome.validate, '17:10', deciderOf(key), { kind: 'absence-validate', ref });
-    if (outcome.refuse) add(outcome.refuse, '17:20', deciderOf(key), { kind: 'absence-refuse', ref, reason: outcome.reason! });
+    add(filed, clock(7, 21), key, { kind: 'absence', ref, employee: key, type, start, end, ...extra });
+    if (outcome.validate) add(outcome.validate, clock(8, 19), deciderOf(key), { kind: 'absence-validate', ref });
+    if (outcome.refuse) add(outcome.refuse, clock(8, 19), deciderOf(key), { kind: 'absence-refuse', ref, reason: outcome.reason! });
     return ref;
   };
   const shiftChange = (key: string, date: string, filed: string, outcome: 'validate' | 'refuse' | 'pending', decided?: string) => {
@@ -184,10 +188,10 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
     const shiftMinutes = [60, -60, 30, 90][refs % 4]!;
     const comment = shiftMinutes > 0 ? 'Rendez-vous médical en début de journée : je peux finir plus tard.'
       : 'Sortie d’école de ma fille : je peux commencer plus tôt.';
-    add(filed, '09:05', key, { kind: 'shift-change', ref, employee: key, date, comment, shiftMinutes });
-    if (outcome === 'validate') add(decided!, '16:45', deciderOf(key), { kind: 'shift-change-validate', ref });
+    add(filed, clock(7, 21), key, { kind: 'shift-change', ref, employee: key, date, comment, shiftMinutes });
+    if (outcome === 'validate') add(decided!, clock(8, 19), deciderOf(key), { kind: 'shift-change-validate', ref });
     if (outcome === 'refuse') {
-      add(decided!, '16:50', deciderOf(key), { kind: 'shift-change-refuse', ref, reason: SHIFT_REFUSALS[refs % SHIFT_REFUSALS.length]! });
+      add(decided!, clock(8, 19), deciderOf(key), { kind: 'shift-change-refuse', ref, reason: SHIFT_REFUSALS[refs % SHIFT_REFUSALS.length]! });
     }
     return ref;
   };
@@ -201,12 +205,14 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
     const winterEnd = addDays(winter, 4);
     absence(key, leave(key, ['CP'], winter, winterEnd), winter, winterEnd, addDays(winter, -pick(30, 45)),
       { validate: addDays(winter, -pick(20, 28)) });
-    // Two days of quarterly leave, time off or paid leave in the spring.
+    // Two days of quarterly leave, time off or paid leave in the spring (one employee in two).
     const spring = mondayOnOrAfter(addDays(T, -240 + ((i * 3) % 21)));
+    if (i % 2 === 0) {
     const springStart = addDays(spring, 1);
     const springEnd = addDays(spring, 2);
-    absence(key, leave(key, ['CT', 'RTT', 'CP'], springStart, springEnd), springStart, springEnd, addDays(spring, -pick(15, 25)),
-      { validate: addDays(spring, -pick(8, 12)) });
+      absence(key, leave(key, ['CT', 'RTT', 'CP'], springStart, springEnd), springStart, springEnd, addDays(spring, -pick(15, 25)),
+        { validate: addDays(spring, -pick(8, 12)) });
+    }
     // Two weeks of summer leave; one request in four is refused first, then filed again a week later.
     const summer = mondayOnOrAfter(addDays(T, -165 + ((i * 4) % 35)));
     if (i % 4 === 1) {
@@ -238,9 +244,11 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
       const filed = addDays(day, -pick(4, 8));
       shiftChange(key, day, filed, i % 3 === 2 ? 'refuse' : 'validate', addDays(filed, pick(1, 2)));
     }
-    // One recent day off, granted.
-    const recent = workday(key, addDays(T, -45 + (i % 13)));
-    absence(key, leave(key, ['RTT', 'CT', 'CP'], recent, recent), recent, recent, addDays(recent, -12), { validate: addDays(recent, -10) });
+    // One recent day off, granted (the other employee in two).
+    if (i % 2 === 1) {
+      const recent = workday(key, addDays(T, -45 + (i % 13)));
+      absence(key, leave(key, ['RTT', 'CT', 'CP'], recent, recent), recent, recent, addDays(recent, -12), { validate: addDays(recent, -10) });
+    }
   });
 
   // Cancellations decided in the past: one granted, one refused.

@@ -50,10 +50,10 @@ describe('the demo at first sight', () => {
     const page = await as('salarie');
     await page.goto('/demandes');
     const main = page.getByRole('main');
-    await poll(() => main.getByText('Refusée').count()).toBeGreaterThan(0);
-    await poll(() => main.getByText('Validée').count()).toBeGreaterThan(3);
-    await poll(() => main.getByText('En attente').count()).toBeGreaterThan(0);
-    await poll(() => main.getByText('Annulation demandée').count()).toBeGreaterThan(0);
+    await poll(() => main.getByText('Refusée', { exact: true }).count()).toBeGreaterThan(0);
+    await poll(() => main.getByText('Validée', { exact: true }).count()).toBeGreaterThan(3);
+    await poll(() => main.getByText('En attente', { exact: true }).count()).toBeGreaterThan(1);
+    await poll(() => main.getByText('Annulation demandée', { exact: true }).count()).toBe(1);
     await checkPage(page, 'demo: Mes demandes');
     await screenshots(page, 'demo-my-requests');
 
@@ -79,10 +79,18 @@ describe('the demo at first sight', () => {
     const page = await as('manager1');
     await page.goto('/file');
     const main = page.getByRole('main');
-    await poll(() => main.getByText('Annulation demandée').count()).toBeGreaterThan(0);
-    await poll(() => main.getByText('En attente').count()).toBeGreaterThan(0);
+    await poll(() => main.getByRole('row').filter({ hasText: 'En attente' }).count()).toBeGreaterThan(1);
     await checkPage(page, 'demo: File des demandes');
     await screenshots(page, 'demo-queue');
+    // The cancellation that salarie requested yesterday.
+    await main.getByLabel('Statut').selectOption({ label: 'Annulation demandée' });
+    await poll(() => main.getByRole('row').filter({ hasText: 'Julie Caron' }).count()).toBe(1);
+    await screenshots(page, 'demo-queue-cancellation');
+    // Day-change requests to decide too.
+    await main.getByLabel('Type de demande').selectOption({ label: 'Modifications de journée' });
+    await main.getByLabel('Statut').selectOption({ label: 'En attente' });
+    await poll(() => main.getByRole('row').filter({ hasText: 'En attente' }).count()).toBeGreaterThan(0);
+    await screenshots(page, 'demo-queue-day-changes');
 
     await page.goto('/equipe');
     await poll(() => main.getByText(/Julie Caron|Caron/).count()).toBeGreaterThan(0);
@@ -95,7 +103,7 @@ describe('the demo at first sight', () => {
     for (const username of ['rh2', 'da']) {
       const page = await as(username);
       await page.goto('/file');
-      await poll(() => page.getByRole('main').getByText('En attente').count()).toBeGreaterThan(0);
+      await poll(() => page.getByRole('main').getByRole('row').filter({ hasText: 'En attente' }).count()).toBeGreaterThan(0);
       await checkPage(page, `demo: File des demandes (${username})`);
       await screenshots(page, `demo-queue-${username}`);
       await page.context().close();
