@@ -482,6 +482,7 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
   const { rows: yearRows } = await client.query<{ year: number }>('select distinct year from app_public.counters');
   const { rows: typeRows } = await client.query<{ code: string; id: number }>('select code, id from app_public.absence_types');
   const types = new Map(typeRows.map((row) => [row.code, row.id]));
+  const staff = demoStaffFacts(today);
   const plan = planDemoHistory({
     today,
     timeZone: options.timeZone,
@@ -566,7 +567,7 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
           break;
         }
         case 'shift-change': {
-          const day = demoStaffFacts(today).get(step.employee)!.week[weekday(step.date)]!;
+          const day = staff.get(step.employee)!.week[weekday(step.date)]!;
           const slot = shifted(day, step.shiftMinutes);
           const row = await asAccount(at, accountId(actor), [], () =>
             call("app_public.shift_change_create(p_date => $1, p_reason => 'demande_personnelle', p_comment => $2, p_slots => $3)", [
