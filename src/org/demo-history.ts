@@ -46,7 +46,20 @@ type Step =
   | { kind: 'on-call'; holder: string; establishments: EstablishmentKey[]; start: string; end: string; comment: string }
   | { kind: 'counter-adjust'; employee: string; code: string; year: number; quantity: number; reason: string }
   | { kind: 'read-notifications'; before: string }
-  | { kind: 'consume-started-absences'; day: string };
+  | { kind: 'worker-job'; job: WorkerJob; day: string }
+  | { kind: 'open-next-year'; year: number };
+
+/**
+ * The worker's daily jobs the history replays (worker/jobs.ts), each one SQL function of the
+ * date; a job whose function this database does not have is passed over.
+ */
+const WORKER_JOBS = {
+  consume_started_absences: 'app_private.consume_started_absences(date)',
+  open_next_year_counters: 'app_private.open_next_year_counters(date)',
+  acquire_monthly_counters: 'app_private.acquire_monthly_counters(date)',
+  close_counter_years: 'app_private.close_counter_years(date)',
+} as const;
+type WorkerJob = keyof typeof WORKER_JOBS;
 
 /** One step of the history: who acts, when (an instant with its offset), and what. */
 export interface HistoryStep {
@@ -355,12 +368,30 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
     shiftChange(key, workday(key, addDays(T, offset)), addDays(T, filed), 'pending');
   }
 
+  // The counters' year (issue 27 points 2 to 4), where the database has its jobs: next year's
+  // counters opened by the daily job from 1 October (the setting's default), or on demand by
+  // the admin when the demo is loaded before that date; each month's acquisition and the
+  // year's end (carry-over, expiry and its notice), replayed on the first night of each month.
+  if (openYears.has(year + 1)) {
+    const opening = `${year}-10-01`;
+    if (opening <= T) add(opening, '01:17', 'worker', { kind: 'worker-job', job: 'open_next_year_counters', day: opening });
+    else add(addDays(T, -6), '09:10', 'admin', { kind: 'open-next-year', year: year + 1 });
+    add(T, '01:17', 'worker', { kind: 'worker-job', job: 'open_next_year_counters', day: T });
+  }
+  const firstStep = steps.reduce((first, step) => (step.at < first ? step.at : first), T).slice(0, 10);
+  for (let month = firstStep.slice(0, 8) + '01'; month <= T; month = addDays(month, 32).slice(0, 8) + '01') {
+    add(month, '01:27', 'worker', { kind: 'worker-job', job: 'acquire_monthly_counters', day: month });
+    add(month, '01:37', 'worker', { kind: 'worker-job', job: 'close_counter_years', day: month });
+  }
+  add(T, '01:27', 'worker', { kind: 'worker-job', job: 'acquire_monthly_counters', day: T });
+  add(T, '01:37', 'worker', { kind: 'worker-job', job: 'close_counter_years', day: T });
+
   // The worker's nightly job (00:07): granted absences that started move from Planifiés to
   // Pris. It runs on each night an absence started (on the others it has nothing to do).
   const starts = new Set<string>();
   for (const { step } of steps) if (step.kind === 'absence' && step.start <= T) starts.add(step.start);
   starts.add(T);
-  for (const day of [...starts].sort()) add(day, '00:07', 'worker', { kind: 'consume-started-absences', day });
+  for (const day of [...starts].sort()) add(day, '00:07', 'worker', { kind: 'worker-job', job: 'consume_started_absences', day });
 
   // Chronological order; steps of the same instant keep the order they were planned in.
   return steps
@@ -483,12 +514,15 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
   const { rows: typeRows } = await client.query<{ code: string; id: number }>('select code, id from app_public.absence_types');
   const types = new Map(typeRows.map((row) => [row.code, row.id]));
   const staff = demoStaffFacts(today);
-  const plan = planDemoHistory({
-    today,
-    timeZone: options.timeZone,
-    holidays: new Set(holidayRows.map((row) => row.day)),
-    openYears: new Set(yearRows.map((row) => row.year)),
-  });
+  const { rows: jobRows } = await client.query<{ job: WorkerJob }>(
+    'select j.key as job from jsonb_each_text($1::jsonb) j where to_regprocedure(j.value) is not null',
+    [JSON.stringify(WORKER_JOBS)],
+  );
+  const jobs = new Set(jobRows.map((row) => row.job));
+  // Next year opens during the history where the database has the opening (issue 27 point 2).
+  const openYears = new Set(yearRows.map((row) => row.year));
+  if (jobs.has('open_next_year_counters')) openYears.add(year + 1);
+  const plan = planDemoHistory({ today, timeZone: options.timeZone, holidays: new Set(holidayRows.map((row) => row.day)), openYears });
 
   const accountId = (key: string) => {
     const id = options.ids.accounts?.[key];
@@ -605,13 +639,19 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
             ]);
           });
           break;
-        case 'consume-started-absences':
+        case 'worker-job': {
+          if (!jobs.has(step.job)) break;
           // As the worker runs it: the connection's own role, no account.
           await client.query(
             "reset role; select set_config('app.account_id', '', true), set_config('app.employee_id', '', true), " +
               `set_config('app.frozen_now', ${literal(at)}, true)`,
           );
-          await client.query('select app_private.consume_started_absences($1::date)', [step.day]);
+          await client.query(`select app_private.${step.job}($1::date)`, [step.day]);
+          break;
+        }
+        case 'open-next-year':
+          if (!jobs.has('open_next_year_counters')) break;
+          await asAccount(at, accountId(actor), [], () => call('app_public.counter_opening_run(p_year => $1)', [step.year]));
           break;
         case 'read-notifications':
           // Every account of the demo reads what it had received before `before`.
