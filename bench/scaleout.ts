@@ -69,6 +69,7 @@ async function measure(processes: number, via: Row['via'], template: string): Pr
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
     RATE_LIMIT_AUTHENTICATED_PER_MINUTE: '100000000',
     RATE_LIMIT_LOGIN_PER_USERNAME_PER_HOUR: '100000000',
+    RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS: '100000000',
   }, (line) => console.error(line));
   const rows: Row[] = [];
   try {

@@ -8,11 +8,15 @@ grant usage on schema app_private to wfm_api;
 grant execute on all functions in schema app_public to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_hidden to wfm_visitor, wfm_api;
 grant execute on all functions in schema app_private to wfm_api;
-grant execute on function app_private.begin_request(int, int), app_private.begin_request_or_fail(int, int, boolean),
-  app_private.login_lookup(text),
+grant execute on function app_private.begin_request(int, int, int), app_private.begin_request_or_fail(int, int, boolean, int, text),
+  app_private.login_lookup(text), app_private.set_client_address(text),
   app_private.record_login(int), app_private.password_reset_request(text),
   app_private.password_token_check(text), app_private.password_reset_confirm(text, text),
   app_private.rate_limit_hit(text, int, interval), app_private.rate_limit_hit_or_fail(text, int, interval)
+  to wfm_authenticator;
+-- Login throttling (sql/auth/rate_limits.sql): the API and back-office logins, as the authenticator.
+grant execute on function app_private.login_throttle(text, text, text, int, int, interval),
+  app_private.login_failed(text, text, text, interval, interval), app_private.login_succeeded(text, text, text)
   to wfm_authenticator;
 
 -- API functions that are security definer run as wfm_api, which does not own the tables:

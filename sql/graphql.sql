@@ -14,6 +14,10 @@ comment on function app_public.impersonation_start(int) is
 SPEC Authentication rule 5 (user impersonation, off by default): a superuser starts speaking for another
 active account that is not a superuser; returns that account and the impersonator, which the REST route
 signs into a token; audited. Refused unless the server turned impersonation on for the request.';
+comment on function app_public.impersonation_end() is
+'@behavior -*
+Issue 25: the end of an impersonation (POST /api/auth/impersonate/end/ with the impersonation token), audited
+as impersonation_ended by the superuser; refused unless the server turned impersonation on for the request.';
 -- The planning as text, and in parts, is the REST route's (passed through as written);
 -- GraphQL offers planningRead, typed JSON.
 comment on function app_public.planning_read_text(date, date, int, int, int) is

@@ -5,8 +5,16 @@ export interface RateLimits {
   anonymousPerMinute: number;
   authenticatedPerMinute: number;
   passwordResetPerHour: number;
-  /** Login attempts per username (any address, any outcome): slows guessing one account's password. */
+  /**
+   * Failed logins per username within an hour, whatever the address, beyond which every login of
+   * that username is slowed (a progressive delay, never a refusal; SECURITY.md, login throttling).
+   */
   loginPerUsernamePerHour: number;
+  /**
+   * Failed API logins of one username from one address within 15 minutes, after which that address
+   * is refused (429) for that username until the window ends (default 10).
+   */
+  loginFailuresPerAddress?: number;
 }
 
 export interface Config {
@@ -116,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       authenticatedPerMinute: intFromEnv(env, 'RATE_LIMIT_AUTHENTICATED_PER_MINUTE', 1000),
       passwordResetPerHour: intFromEnv(env, 'RATE_LIMIT_PASSWORD_RESET_PER_HOUR', 5),
       loginPerUsernamePerHour: intFromEnv(env, 'RATE_LIMIT_LOGIN_PER_USERNAME_PER_HOUR', 20),
+      loginFailuresPerAddress: intFromEnv(env, 'RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS', 10),
     },
     logLevel: overrides.logLevel ?? env.LOG_LEVEL ?? 'info',
     graphql: overrides.graphql ?? flag(env, 'GRAPHQL'),

@@ -13,6 +13,7 @@ import { asUser, secondFactorSetting } from './backoffice/common.js';
 import { ROLES } from './db/roles.js';
 import { ApiError } from './http/errors.js';
 import { getRequestAuth } from './http/request-context.js';
+import { csrfRefusal } from './auth/middleware.js';
 
 const CALLER = Symbol('graphqlCaller');
 
@@ -113,7 +114,9 @@ export async function mountGraphql(app: Express, server: Server | null, pool: pg
   // reaches the GraphQL endpoint; a bearer token never does (the surface is the back-office's).
   app.use('/graphql', async (req: Request, _res: Response, next: NextFunction) => {
     try {
-      const { identity, tokenError, session } = getRequestAuth(req);
+      const { identity, tokenError, session, csrf } = getRequestAuth(req);
+      // Refused by the authentication middleware already; refused here again, whatever path it matched.
+      if (csrf === 'missing') throw csrfRefusal();
       if (tokenError) throw ApiError.unauthorized(tokenError);
       if (identity && !session) {
         throw ApiError.forbidden(

@@ -27,9 +27,23 @@ export const SCHEDULED_JOBS = {
 
 export type ScheduledJobName = keyof typeof SCHEDULED_JOBS;
 
+/**
+ * send_notification_digests (every hour, worker/crontab; by hand: npm run job): the daily
+ * digests due at `at` (default: the database's business now), one e-mail per account whose
+ * digest hour came (app_private.send_notification_digests). Returns how many were queued.
+ */
+export async function sendNotificationDigests(db: pg.Pool | pg.ClientBase, at?: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'select app_private.send_notification_digests(coalesce($1::timestamptz, app_hidden.now())) as n',
+    [at ?? null],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Every job `npm run job -- NAME` knows. */
 export const JOB_NAMES = [
   'send_missing_document_reminders',
+  'send_notification_digests',
   'purge_audit_log',
   'consume_started_absences',
   'drain_email_outbox',
@@ -107,8 +121,18 @@ export interface DrainOutcome {
   pending: number;
 }
 
+/** One mail as the outbox holds it: text, and for a notification an HTML part and headers (List-Unsubscribe). */
+export interface OutgoingMail {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+  headers?: Record<string, string>;
+}
+
 export interface MailTransport {
-  sendMail(mail: { from: string; to: string; subject: string; text: string }): Promise<unknown>;
+  sendMail(mail: OutgoingMail): Promise<unknown>;
   close(): void;
 }
 
@@ -119,6 +143,20 @@ export function smtpTransport(smtp: SmtpSettings): MailTransport {
     greetingTimeout: 15_000,
     socketTimeout: 30_000,
   });
+}
+
+/**
+ * Writes into the outbox the e-mails of the notifications sent at once that are not there yet
+ * (app_private.queue_notification_emails, 500 a transaction); returns how many.
+ */
+export async function queueNotificationEmails(db: pg.Pool | pg.ClientBase): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>('select app_private.queue_notification_emails(500) as n');
+    const queued = rows[0]?.n ?? 0;
+    total += queued;
+    if (queued < 500) return total;
+  }
 }
 
 /**
@@ -133,6 +171,9 @@ export async function drainEmailOutbox(
 ): Promise<DrainOutcome> {
   const pendingCount = async () =>
     Number((await pool.query<{ n: string }>('select app_private.email_outbox_pending_count() as n')).rows[0]?.n ?? 0);
+  // First the e-mails of the notifications sent at once, written into the outbox now (with or
+  // without SMTP: staff see them there, and the embedded mode prints them).
+  await queueNotificationEmails(pool);
   if (!smtp || !transport) return { smtp: false, sent: 0, failed: 0, pending: await pendingCount() };
   let sent = 0;
   let failed = 0;
@@ -142,7 +183,14 @@ export async function drainEmailOutbox(
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const { rows } = await client.query<{ id: string; to_address: string; subject: string; body_text: string }>(
+        const { rows } = await client.query<{
+          id: string;
+          to_address: string;
+          subject: string;
+          body_text: string;
+          body_html: string | null;
+          headers: Record<string, string> | null;
+        }>(
           'select * from app_private.email_outbox_next($1)',
           [afterId],
         );
@@ -153,7 +201,14 @@ export async function drainEmailOutbox(
         }
         afterId = Number(mail.id);
         try {
-          await transport.sendMail({ from: smtp.from, to: mail.to_address, subject: mail.subject, text: mail.body_text });
+          await transport.sendMail({
+            from: smtp.from,
+            to: mail.to_address,
+            subject: mail.subject,
+            text: mail.body_text,
+            ...(mail.body_html ? { html: mail.body_html } : {}),
+            ...(mail.headers && Object.keys(mail.headers).length ? { headers: mail.headers } : {}),
+          });
           await client.query('select app_private.email_outbox_sent($1)', [mail.id]);
           sent += 1;
         } catch (error) {

@@ -3,7 +3,15 @@
  * a JSON object with the outcome. An unknown name lists the jobs and exits with 1.
  */
 import { WorkerConfigError, workerConfigFromEnv } from './config.js';
-import { JOB_NAMES, createWorkerPool, drainEmailOutbox, isJobName, isScheduledJob, runScheduledJob } from './jobs.js';
+import {
+  JOB_NAMES,
+  createWorkerPool,
+  drainEmailOutbox,
+  isJobName,
+  isScheduledJob,
+  runScheduledJob,
+  sendNotificationDigests,
+} from './jobs.js';
 import { purgeStorageGarbage, sweepOrphanFiles } from '../src/storage/garbage.js';
 import { storageFromEnv } from './tasks/purge_storage_garbage.js';
 import { purgeRateLimitWindows } from './tasks/purge_rate_limit_windows.js';
@@ -48,6 +56,10 @@ try {
       const removed = await purgeRateLimitWindows(pool);
       console.error(`${name}: ${removed} window(s) removed`);
       console.log(JSON.stringify({ job: name, result: removed }));
+    } else if (name === 'send_notification_digests') {
+      const queued = await sendNotificationDigests(pool);
+      console.error(`${name}: ${queued} digest(s) queued`);
+      console.log(JSON.stringify({ job: name, result: queued }));
     } else {
       const outcome = await drainEmailOutbox(pool, config.smtp ?? null);
       console.error(

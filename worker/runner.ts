@@ -20,6 +20,7 @@ import consumeStartedAbsences from './tasks/consume_started_absences.js';
 import purgeStorageGarbage from './tasks/purge_storage_garbage.js';
 import purgeRateLimitWindows from './tasks/purge_rate_limit_windows.js';
 import sendMissingDocumentReminders from './tasks/send_missing_document_reminders.js';
+import sendNotificationDigests from './tasks/send_notification_digests.js';
 
 export const WORKER_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const CRONTAB_FILE = path.join(WORKER_DIR, 'crontab');
@@ -52,6 +53,7 @@ export function taskList(pool: pg.Pool, smtp: SmtpSettings | null, transport?: (
     consume_started_absences: consumeStartedAbsences,
     purge_storage_garbage: purgeStorageGarbage,
     purge_rate_limit_windows: purgeRateLimitWindows,
+    send_notification_digests: sendNotificationDigests,
     drain_email_outbox: makeDrainEmailOutboxTask(pool, smtp, transport),
   };
 }

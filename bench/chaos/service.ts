@@ -61,6 +61,7 @@ export class Service {
         RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000',
         RATE_LIMIT_AUTHENTICATED_PER_MINUTE: '1000000',
         RATE_LIMIT_LOGIN_PER_USERNAME_PER_HOUR: '100000',
+        RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS: '100000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -41,23 +41,34 @@ $$;
 create or replace function app_private.write_audit(p_verb text, p_model text, p_target_id bigint, p_before jsonb, p_after jsonb)
 returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_actor int := app_hidden.current_account_id();
-  v_impersonator int := nullif(current_setting('app.impersonator_id', true), '')::int;
+begin
+  perform app_private.write_audit_as(app_hidden.current_account_id(),
+                                     nullif(current_setting('app.impersonator_id', true), '')::int,
+                                     p_verb, p_model, p_target_id, p_before, p_after);
+end;
+$$;
+
+-- One audit line by a named actor (and impersonator): write_audit names the acting account of
+-- the request; the security events of a login (no acting account yet) name the account that
+-- signs in (sql/auth/security_events.sql). The client address is the request's (app.client_address).
+create or replace function app_private.write_audit_as(p_actor int, p_impersonator int, p_verb text, p_model text,
+                                                      p_target_id bigint, p_before jsonb, p_after jsonb)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   -- One statement; the names of each account read once (an absent account: nulls, as before).
   insert into app_private.audit_log (actor_account_id, actor_username, actor_display_name,
                                      impersonator_account_id, impersonator_username, impersonator_display_name,
-                                     verb, model, target_id, before, after)
-  select v_actor, act.username, act.display_name, v_impersonator, imp.username, imp.display_name,
-         p_verb, p_model, p_target_id, p_before, p_after
+                                     verb, model, target_id, before, after, client_address)
+  select p_actor, act.username, act.display_name, p_impersonator, imp.username, imp.display_name,
+         p_verb, p_model, p_target_id, p_before, p_after, nullif(current_setting('app.client_address', true), '')
   from (select 1) one
   left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
                      from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
-                     where a.id = v_actor) act on true
+                     where a.id = p_actor) act on true
   left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
                      from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
-                     where a.id = v_impersonator) imp on true;
+                     where a.id = p_impersonator) imp on true;
 end;
 $$;
 
@@ -180,6 +191,14 @@ language sql immutable as $$
     'actor_identity', case when p_line.actor_account_id is not null or p_line.actor_username is not null then
                         jsonb_build_object('username', p_line.actor_username, 'display_name', p_line.actor_display_name)
                       end,
+    -- The superuser who acted for the actor (impersonation), with its identity frozen too
+    -- (issue 25 finding 5: « par l'impersonateur, pour le compte de l'acteur »).
+    'impersonator', p_line.impersonator_account_id,
+    'impersonator_identity', case when p_line.impersonator_account_id is not null or p_line.impersonator_username is not null then
+                               jsonb_build_object('username', p_line.impersonator_username,
+                                                  'display_name', p_line.impersonator_display_name)
+                             end,
+    'client_address', p_line.client_address,
     'verb', p_line.verb,
     'model', p_line.model,
     'target_id', p_line.target_id,

@@ -29,7 +29,8 @@ insert into app_private.audit_models (model, label) values
   ('event', 'Événement'),
   ('event_participant', 'Participant à un événement'),
   ('on_call_period', 'Période d''astreinte'),
-  ('on_call_period_establishment', 'Établissement d''une astreinte')
+  ('on_call_period_establishment', 'Établissement d''une astreinte'),
+  ('account_security', 'Sécurité du compte')
 on conflict do nothing;
 
 create table if not exists app_private.audit_log (
@@ -46,18 +47,43 @@ create table if not exists app_private.audit_log (
   impersonator_display_name text,
   -- The database login of the session (wfm_authenticator for the API, the worker's or a DBA's login).
   db_user text not null default session_user,
-  verb text not null check (verb in ('Creation', 'Modification', 'Suppression', 'Validation', 'Refus',
-                                     'Correction', 'Demande d''annulation', 'Annulation', 'Impersonation')),
+  verb text not null constraint audit_log_verb_check
+    check (verb in ('Creation', 'Modification', 'Suppression', 'Validation', 'Refus',
+                    'Correction', 'Demande d''annulation', 'Annulation', 'Impersonation', 'Securite')),
   model text not null references app_private.audit_models on update cascade on delete restrict,
   target_id bigint,
   before jsonb,
   after jsonb,
   transaction_id bigint not null default txid_current(),
   constraint audit_log_values check (
-    (verb in ('Creation', 'Impersonation') and before is null and after is not null)
+    (verb in ('Creation', 'Impersonation', 'Securite') and before is null and after is not null)
     or (verb = 'Suppression' and before is not null and after is null)
-    or (verb not in ('Creation', 'Impersonation', 'Suppression') and before is not null and after is not null))
+    or (verb not in ('Creation', 'Impersonation', 'Securite', 'Suppression') and before is not null and after is not null)),
+  -- The client address of the request that wrote the line (app.client_address), when known.
+  client_address text
 );
+-- Issue 25: the security events of accounts (verb Securite, sql/auth/security_events.sql) and
+-- the client address of every line, on a database created before.
+alter table app_private.audit_log add column if not exists client_address text;
+do $$
+begin
+  if not exists (select 1 from pg_constraint c where c.conrelid = 'app_private.audit_log'::regclass
+                 and c.conname = 'audit_log_verb_check' and pg_get_constraintdef(c.oid) like '%Securite%') then
+    alter table app_private.audit_log drop constraint if exists audit_log_verb_check;
+    alter table app_private.audit_log add constraint audit_log_verb_check
+      check (verb in ('Creation', 'Modification', 'Suppression', 'Validation', 'Refus',
+                      'Correction', 'Demande d''annulation', 'Annulation', 'Impersonation', 'Securite'));
+  end if;
+  if not exists (select 1 from pg_constraint c where c.conrelid = 'app_private.audit_log'::regclass
+                 and c.conname = 'audit_log_values' and pg_get_constraintdef(c.oid) like '%Securite%') then
+    alter table app_private.audit_log drop constraint if exists audit_log_values;
+    alter table app_private.audit_log add constraint audit_log_values check (
+      (verb in ('Creation', 'Impersonation', 'Securite') and before is null and after is not null)
+      or (verb = 'Suppression' and before is not null and after is null)
+      or (verb not in ('Creation', 'Impersonation', 'Securite', 'Suppression') and before is not null and after is not null));
+  end if;
+end;
+$$;
 -- GET /api/audit-log/?model=&target_id= (newest first), and the weekly purge by age.
 create index if not exists audit_log_target_idx on app_private.audit_log (model, target_id, at desc, id desc);
 create index if not exists audit_log_at_idx on app_private.audit_log (at);

@@ -16,8 +16,14 @@ $$;
 
 -- Start of every authenticated request (called by the authenticator before switching to
 -- the visitor role): reloads the account, refuses an inactive one (null), and records the
--- acting account for the transaction.
-create or replace function app_private.begin_request(p_account_id int, p_impersonator_id int default null) returns jsonb
+-- acting account for the transaction. p_generation, when given, is the credential generation
+-- the token or session was issued under (app_public.accounts.token_generation): a token of
+-- an earlier generation is refused (null) like a closed account's. It is the generation of the
+-- account holding the token: the impersonator's for an impersonation token. Without it
+-- (a calendar feed, whose secret is no session) the generation is not read.
+drop function if exists app_private.begin_request(int, int);
+create or replace function app_private.begin_request(p_account_id int, p_impersonator_id int default null,
+                                                     p_generation int default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account app_public.accounts;
@@ -32,7 +38,12 @@ begin
     if not found or not v_impersonator.is_active or not v_impersonator.is_superuser then
       return null;
     end if;
+    if p_generation is not null and p_generation <> v_impersonator.token_generation then
+      return null;
+    end if;
     perform set_config('app.impersonator_id', p_impersonator_id::text, true);
+  elsif p_generation is not null and p_generation <> v_account.token_generation then
+    return null;
   end if;
   perform set_config('app.account_id', v_account.id::text, true);
   perform set_config('app.employee_id', coalesce(v_account.employee_id::text, ''), true);
@@ -43,22 +54,31 @@ end;
 $$;
 
 -- The prelude of every authenticated API request (src/db/transaction.ts): the reload of
--- begin_request, where an inactive or unknown account is an error (WA001, answered 401) that
--- aborts the transaction, so that the statements sent behind it do nothing and the commit
--- rolls back. A route the manifest reserves to staff (auth 'staff') passes p_staff_only: an
--- account that is neither staff nor superuser is refused here (WF002, 403), before the route's
--- function and before its input is read (the router asks this prelude alone when the input is
--- refused, so that such a caller gets 403, not 400).
+-- begin_request, where an inactive or unknown account, or a token or session of an earlier
+-- credential generation (p_generation, never null here: a null is refused), is an error
+-- (WA001, answered 401) that aborts the transaction, so that the statements sent behind it do
+-- nothing and the commit rolls back. A route the manifest reserves to staff (auth 'staff')
+-- passes p_staff_only: an account that is neither staff nor superuser is refused here (WF002,
+-- 403), before the route's function and before its input is read (the router asks this
+-- prelude alone when the input is refused, so that such a caller gets 403, not 400).
+-- p_client_address: the request's client address, recorded in the audit lines it writes.
 drop function if exists app_private.begin_request_or_fail(int, int);
-create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int default null,
-                                                             p_staff_only boolean default false) returns jsonb
+drop function if exists app_private.begin_request_or_fail(int, int, boolean);
+create or replace function app_private.begin_request_or_fail(p_account_id int, p_impersonator_id int,
+                                                             p_staff_only boolean, p_generation int,
+                                                             p_client_address text) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_account jsonb := app_private.begin_request(p_account_id, p_impersonator_id);
+  v_account jsonb;
 begin
+  if p_generation is null then
+    raise exception using errcode = 'WA001', message = 'Jeton sans génération : reconnectez-vous.';
+  end if;
+  v_account := app_private.begin_request(p_account_id, p_impersonator_id, p_generation);
   if v_account is null then
     raise exception using errcode = 'WA001', message = 'Compte inactif ou inconnu.';
   end if;
+  perform app_private.set_client_address(p_client_address);
   if p_staff_only and not app_hidden.current_account_is_staff() then
     perform app_hidden.forbidden('Réservé aux comptes du personnel d’administration.', 'WF002');
   end if;
@@ -66,11 +86,23 @@ begin
 end;
 $$;
 
+-- The client address of the request, for the audit lines of its transaction (app.client_address):
+-- only a well-formed address is kept, anything else is no address.
+create or replace function app_private.set_client_address(p_address text) returns void
+language plpgsql volatile as $$
+begin
+  perform set_config('app.client_address',
+    case when p_address ~ '^[0-9A-Fa-f:.]{2,45}$' then p_address else '' end, true);
+end;
+$$;
+
 -- Login: the stored hash of an active account (case-insensitive username).
+-- token_generation: the generation the token issued after this login carries (claim gen).
+drop function if exists app_private.login_lookup(text);
 create or replace function app_private.login_lookup(p_username text)
-returns table (account_id int, password_hash text, is_active boolean)
+returns table (account_id int, password_hash text, is_active boolean, token_generation int)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select a.id, s.password_hash, a.is_active
+  select a.id, s.password_hash, a.is_active, a.token_generation
   from app_public.accounts a
   left join app_private.account_secrets s on s.account_id = a.id
   where lower(a.username) = lower(p_username);
@@ -192,22 +224,27 @@ create or replace function app_private.password_reset_confirm(p_token text, p_pa
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_account_id int;
+  v_purpose text;
 begin
   update app_private.password_tokens t set used_at = app_hidden.now()
   from app_public.accounts a
   where a.id = t.account_id and a.is_active
     and t.token_hash = public.digest(coalesce(p_token, ''), 'sha256')
     and t.used_at is null and t.expires_at > app_hidden.now()
-  returning t.account_id into v_account_id;
+  returning t.account_id, t.purpose into v_account_id, v_purpose;
   if v_account_id is null then
     perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
   end if;
   update app_private.password_tokens set used_at = app_hidden.now()
   where account_id = v_account_id and used_at is null;
-  insert into app_private.account_secrets (account_id, password_hash, password_changed_at)
-  values (v_account_id, p_password_hash, app_hidden.now())
-  on conflict (account_id) do update set password_hash = excluded.password_hash,
-                                         password_changed_at = excluded.password_changed_at;
+  -- The change of the hash is audited and ends every session of the account
+  -- (app_private.tg_account_secrets__password_changed, sql/auth/security_events.sql), which
+  -- reads here that the link set it.
+  perform set_config('app.password_change', v_purpose, true);
+  insert into app_private.account_secrets (account_id) values (v_account_id) on conflict (account_id) do nothing;
+  update app_private.account_secrets set password_hash = p_password_hash, password_changed_at = app_hidden.now()
+  where account_id = v_account_id;
+  perform set_config('app.password_change', '', true);
 end;
 $$;
 

@@ -79,3 +79,99 @@ language sql volatile security definer set search_path = pg_catalog, public, pg_
 $$;
 comment on function app_private.purge_rate_limit_windows() is
   'Deletes the rate-limit windows that ended; returns how many.';
+
+-- Login throttling (SECURITY.md, « Login throttling »; issue 25 finding 2). Only FAILED attempts
+-- count (a wrong password, an unknown or closed account, a wrong second-factor code), in two
+-- buckets of app_private.rate_limit_windows:
+--   'login-fail:<scope>:<username>@<address>'  per (username, address): strict. At p_pair_limit
+--      failures within p_pair_window (a fixed window opened by the first failure), that address is
+--      refused (429) for that username until the window ends, even with the right password.
+--   'login-fail:<scope>:<username>'            per username, whatever the address: a higher
+--      ceiling that SLOWS and never refuses. Beyond p_ceiling failures within p_ceiling_window,
+--      every attempt on that username waits 2^(n-1) seconds before its password is checked (n the
+--      failures over the ceiling), at most p_max_delay seconds; and an address's own failures on it
+--      are limited to 3 (instead of p_pair_limit) in their window.
+-- A success clears the pair bucket of its address and counts nothing. So a third party who does not
+-- know the password can slow an account's logins by at most p_max_delay seconds, and never refuse a
+-- correct password (with its second factor) from an address that has not itself failed.
+-- <scope>: 'api' (POST /api/auth/token/), 'bo' (back-office password step), 'bo-2fa' (back-office
+-- second factor, the account id as username). The username is compared without case.
+create or replace function app_private.login_throttle_buckets(p_scope text, p_username text, p_address text)
+returns table (pair_bucket text, user_bucket text)
+language sql immutable parallel safe set search_path = pg_catalog, public, pg_temp as $$
+  -- Usernames are at most 150 characters, addresses 45: the keys stay under the table's 400.
+  select format('login-fail:%s:%s@%s', p_scope, lower(left(p_username, 150)), left(coalesce(p_address, ''), 64)),
+         format('login-fail:%s:%s', p_scope, lower(left(p_username, 150)));
+$$;
+comment on function app_private.login_throttle_buckets(text, text, text) is
+  'The two failure buckets of login throttling: per (username, address) and per username.';
+
+-- Read before the password is checked (counts nothing): retry_after > 0 refuses this address for this
+-- username (429); delay_ms > 0 is how long the attempt waits before its password is checked.
+create or replace function app_private.login_throttle(
+  p_scope text, p_username text, p_address text,
+  p_pair_limit int, p_ceiling int, p_max_delay interval)
+returns table (retry_after int, delay_ms int)
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  -- Beyond the username's ceiling (it is being guessed from several addresses), an address that
+  -- failed keeps at most this many failures: many addresses in parallel get few guesses each. An
+  -- address that has not failed is still never refused.
+  c_pair_limit_over_ceiling constant int := 3;
+  v_pair_limit int;
+  v_pair_hits int;
+  v_pair_end timestamptz;
+  v_user_hits int;
+  v_over int;
+  b record;
+begin
+  select * into b from app_private.login_throttle_buckets(p_scope, p_username, p_address);
+  select w.hits into v_user_hits
+  from app_private.rate_limit_windows w where w.bucket = b.user_bucket and w.window_end > clock_timestamp();
+  v_over := coalesce(v_user_hits, 0) - p_ceiling;
+  select w.hits, w.window_end into v_pair_hits, v_pair_end
+  from app_private.rate_limit_windows w where w.bucket = b.pair_bucket and w.window_end > clock_timestamp();
+  v_pair_limit := p_pair_limit;
+  if v_over > 0 then
+    v_pair_limit := least(p_pair_limit, c_pair_limit_over_ceiling);
+  end if;
+  if coalesce(v_pair_hits, 0) >= v_pair_limit then
+    return query select greatest(1, ceil(extract(epoch from v_pair_end - clock_timestamp())))::int, 0;
+    return;
+  end if;
+  return query select 0,
+    case when v_over <= 0 then 0
+         else least(extract(epoch from p_max_delay) * 1000, 1000 * power(2, least(v_over, 30) - 1))::int end;
+end;
+$$;
+comment on function app_private.login_throttle(text, text, text, int, int, interval) is
+  'Login throttling, before the password check: retry_after (seconds) when this address used up its failures on this username, else the delay (ms) the attempt waits once the username passed its ceiling of failures.';
+
+-- A failed attempt: one more failure in both buckets (their windows open at the first failure).
+create or replace function app_private.login_failed(
+  p_scope text, p_username text, p_address text, p_pair_window interval, p_ceiling_window interval)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  b record;
+begin
+  select * into b from app_private.login_throttle_buckets(p_scope, p_username, p_address);
+  -- Counted without a cap of their own (the limits are read by login_throttle).
+  perform app_private.rate_limit_hit(b.pair_bucket, 2147483646, p_pair_window);
+  perform app_private.rate_limit_hit(b.user_bucket, 2147483646, p_ceiling_window);
+end;
+$$;
+comment on function app_private.login_failed(text, text, text, interval, interval) is
+  'Login throttling: counts one failed attempt of a username from an address (per pair and per username).';
+
+-- A successful attempt counts nothing, and forgives the failures of its own address for that username.
+create or replace function app_private.login_succeeded(p_scope text, p_username text, p_address text)
+returns void
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  delete from app_private.rate_limit_windows w
+  where w.bucket = (select pair_bucket from app_private.login_throttle_buckets(p_scope, p_username, p_address));
+end;
+$$;
+comment on function app_private.login_succeeded(text, text, text) is
+  'Login throttling: a success clears the failures of its (username, address) pair; it is never counted.';

@@ -40,9 +40,12 @@ end;
 $$;
 
 -- The lines of a search, written once for GET /api/audit-log/ and its export (inlined into
--- both: the callers are security definer, as the log lives in app_private).
+-- both: the callers are security definer, as the log lives in app_private). p_impersonator:
+-- the lines written by that superuser for someone else (issue 25 finding 5), by the account
+-- named now or the username frozen in the line.
+drop function if exists app_hidden.audit_log_selection(text, bigint, text, text, date, date) cascade;
 create or replace function app_hidden.audit_log_selection(
-  p_model text, p_target_id bigint, p_actor text, p_verb text, p_from date, p_to date)
+  p_model text, p_target_id bigint, p_actor text, p_verb text, p_from date, p_to date, p_impersonator text)
 returns setof app_private.audit_log
 language sql stable as $$
   select l.* from app_private.audit_log l
@@ -56,12 +59,18 @@ language sql stable as $$
     and (nullif(lower(btrim(p_actor)), '') is null
          or l.actor_account_id in (select a.id from app_public.accounts a
                                    where lower(a.username) = nullif(lower(btrim(p_actor)), ''))
-         or lower(l.actor_username) = nullif(lower(btrim(p_actor)), ''));
+         or lower(l.actor_username) = nullif(lower(btrim(p_actor)), ''))
+    and (nullif(lower(btrim(p_impersonator)), '') is null
+         or l.impersonator_account_id in (select a.id from app_public.accounts a
+                                          where lower(a.username) = nullif(lower(btrim(p_impersonator)), ''))
+         or lower(l.impersonator_username) = nullif(lower(btrim(p_impersonator)), ''));
 $$;
 
+drop function if exists app_public.audit_log_search(text, bigint, text, text, date, date, int, int) cascade;
 create or replace function app_public.audit_log_search(
   p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
-  p_from date default null, p_to date default null, p_page int default 1, p_page_size int default 50)
+  p_from date default null, p_to date default null, p_page int default 1, p_page_size int default 50,
+  p_impersonator text default null)
 returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
@@ -69,7 +78,7 @@ begin
   perform app_hidden.audit_log_filters_check(p_model, p_target_id, p_from, p_to);
   return (
     with lines as (
-      select l.* from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to) l
+      select l.* from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to, p_impersonator) l
     )
     select jsonb_build_object(
       'count', (select count(*) from lines),
@@ -79,25 +88,28 @@ begin
               limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)) p), '[]'::jsonb)));
 end;
 $$;
-comment on function app_public.audit_log_search(text, bigint, text, text, date, date, integer, integer) is
+comment on function app_public.audit_log_search(text, bigint, text, text, date, date, integer, integer, text) is
 'SPEC Audit log and Permissions (audit.view_actionlog): for accounts holding audit.view_actionlog with
 back-office access (else 403), one page of audit lines newest first, filtered by model, target, actor,
-verb and date window.';
+verb, date window and impersonator; each line names the impersonator who acted for its actor.';
 
 -- GET /api/audit-log/export/?format=&<the search's filters>: the same lines, newest first;
--- before and after as JSON text.
+-- before and after as JSON text; the impersonator and the client address of each line.
+drop function if exists app_public.audit_log_export(text, bigint, text, text, date, date) cascade;
 create or replace function app_public.audit_log_export(
   p_model text default null, p_target_id bigint default null, p_actor text default null, p_verb text default null,
-  p_from date default null, p_to date default null)
-returns table (id bigint, at timestamptz, actor int, actor_username text, actor_display_name text, verb text,
-               model text, target_id bigint, before text, after text)
+  p_from date default null, p_to date default null, p_impersonator text default null)
+returns table (id bigint, at timestamptz, actor int, actor_username text, actor_display_name text,
+               impersonator int, impersonator_username text, impersonator_display_name text, verb text,
+               model text, target_id bigint, before text, after text, client_address text)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select l.id, l.at, l.actor_account_id, l.actor_username, l.actor_display_name, l.verb, l.model, l.target_id,
-         l.before::text, l.after::text
-  from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to) l
+  select l.id, l.at, l.actor_account_id, l.actor_username, l.actor_display_name,
+         l.impersonator_account_id, l.impersonator_username, l.impersonator_display_name, l.verb, l.model, l.target_id,
+         l.before::text, l.after::text, l.client_address
+  from app_hidden.audit_log_selection(p_model, p_target_id, p_actor, p_verb, p_from, p_to, p_impersonator) l
   order by l.at desc, l.id desc;
 $$;
-comment on function app_public.audit_log_export(text, bigint, text, text, date, date) is 'SPEC Audit log and issue 16 exports, GET /api/audit-log/export/: every audit line the search shows for the same filters (its readers only: audit.view_actionlog), for the CSV or XLSX file.';
+comment on function app_public.audit_log_export(text, bigint, text, text, date, date, text) is 'SPEC Audit log and issue 16 exports, GET /api/audit-log/export/: every audit line the search shows for the same filters (its readers only: audit.view_actionlog), with the impersonator who acted for its author, for the CSV or XLSX file.';
 
 -- The audited models and their French labels (the viewer's model filter), for the same readers.
 create or replace function app_public.audit_log_models() returns jsonb

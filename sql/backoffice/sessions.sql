@@ -19,6 +19,10 @@ create table if not exists app_private.backoffice_sessions (
   expires_at timestamptz not null
 );
 create index if not exists backoffice_sessions_account_idx on app_private.backoffice_sessions (account_id);
+-- The account's credential generation read with the password that opened the session (issue 25):
+-- a session opened with a password checked before a reset, a closure or the removal of a factor
+-- is refused and deleted by backoffice_session_get, as are the sessions those events delete.
+alter table app_private.backoffice_sessions add column if not exists token_generation int not null default 0;
 alter table app_private.backoffice_sessions enable row level security;
 
 -- The authenticator of an account. confirmed_at null: enrolment started, not confirmed.
@@ -59,15 +63,22 @@ $$;
 
 -- Opens a session (pre or full) under a token hash. A full session is opened only for an
 -- account that may enter; a pre-authentication lives backoffice_preauth_minutes.
-create or replace function app_private.backoffice_session_open(p_token_hash bytea, p_account_id int, p_stage text, p_method text)
+-- p_generation: the credential generation read with the password (the login's), or the
+-- pre-authentication's for the full session that replaces it.
+drop function if exists app_private.backoffice_session_open(bytea, int, text, text);
+create or replace function app_private.backoffice_session_open(p_token_hash bytea, p_account_id int, p_stage text, p_method text,
+                                                               p_generation int)
 returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if not app_hidden.account_has_backoffice_access(p_account_id) then
     raise exception using errcode = 'WF070', message = 'Ce compte n''a pas accès au back-office.';
   end if;
-  insert into app_private.backoffice_sessions (token_hash, account_id, stage, method, expires_at)
-  values (p_token_hash, p_account_id, p_stage, p_method,
+  if p_generation is null then
+    raise exception 'backoffice_session_open: the credential generation is required';
+  end if;
+  insert into app_private.backoffice_sessions (token_hash, account_id, stage, method, token_generation, expires_at)
+  values (p_token_hash, p_account_id, p_stage, p_method, p_generation,
           app_hidden.now() + case p_stage
             when 'pre' then make_interval(mins => (app_hidden.setting('backoffice_preauth_minutes'))::int)
             else make_interval(hours => (app_hidden.setting('backoffice_session_hours'))::int) end);
@@ -76,9 +87,15 @@ $$;
 
 -- The live session of a token hash, touched (idle expiry runs from the last request).
 -- Expired sessions, and sessions of an account that may no longer enter, are deleted and
--- give no row.
-create or replace function app_private.backoffice_session_get(p_token_hash bytea)
-returns table (account_id int, stage text, method text, username text, is_superuser boolean)
+-- give no row. A session opened through the DEBUG-only password bypass (method 'password')
+-- gives no row to an instance that does not allow the bypass (p_allow_password_only false),
+-- whatever instance opened it (issue 25 finding 6); it is left for the instance that does.
+-- token_generation: the session's credential generation (the account's, or the session is
+-- refused and deleted), checked again by the prelude of each request the session makes
+-- (app_private.begin_request_or_fail).
+drop function if exists app_private.backoffice_session_get(bytea);
+create or replace function app_private.backoffice_session_get(p_token_hash bytea, p_allow_password_only boolean)
+returns table (account_id int, stage text, method text, username text, is_superuser boolean, token_generation int)
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_session app_private.backoffice_sessions;
@@ -87,16 +104,21 @@ begin
   if not found then
     return;
   end if;
+  if v_session.method = 'password' and p_allow_password_only is not true then
+    return;
+  end if;
   if v_session.expires_at <= app_hidden.now()
      or (v_session.stage = 'full' and v_session.last_seen_at
          + make_interval(mins => (app_hidden.setting('backoffice_idle_minutes'))::int) <= app_hidden.now())
-     or not app_hidden.account_has_backoffice_access(v_session.account_id) then
+     or not app_hidden.account_has_backoffice_access(v_session.account_id)
+     or v_session.token_generation is distinct from (select a.token_generation from app_public.accounts a
+                                                     where a.id = v_session.account_id) then
     delete from app_private.backoffice_sessions s where s.id = v_session.id;
     return;
   end if;
   update app_private.backoffice_sessions s set last_seen_at = app_hidden.now() where s.id = v_session.id;
   return query
-    select v_session.account_id, v_session.stage, v_session.method, a.username, a.is_superuser
+    select v_session.account_id, v_session.stage, v_session.method, a.username, a.is_superuser, v_session.token_generation
     from app_public.accounts a where a.id = v_session.account_id;
 end;
 $$;
@@ -143,6 +165,13 @@ begin
   delete from app_private.backoffice_backup_codes c where c.account_id = p_account_id;
   insert into app_private.backoffice_backup_codes (account_id, code_hash)
   select p_account_id, h from unnest(p_code_hashes) h;
+  -- Audited (the account acts at its own login) and told to the account: an enrolment by
+  -- someone else holding the password is seen by its owner.
+  perform app_private.audit_security_event(p_account_id, 'factor_enrolled',
+    jsonb_build_object('backup_codes', cardinality(p_code_hashes)), p_account_id);
+  perform app_private.tell_account_security(p_account_id, 'Nouvel authentificateur enregistré',
+    format('Un authentificateur (second facteur du back-office) a été enregistré pour votre compte le %s, avec de nouveaux codes de secours.',
+           to_char(app_hidden.now() at time zone app_hidden.business_timezone(), 'DD/MM/YYYY à HH24:MI')));
   return true;
 end;
 $$;
@@ -173,7 +202,46 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 begin
   update app_private.backoffice_backup_codes c set used_at = app_hidden.now()
   where c.id = p_code_id and c.account_id = p_account_id and c.used_at is null;
-  return found;
+  if not found then
+    return false;
+  end if;
+  perform app_private.audit_security_event(p_account_id, 'backup_code_used',
+    jsonb_build_object('backup_codes_left', (select count(*) from app_private.backoffice_backup_codes c
+                                             where c.account_id = p_account_id and c.used_at is null)), p_account_id);
+  return true;
+end;
+$$;
+
+-- New backup codes for the account of a live full session that passed its second factor
+-- (TOTP or backup code: never a session of the password-only bypass): the unused codes die,
+-- the new hashes replace them, one audit line backup_codes_regenerated (by the account, no
+-- code in it). Returns false, changing nothing, for any other session or an account without
+-- a confirmed factor.
+create or replace function app_private.backoffice_backup_codes_regenerate(p_token_hash bytea, p_code_hashes bytea[])
+returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int;
+  v_left int;
+begin
+  if cardinality(p_code_hashes) is distinct from 10 then
+    raise exception 'backoffice_backup_codes_regenerate: 10 code hashes expected';
+  end if;
+  select s.account_id into v_account
+  from app_private.backoffice_sessions s
+  join app_private.backoffice_factors f on f.account_id = s.account_id and f.confirmed_at is not null
+  where s.token_hash = p_token_hash and s.stage = 'full' and s.method in ('totp', 'backup_code')
+    and s.expires_at > app_hidden.now() and app_hidden.account_has_backoffice_access(s.account_id);
+  if v_account is null then
+    return false;
+  end if;
+  delete from app_private.backoffice_backup_codes c where c.account_id = v_account and c.used_at is null;
+  get diagnostics v_left = row_count;
+  insert into app_private.backoffice_backup_codes (account_id, code_hash)
+  select v_account, h from unnest(p_code_hashes) h;
+  perform app_private.audit_security_event(v_account, 'backup_codes_regenerated',
+    jsonb_build_object('backup_codes', cardinality(p_code_hashes), 'unused_codes_replaced', v_left), v_account);
+  return true;
 end;
 $$;
 
@@ -191,13 +259,29 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   where app_hidden.account_has_backoffice_access(a.id);
 $$;
 
--- Removes the authenticator, the backup codes and the sessions of an account.
+-- Removes the authenticator and the backup codes of an account, and ends every session and
+-- token of that account (app_private.end_account_sessions). When a factor existed: one audit
+-- line factor_removed (by the acting superuser), and the account is told (notification, e-mail).
 create or replace function app_private.backoffice_factor_delete(p_account_id int) returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_confirmed boolean;
 begin
-  delete from app_private.backoffice_factors f where f.account_id = p_account_id;
+  delete from app_private.backoffice_factors f where f.account_id = p_account_id
+  returning f.confirmed_at is not null into v_confirmed;
   delete from app_private.backoffice_backup_codes c where c.account_id = p_account_id;
-  delete from app_private.backoffice_sessions s where s.account_id = p_account_id;
+  if v_confirmed is null then
+    -- No factor: nothing to remove, nothing to tell; its sessions (pre-authentications) end.
+    delete from app_private.backoffice_sessions s where s.account_id = p_account_id;
+    return;
+  end if;
+  perform app_private.audit_security_event(p_account_id, 'factor_removed', jsonb_build_object('confirmed', v_confirmed));
+  perform app_private.end_account_sessions(p_account_id, 'factor_removed');
+  perform app_private.tell_account_security(p_account_id, 'Second facteur supprimé',
+    format('Le second facteur (authentificateur et codes de secours) de votre compte a été supprimé le %s par %s ; '
+           'vos sessions ont été fermées. Un nouvel authentificateur vous sera demandé à votre prochaine connexion au back-office.',
+           to_char(app_hidden.now() at time zone app_hidden.business_timezone(), 'DD/MM/YYYY à HH24:MI'),
+           coalesce(app_hidden.account_display_name(app_hidden.current_account_id()), 'un administrateur')));
 end;
 $$;
 
@@ -242,9 +326,9 @@ comment on function app_public.backoffice_factors_delete(integer) is
 next back-office login enrols again.';
 
 grant execute on function app_private.backoffice_login_state(int),
-  app_private.backoffice_session_open(bytea, int, text, text), app_private.backoffice_session_get(bytea),
+  app_private.backoffice_session_open(bytea, int, text, text, int), app_private.backoffice_session_get(bytea, boolean),
   app_private.backoffice_session_close(bytea), app_private.backoffice_factor(int),
   app_private.backoffice_enrol_start(int, text), app_private.backoffice_enrol_confirm(int, bigint, bytea[]),
   app_private.backoffice_totp_accept(int, bigint), app_private.backoffice_backup_codes(int),
-  app_private.backoffice_backup_code_use(int, bigint)
+  app_private.backoffice_backup_code_use(int, bigint), app_private.backoffice_backup_codes_regenerate(bytea, bytea[])
   to wfm_authenticator;

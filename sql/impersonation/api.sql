@@ -51,3 +51,28 @@ begin
     'impersonator', jsonb_build_object('id', v_me, 'username', (select t.username from app_private.impersonation_target(v_me) t)));
 end;
 $$;
+
+-- POST /api/auth/impersonate/end/: the superuser gives the borrowed identity back (the client
+-- then takes its own token again). One audit line impersonation_ended (model account_security,
+-- target the borrowed account, by the superuser). Off, like the start, unless the REST route
+-- turned it on; called without an impersonation token: 400 under non_field_errors.
+create or replace function app_public.impersonation_end() returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_impersonator int := nullif(current_setting('app.impersonator_id', true), '')::int;
+  v_account int := app_hidden.current_account_id();
+begin
+  if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
+    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+  end if;
+  if v_impersonator is null then
+    perform app_hidden.invalid('non_field_errors', 'Vous n''empruntez aucune identité : il n''y a rien à terminer.', 'WV571');
+  end if;
+  perform app_private.audit_security_event(v_account, 'impersonation_ended',
+    jsonb_build_object('impersonator', v_impersonator,
+                       'impersonator_username', (select t.username from app_private.impersonation_target(v_impersonator) t)),
+    v_impersonator);
+  return jsonb_build_object('account', v_account, 'impersonator', v_impersonator, 'ended', true);
+end;
+$$;
+-- Its comment (hidden from GraphQL) is in sql/graphql.sql.

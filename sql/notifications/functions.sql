@@ -350,7 +350,9 @@ language sql immutable as $$
     'body', p_notification.body,
     'level', p_notification.level,
     'created_at', p_notification.created_at,
-    'read_at', p_notification.read_at);
+    'read_at', p_notification.read_at,
+    'kind', p_notification.kind,
+    'path', p_notification.path);
 $$;
 
 -- The caller's notifications, newest first; p_unread true = unread only, false = read only.
@@ -416,10 +418,12 @@ create or replace trigger _900_enqueue after insert on app_private.email_outbox
 -- The next mail to deliver after p_after_id (id order), locked for this transaction so that
 -- two drains never send the same mail; null when none is left. Mails that exhausted
 -- email_max_attempts stay in the outbox, visible to staff, and are not retried.
+-- (body_html and headers: the HTML part and the List-Unsubscribe headers of a notification's.)
+drop function if exists app_private.email_outbox_next(bigint) cascade;
 create or replace function app_private.email_outbox_next(p_after_id bigint default 0)
-returns table (id bigint, to_address text, subject text, body_text text, attempts int)
+returns table (id bigint, to_address text, subject text, body_text text, body_html text, headers jsonb, attempts int)
 language sql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-  select o.id, o.to_address, o.subject, o.body_text, o.attempts
+  select o.id, o.to_address, o.subject, o.body_text, o.body_html, o.headers, o.attempts
   from app_private.email_outbox o
   where o.sent_at is null and o.id > coalesce(p_after_id, 0)
     and o.attempts < coalesce((app_hidden.setting('email_max_attempts') #>> '{}')::int, 10)

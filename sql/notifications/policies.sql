@@ -15,3 +15,6 @@ grant select on app_private.email_outbox to wfm_api;
 drop policy if exists select_staff on app_private.email_outbox;
 create policy select_staff on app_private.email_outbox for select to wfm_api
   using ((select app_hidden.current_account_is_staff()));
+
+-- E-mail preferences: private, read and written through the API functions (owner) only.
+alter table app_private.notification_preferences enable row level security;

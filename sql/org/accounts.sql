@@ -14,6 +14,11 @@ create table if not exists app_public.accounts (
 -- Its limit comes from sql/core/input_contract.sql (a database created before: the CHECK is replaced).
 select app_private.ensure_check('app_public.accounts', 'accounts_username_check', '((username ~ app_hidden.username_pattern()))');
 create unique index if not exists accounts_username_key on app_public.accounts (lower(username));
+-- The generation of the account's credentials (issue 25 finding 4): every API token carries the
+-- generation it was issued under (claim `gen`) and each request's prelude refuses a token of an
+-- earlier one (app_private.begin_request). A password change or reset, a closure and the removal
+-- of a second factor raise it (app_private.end_account_sessions): every earlier token dies at once.
+alter table app_public.accounts add column if not exists token_generation int not null default 0;
 -- The few superusers (routing of filings asks whether a decider is one): no scan of every account.
 create index if not exists accounts_superuser_idx on app_public.accounts (id) where is_superuser;
 

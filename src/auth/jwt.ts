@@ -10,6 +10,13 @@ interface AccessClaims {
   typ: 'access';
   /** Impersonation: the superuser account that acts as `sub`. */
   act?: number;
+  /**
+   * The credential generation of the account holding the token (`act` when impersonating,
+   * else `sub`) when it was issued: a request's prelude refuses a token of an earlier one
+   * (app_private.begin_request_or_fail). A token without it (issued before generations
+   * existed) counts as generation 0, the generation of an account never revoked.
+   */
+  gen?: number;
 }
 
 // The secret as a KeyObject, made once: given a string, jsonwebtoken first tries it as a PEM
@@ -25,8 +32,14 @@ function keyOf(secret: string): KeyObject {
   return key;
 }
 
-export function signAccessToken(secret: string, accountId: number, impersonatorId?: number): string {
-  const claims: AccessClaims = { sub: String(accountId), typ: 'access', ...(impersonatorId ? { act: impersonatorId } : {}) };
+/**
+ * `generation`: the current token generation of the holder (the impersonator's when
+ * `impersonatorId` is given), as read in the same transaction that checked the credentials.
+ */
+export function signAccessToken(secret: string, accountId: number, impersonatorId?: number | null, generation = 0): string {
+  const claims: AccessClaims = {
+    sub: String(accountId), typ: 'access', ...(impersonatorId ? { act: impersonatorId } : {}), gen: generation,
+  };
   return jwt.sign(claims, keyOf(secret), { algorithm: 'HS256', expiresIn: ACCESS_TOKEN_SECONDS });
 }
 
@@ -34,8 +47,8 @@ export function signAccessToken(secret: string, accountId: number, impersonatorI
  * Tokens already verified, with their expiry: a client presents the same token for hours,
  * and verifying it again (decoding, HMAC, claims) was a quarter of the CPU of a simple
  * authenticated read. A token is immutable and signed with the process's secret, so a
- * verified one stays valid until it expires (tokens are not revoked individually; a closed
- * account is refused by each request's begin_request). Bounded: the oldest entries go first.
+ * verified one stays valid here until it expires: revocation is decided in SQL by each
+ * request's prelude (a closed account, or a token of an earlier credential generation). Bounded: the oldest entries go first.
  */
 const VERIFIED_MAX = 10_000;
 const verified = new Map<string, { identity: RequestIdentity; exp: number }>();
@@ -58,7 +71,9 @@ export function verifyAccessToken(secret: string, token: string): RequestIdentit
   if (impersonatorId !== null && (!Number.isSafeInteger(impersonatorId) || impersonatorId <= 0)) {
     throw new Error('bad impersonation claim');
   }
-  const identity: RequestIdentity = Object.freeze({ accountId, impersonatorId });
+  const generation = payload.gen === undefined ? 0 : Number(payload.gen);
+  if (!Number.isSafeInteger(generation) || generation < 0 || generation > 2147483647) throw new Error('bad generation claim');
+  const identity: RequestIdentity = Object.freeze({ accountId, impersonatorId, generation });
   if (typeof payload.exp === 'number') {
     if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
     verified.set(key, { identity, exp: payload.exp });

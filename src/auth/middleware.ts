@@ -8,16 +8,13 @@ import type { RateLimiter } from './rate-limit.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** /graphql and anything under it (Express matches the mount path case-insensitively). */
-const isGraphqlPath = (path: string) => /^\/graphql(\/|$)/i.test(path);
-
 /**
- * Reads `Authorization: Bearer <JWT>`, else the back-office session cookie (SPEC: the browsable
- * API and its documentation accept the session in addition to the JWT; an unsafe method on the
- * API with the session needs the X-CSRFToken header). The account itself is reloaded by each
- * transaction. /graphql takes the session only (src/graphql.ts refuses a bearer token there)
- * and its POST needs X-CSRFToken as the API's unsafe methods do.
+ * The back-office's pages, as Express mounts them (`app.use('/backoffice/', …)`: case-insensitive,
+ * on the raw path). Their forms carry the CSRF token in a form field, which the back-office router
+ * checks itself on every unsafe method (src/backoffice/index.ts); nothing else is routed there.
  */
+export const isBackofficePath = (path: string) => /^\/backoffice(\/|$)/i.test(path);
+
 export function authenticate(config: Config, sessions?: SessionStore) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
@@ -29,11 +26,12 @@ export function authenticate(config: Config, sessions?: SessionStore) {
         return;
       }
       sessions!.load(cookie).then((session) => {
-        const identity = session?.stage === 'full' ? { accountId: session.accountId } : null;
-        setRequestAuth(req, { identity, tokenError: null, session });
-        if (identity && (req.path.startsWith('/api/') || isGraphqlPath(req.path)) && !SAFE_METHODS.has(req.method)
-            && !sessions!.csrfOk(req, req.get(CSRF_HEADER))) {
-          next(ApiError.forbidden('Jeton CSRF manquant ou invalide : envoyez l’en-tête X-CSRFToken avec la valeur du cookie wfm_csrftoken.'));
+        const identity = session?.stage === 'full' ? { accountId: session.accountId, generation: session.generation } : null;
+        const unsafe = !SAFE_METHODS.has(req.method);
+        const csrf = !identity || !unsafe ? 'not_needed' : sessions!.csrfOk(req, req.get(CSRF_HEADER)) ? 'ok' : 'missing';
+        setRequestAuth(req, { identity, tokenError: null, session, csrf });
+        if (csrf === 'missing' && !isBackofficePath(req.path)) {
+          next(csrfRefusal());
           return;
         }
         next();
@@ -60,6 +58,11 @@ export function authenticate(config: Config, sessions?: SessionStore) {
     }
     next();
   };
+}
+
+/** The answer to a cookie-authenticated unsafe request without its CSRF token. */
+export function csrfRefusal(): ApiError {
+  return ApiError.forbidden('Jeton CSRF manquant ou invalide : envoyez l’en-tête X-CSRFToken avec la valeur du cookie wfm_csrftoken.');
 }
 
 /** A route path as Express matches it (case-insensitive, trailing slash optional). */
@@ -116,12 +119,6 @@ export function rateLimit(config: Config, limiter: RateLimiter, publicPaths: str
       : limiter.hit(`ip:${req.ip}`, config.rateLimits.anonymousPerMinute, 60_000);
     counted.then((wait) => next(wait > 0 ? ApiError.tooManyRequests(wait) : undefined), next);
   };
-}
-
-/** Logins per username, whatever the address: answers 429 before the password is checked. */
-export async function loginPerUsernameLimit(config: Config, limiter: RateLimiter, username: string): Promise<void> {
-  const wait = await limiter.hit(`login:${username.toLowerCase()}`, config.rateLimits.loginPerUsernamePerHour, 3_600_000);
-  if (wait > 0) throw ApiError.tooManyRequests(wait);
 }
 
 /** The password reset route's own bucket: 5 per hour per address. */

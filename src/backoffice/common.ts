@@ -61,10 +61,10 @@ export function asUser<T>(req: Request, session: BackofficeSession,
   work: (client: pg.PoolClient, account: ActingAccount) => Promise<T>,
   options: { uploadedFiles?: readonly object[]; staffOnly?: boolean } = {}): Promise<T> {
   const deps = req.app.locals.backoffice as BackofficeDeps;
-  return withRequestTransaction(deps.pool, { accountId: session.accountId }, async (client, account) => {
+  return withRequestTransaction(deps.pool, { accountId: session.accountId, generation: session.generation }, async (client, account) => {
     await client.query("select set_config('app.second_factor_verified', $1, true)", [secondFactorSetting(session)]);
     return work(client, account!);
-  }, { ...deps.sessions.clock, ...options });
+  }, { ...deps.sessions.clock, clientAddress: req.ip, ...options });
 }
 
 /**
@@ -81,6 +81,12 @@ export const AUTHENTICATORS_LINK: NavLink = {
   summary: 'Comptes du back-office et leur second facteur ; suppression des facteurs d’un compte (nouvel enrôlement).',
 };
 
+export const BACKUP_CODES_LINK: NavLink = {
+  href: '/backoffice/backup-codes/',
+  label: 'Mes codes de secours',
+  summary: 'Combien il vous en reste ; en générer 10 nouveaux (les anciens cessent de fonctionner).',
+};
+
 /** The signed-in user for the page header: the pages of the registry this account may open. */
 export async function navUser(req: Request, session: BackofficeSession): Promise<NavUser> {
   const links = await asUser(req, session, async (client) => {
@@ -91,5 +97,6 @@ export async function navUser(req: Request, session: BackofficeSession): Promise
     return open;
   });
   if (session.isSuperuser) links.push(AUTHENTICATORS_LINK);
+  links.push(BACKUP_CODES_LINK);
   return { username: session.username, isSuperuser: session.isSuperuser, links };
 }

@@ -59,14 +59,12 @@ export function honorabilityRoutes(): express.Router {
     await showForm(req, res, 200, {});
   }));
   router.post('/employees/:id/honorability/', asyncRoute(async (req, res, next) => {
-    if (!ID.test(String(req.params.id))) return next();
+    // Only a multipart body is this route's: any other goes on to the back-office's CSRF check of
+    // every unsafe request (src/backoffice/index.ts), then to the page not found.
+    if (!ID.test(String(req.params.id)) || !isMultipart(req)) return next();
     const session = requireUser(req, res);
     if (!session) return;
     const deps = req.app.locals.backoffice as BackofficeDeps;
-    if (!isMultipart(req)) {
-      await showForm(req, res, 400, { file: ['Choisissez un fichier.'] });
-      return;
-    }
     let parsed;
     try {
       parsed = await parseMultipart(req, { files: ['file'], maxFileBytes: MAX_DOCUMENT_BYTES }, deps.storage);

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { apiErrorFromPg } from '../http/errors.js';
 import { html, message } from './html.js';
 import { authenticatorRoutes } from './authenticators.js';
+import { backupCodeRoutes } from './backup-codes.js';
 import { type BackofficeDeps, asyncRoute, currentSession, navUser, render, requireUser } from './common.js';
 import { honorabilityRoutes } from './honorability.js';
 import { loginRoutes } from './login.js';
@@ -41,9 +42,12 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
   // Multipart uploads check their CSRF token from the parsed form (honorability.ts).
   router.use(honorabilityRoutes());
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
-  // Every form carries the CSRF token of its session (sessions.ts): a forged post is refused.
-  router.post(/.*/, asyncRoute(async (req: Request, res: Response, next: NextFunction) => {
-    if (deps.sessions.csrfOk(req, typeof req.body?.[CSRF_FIELD] === 'string' ? req.body[CSRF_FIELD] : undefined)) {
+  // Every form carries the CSRF token of its session (sessions.ts): a forged post is refused, and
+  // so is any other unsafe method (the authentication middleware leaves these pages to this check,
+  // src/auth/middleware.ts). GET, HEAD and OPTIONS change nothing.
+  router.use(asyncRoute(async (req: Request, res: Response, next: NextFunction) => {
+    if (['GET', 'HEAD', 'OPTIONS'].includes(req.method)
+        || deps.sessions.csrfOk(req, typeof req.body?.[CSRF_FIELD] === 'string' ? req.body[CSRF_FIELD] : undefined)) {
       next();
       return;
     }
@@ -69,6 +73,7 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
 
   router.use(resourceRoutes(RESOURCES));
   router.use(authenticatorRoutes());
+  router.use(backupCodeRoutes(deps));
 
   router.use(asyncRoute(async (req: Request, res: Response) => {
     render(req, res, 404, 'Page introuvable', await userOf(req), html`<p>Cette page n’existe pas.</p><p><a href="/backoffice/">Retour à l’accueil</a></p>`);

@@ -7,6 +7,7 @@
 import express, { type Request, type Response } from 'express';
 import { generateSecret, verify } from 'otplib';
 import QRCode from 'qrcode';
+import { LoginThrottle, loginPolicy, type AuthenticatorCall, type LoginScope } from '../auth/login-throttle.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { BackofficeSecrets, findHash } from './secrets.js';
 import { html, message, trusted, type Html } from './html.js';
@@ -15,7 +16,6 @@ import { asyncRoute, type BackofficeDeps, currentSession, render, sessionCookie 
 const ISSUER = 'Gestion des temps';
 /** One step of tolerance either side of the current 30-second step. */
 const TOTP_TOLERANCE_SECONDS = 30;
-const LOGIN_WINDOW_MS = 15 * 60_000;
 
 /** The TOTP time step a valid code belongs to (otplib's result type also covers HOTP). */
 function timeStepOf(result: object): number {
@@ -50,14 +50,19 @@ function loginForm(csrf: string, username: string, notice?: Html): Html {
 }
 
 export function loginRoutes(deps: BackofficeDeps): express.Router {
-  const { sessions, limiter, config } = deps;
+  const { sessions, config } = deps;
   const router = express.Router();
 
-  /** Seconds to wait when one of the keys used up its attempts, else 0. */
-  async function attemptsLeft(keys: string[]): Promise<number> {
-    const waits = await Promise.all(keys.map((key) => limiter.hit(key, config.backofficeLoginAttempts, LOGIN_WINDOW_MS)));
-    return Math.max(...waits);
-  }
+  /** `select * from fn(args)` as the authenticator (the functions of login throttling). */
+  const call: AuthenticatorCall = (fn, args) => sessions.authenticator(async (client) =>
+    (await client.query(`select * from ${fn}(${args.map((_, i) => `$${i + 1}`).join(', ')})`, args)).rows);
+
+  /**
+   * Login throttling (src/auth/login-throttle.ts, the rule in SQL): only failures count, per
+   * (username, address) strictly and per username with a slowing ceiling; a success counts nothing.
+   */
+  const throttle = (req: Request, scope: LoginScope, username: string) =>
+    new LoginThrottle(call, scope, loginPolicy(config, scope), username, req.ip ?? '');
 
   function refuseTooMany(req: Request, res: Response, wait: number): void {
     res.setHeader('Retry-After', String(wait));
@@ -75,23 +80,25 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   }
 
   /**
-   * A posted code of the pre-authentication `method`, counted against the account's attempts
-   * (spaces removed); null when the answer is already sent (redirect or 429).
+   * A posted code of the pre-authentication `method` (spaces removed), and its throttled attempt
+   * (its outcome is counted by the caller); null when the answer is already sent (redirect or 429).
    */
   async function codeStep(req: Request, res: Response, method: 'totp' | 'enrol') {
     const session = preSession(req, res, method);
     if (!session) return null;
-    const wait = await attemptsLeft([`bo-2fa:${session.accountId}`]);
+    const attempt = throttle(req, 'bo-2fa', String(session.accountId));
+    const wait = await attempt.before();
     if (wait > 0) {
       refuseTooMany(req, res, wait);
       return null;
     }
-    return { session, code: String(req.body?.code ?? '').replace(/\s/g, '').slice(0, 20) };
+    return { session, attempt, code: String(req.body?.code ?? '').replace(/\s/g, '').slice(0, 20) };
   }
 
   /** Second factor passed: the authenticated session replaces the pre-authentication. */
-  async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password') {
-    const token = await sessions.open(req, res, accountId, 'full', method);
+  async function openFullSession(req: Request, res: Response, accountId: number, method: 'totp' | 'backup_code' | 'password',
+    generation: number) {
+    const token = await sessions.open(req, res, accountId, 'full', method, generation);
     await sessions.authenticator((client) => client.query('select app_private.record_login($1)', [accountId]));
     return token;
   }
@@ -110,22 +117,29 @@ export function loginRoutes(deps: BackofficeDeps): express.Router {
   router.post('/login/', asyncRoute(async (req, res) => {
     const username = String(req.body?.username ?? '').trim().slice(0, 150);
     const password = String(req.body?.password ?? '').slice(0, 1024);
-    const wait = await attemptsLeft([`bo-login-ip:${req.ip}`, `bo-login-user:${username.toLowerCase()}`]);
+    const attempt = throttle(req, 'bo', username);
+    const wait = await attempt.before();
     if (wait > 0) {
       refuseTooMany(req, res, wait);
       return;
     }
     const row = username
       ? await sessions.authenticator(async (client) =>
-          (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+          (await client.query<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
             'select * from app_private.login_lookup($1)', [username])).rows[0] ?? null)
       : null;
     const valid = await verifyPassword(row?.password_hash, password);
+    // The right password of a closed account: the same answer as a wrong one, and an audit line.
+    if (row && valid && !row.is_active) {
+      await sessions.authenticatorFor(req)((client) => client.query("select app_private.login_refused($1, 'backoffice')", [row.account_id]));
+    }
     if (!row || !valid || !row.is_active) {
+      await attempt.failed();
       render(req, res, 401, 'Connexion', null,
         (csrf) => loginForm(csrf, username, message('error', 'Identifiant ou mot de passe incorrect, ou compte inactif.')));
       return;
     }
+    await attempt.succeeded();
     const state = await sessions.authenticator(async (client) =>
       (await client.query<{ state: { may_enter: boolean; enrolled: boolean } }>(
         'select app_private.backoffice_login_state($1) as state', [row.account_id])).rows[0]!.state);
@@ -139,11 +153,11 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
     }
     if (config.backofficePasswordOnly) {
       // Local-only bypass (DEBUG): password alone (src/config.ts refuses it without DEBUG).
-      await openFullSession(req, res, row.account_id, 'password');
+      await openFullSession(req, res, row.account_id, 'password', row.token_generation);
       res.redirect(303, '/backoffice/');
       return;
     }
-    await sessions.open(req, res, row.account_id, 'pre', state.enrolled ? 'totp' : 'enrol');
+    await sessions.open(req, res, row.account_id, 'pre', state.enrolled ? 'totp' : 'enrol', row.token_generation);
     res.redirect(303, state.enrolled ? '/backoffice/login/verify/' : '/backoffice/login/enrol/');
   }));
 
@@ -174,7 +188,7 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code chan
   router.post('/login/enrol/', asyncRoute(async (req, res) => {
     const step = await codeStep(req, res, 'enrol');
     if (!step) return;
-    const { session, code } = step;
+    const { session, attempt, code } = step;
     const factor = await sessions.authenticator(async (client) =>
       (await client.query<{ secret_encrypted: string; confirmed: boolean }>(
         'select * from app_private.backoffice_factor($1)', [session.accountId])).rows[0] ?? null);
@@ -183,6 +197,7 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code chan
           epoch: sessions.epochSeconds(), epochTolerance: TOTP_TOLERANCE_SECONDS })
       : { valid: false as const };
     if (!result.valid) {
+      await attempt.failed();
       render(req, res, 400, 'Enregistrer un authentificateur', null, (csrf) => html`
 ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code de l’application que vous venez de configurer.',
   'Code incorrect : vérifiez l’heure de votre téléphone et saisissez le code affiché maintenant.')}
@@ -190,14 +205,15 @@ ${codeForm(csrf, '/backoffice/login/enrol/', 'Code à 6 chiffres', 'Le code de l
       return;
     }
     const codes = BackofficeSecrets.newBackupCodes();
-    const confirmed = await sessions.authenticator(async (client) =>
+    const confirmed = await sessions.authenticatorFor(req)(async (client) =>
       (await client.query<{ ok: boolean }>('select app_private.backoffice_enrol_confirm($1, $2, $3) as ok',
         [session.accountId, timeStepOf(result), codes.map((c) => sessions.secrets.backupCodeHash(c))])).rows[0]!.ok);
     if (!confirmed) {
       res.redirect(303, '/backoffice/login/');
       return;
     }
-    await openFullSession(req, res, session.accountId, 'totp');
+    await attempt.succeeded();
+    await openFullSession(req, res, session.accountId, 'totp', session.generation);
     render(req, res, 200, 'Vos codes de secours', { username: session.username, isSuperuser: session.isSuperuser }, html`
 ${message('success', 'Votre authentificateur est enregistré.')}
 <p>Voici vos <strong>10 codes de secours</strong>. Chacun remplace une fois le code de l’application, si vous n’avez
@@ -219,7 +235,7 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
   router.post('/login/verify/', asyncRoute(async (req, res) => {
     const step = await codeStep(req, res, 'totp');
     if (!step) return;
-    const { session, code } = step;
+    const { session, attempt, code } = step;
     let method: 'totp' | 'backup_code' | null = null;
     if (/^\d{6}$/.test(code)) {
       const factor = await sessions.authenticator(async (client) =>
@@ -241,18 +257,20 @@ ${codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de sec
       const unused = await sessions.authenticator(async (client) =>
         (await client.query<{ id: string; code_hash: Buffer }>('select * from app_private.backoffice_backup_codes($1)', [session.accountId])).rows);
       const index = findHash(hash, unused.map((row) => row.code_hash));
-      if (index >= 0 && await sessions.authenticator(async (client) =>
+      if (index >= 0 && await sessions.authenticatorFor(req)(async (client) =>
         (await client.query<{ ok: boolean }>('select app_private.backoffice_backup_code_use($1, $2) as ok',
           [session.accountId, unused[index]!.id])).rows[0]!.ok)) method = 'backup_code';
     }
     if (!method) {
+      await attempt.failed();
       render(req, res, 400, 'Second facteur', null, (csrf) =>
         codeForm(csrf, '/backoffice/login/verify/', 'Code à 6 chiffres ou code de secours',
           'Sans votre téléphone, saisissez l’un de vos codes de secours ; chacun ne sert qu’une fois.',
           'Code invalide, expiré ou déjà utilisé.'));
       return;
     }
-    await openFullSession(req, res, session.accountId, method);
+    await attempt.succeeded();
+    await openFullSession(req, res, session.accountId, method, session.generation);
     res.redirect(303, '/backoffice/');
   }));
 

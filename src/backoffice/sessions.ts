@@ -22,6 +22,8 @@ export interface BackofficeSession {
   method: 'totp' | 'enrol' | 'backup_code' | 'password';
   username: string;
   isSuperuser: boolean;
+  /** The account's credential generation, checked again by each request the session makes. */
+  generation: number;
 }
 
 /** Cookies of a request (no dependency: the few cookies this service sets are simple). */
@@ -71,34 +73,47 @@ export class SessionStore {
     return Math.floor((frozen ? Date.parse(frozen) : Date.now()) / 1000);
   }
 
-  authenticator<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return withAuthenticatorTransaction(this.pool, work, this.clock);
+  /** A transaction as the authenticator; `req`: its client address goes into the audit lines written. */
+  authenticator<T>(work: (client: pg.PoolClient) => Promise<T>, req?: Request): Promise<T> {
+    return withAuthenticatorTransaction(this.pool, work, { ...this.clock, clientAddress: req?.ip ?? null });
   }
 
-  /** The live session of a cookie value, or null (unknown, expired, account without access). */
+  /** authenticator() bound to a request (its client address). */
+  authenticatorFor(req: Request): <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T> {
+    return (work) => this.authenticator(work, req);
+  }
+
+  /**
+   * The live session of a cookie value, or null (unknown, expired, account without access, or
+   * opened through the password-only bypass while this instance does not allow it).
+   */
   async load(token: string | undefined): Promise<BackofficeSession | null> {
     if (!token || token.length > 100) return null;
     const rows = await this.authenticator(async (client) =>
-      (await client.query<{ account_id: number; stage: 'pre' | 'full'; method: BackofficeSession['method']; username: string; is_superuser: boolean }>(
-        'select * from app_private.backoffice_session_get($1)',
-        [BackofficeSecrets.tokenHash(token)],
+      (await client.query<{ account_id: number; stage: 'pre' | 'full'; method: BackofficeSession['method']; username: string; is_superuser: boolean; token_generation: number }>(
+        'select * from app_private.backoffice_session_get($1, $2)',
+        [BackofficeSecrets.tokenHash(token), this.config.backofficePasswordOnly],
       )).rows);
     const row = rows[0];
     if (!row) return null;
-    return { token, accountId: row.account_id, stage: row.stage, method: row.method, username: row.username, isSuperuser: row.is_superuser };
+    return { token, accountId: row.account_id, stage: row.stage, method: row.method, username: row.username,
+      isSuperuser: row.is_superuser, generation: row.token_generation };
   }
 
   /**
    * Opens a session under a new token (never the one the browser had: no fixation), closing
-   * the previous one, and sets the cookies. Returns the new token.
+   * the previous one, and sets the cookies. Returns the new token. `generation`: the account's
+   * credential generation read with the password (or the pre-authentication's).
    */
-  async open(req: Request, res: Response, accountId: number, stage: 'pre' | 'full', method: BackofficeSession['method']): Promise<string> {
+  async open(req: Request, res: Response, accountId: number, stage: 'pre' | 'full', method: BackofficeSession['method'],
+    generation: number): Promise<string> {
     const previous = readCookies(req)[SESSION_COOKIE];
     const token = BackofficeSecrets.newSessionToken();
     await this.authenticator(async (client) => {
       if (previous) await client.query('select app_private.backoffice_session_close($1)', [BackofficeSecrets.tokenHash(previous)]);
-      await client.query('select app_private.backoffice_session_open($1, $2, $3, $4)', [BackofficeSecrets.tokenHash(token), accountId, stage, method]);
-    });
+      await client.query('select app_private.backoffice_session_open($1, $2, $3, $4, $5)',
+        [BackofficeSecrets.tokenHash(token), accountId, stage, method, generation]);
+    }, req);
     setCookie(req, res, SESSION_COOKIE, token);
     // The page rendered in this answer carries a CSRF token of the new session.
     res.locals.sessionToken = token;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type pg from 'pg';
 import { ROLES } from './roles.js';
 import { transactionSettingsStatement } from './pool.js';
@@ -5,6 +6,11 @@ import { transactionSettingsStatement } from './pool.js';
 export interface RequestIdentity {
   accountId: number;
   impersonatorId?: number | null;
+  /**
+   * The credential generation the token or session was issued under (app_public.accounts.
+   * token_generation of its holder): the prelude refuses an earlier one with 401.
+   */
+  generation: number;
 }
 
 export interface ActingAccount {
@@ -29,6 +35,8 @@ export interface StatementBeforeCommit {
 export interface TransactionOptions {
   /** Test-only frozen clock (ISO timestamp with offset), applied as app.frozen_now. */
   frozenNow?: string | null;
+  /** The request's client address (req.ip), recorded in the audit lines of the transaction. */
+  clientAddress?: string | null;
   /**
    * Files this request stored (metadata): listed in app.uploaded_files so that a file row
    * can only name a file of this request (sql/documents/uploads.sql).
@@ -75,6 +83,15 @@ function clockStatement(options: TransactionOptions): string {
   return `select set_config('app.frozen_now', '${options.frozenNow}', true); `;
 }
 
+/**
+ * The client address as a SQL literal: an IPv4 or IPv6 address only (isIP, then the characters
+ * of one), else null; it is written into the prelude's text, never anything else.
+ */
+export function clientAddressLiteral(address: string | null | undefined): string {
+  if (!address || address.length > 45 || !isIP(address) || !/^[0-9A-Fa-f:.]+$/.test(address)) return 'null';
+  return `'${address}'`;
+}
+
 /** SQLSTATE of app_private.begin_request_or_fail for an inactive or unknown account. */
 const INACTIVE_ACCOUNT_SQLSTATE = 'WA001';
 
@@ -93,12 +110,14 @@ function isSqlError(error: unknown): boolean {
 function requestPrelude(pool: pg.Pool, identity: RequestIdentity | null, options: TransactionOptions): string {
   const settings = transactionSettingsStatement(pool) + clockStatement(options);
   if (!identity) return `begin; ${settings}set local role ${ROLES.visitor};`;
-  const { accountId, impersonatorId } = identity;
-  if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))) {
+  const { accountId, impersonatorId, generation } = identity;
+  if (!Number.isSafeInteger(accountId) || (impersonatorId != null && !Number.isSafeInteger(impersonatorId))
+      || !Number.isSafeInteger(generation)) {
     throw new InactiveAccountError();
   }
   return `begin; ${settings}select app_private.begin_request_or_fail(${accountId}, ${impersonatorId ?? 'null'}, ` +
-    `${options.staffOnly ? 'true' : 'false'}) as account; set local role ${ROLES.visitor};`;
+    `${options.staffOnly ? 'true' : 'false'}, ${generation}, ${clientAddressLiteral(options.clientAddress)}) as account; ` +
+    `set local role ${ROLES.visitor};`;
 }
 
 /**
@@ -201,7 +220,8 @@ export async function withAuthenticatorTransaction<T>(
   work: (client: pg.PoolClient) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
-  const settings = transactionSettingsStatement(pool) + clockStatement(options);
+  const settings = transactionSettingsStatement(pool) + clockStatement(options)
+    + (options.clientAddress ? `select app_private.set_client_address(${clientAddressLiteral(options.clientAddress)}); ` : '');
   const client = await pool.connect();
   let broken = false;
   try {

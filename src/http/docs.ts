@@ -1,5 +1,6 @@
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createRequire } from 'node:module';
+import { WEB_CSP } from './web.js';
 
 const require = createRequire(import.meta.url);
 
@@ -31,8 +32,20 @@ const INITIALIZER = `window.ui = SwaggerUIBundle({ url: '/api/schema/', dom_id: 
 /** The files of swagger-ui-dist the page loads; the package's demo page and initializer stay unserved. */
 const ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);
 
+/**
+ * The documentation's Content-Security-Policy: the web application's (no inline script, nothing
+ * from another origin). The page reads the CSRF cookie and acts with the back-office session, so
+ * it runs only its own files: the Swagger UI bundle and the initializer, served as files.
+ */
+export const DOCS_CSP = WEB_CSP;
+
 /** Interactive documentation at /api/docs/, served from the swagger-ui-dist package (no CDN). */
 export function mountDocs(app: Express): void {
+  // Every answer under /api/docs (the page, its initializer, its assets, a redirect, a 404).
+  app.use('/api/docs', (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', DOCS_CSP);
+    next();
+  });
   // The package's directory only: its main module would also load and run the 1.5 MB browser
   // bundle in the server (some 20 MB of memory for nothing).
   const assets = (require('swagger-ui-dist/absolute-path.js') as () => string)();
@@ -44,6 +57,11 @@ export function mountDocs(app: Express): void {
       return;
     }
     res.type('html').send(INDEX_HTML);
+  });
+  // The page names no icon (its links stay files of /api/docs/): the browser asks /favicon.ico,
+  // answered without content rather than with a 404 in the console.
+  app.get('/favicon.ico', (_req, res) => {
+    res.status(204).end();
   });
   app.get('/api/docs/initializer.js', (_req, res) => {
     res.type('application/javascript').send(INITIALIZER);

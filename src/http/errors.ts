@@ -1,7 +1,7 @@
 /**
  * Error envelope of the CONTRACT (section 3) and the mapping from PostgreSQL errors.
  *   400 {"<field>": ["message"], ...}  (non_field_errors when tied to no field)
- *   401/403/404/405/409/429 {"detail": "message"}
+ *   401/403/404/405/409/415/429 {"detail": "message"}
  */
 import { isConnectionLoss } from '../db/connection-loss.js';
 
@@ -33,6 +33,10 @@ export class ApiError extends Error {
   }
   static methodNotAllowed(method: string, allow: string[]): ApiError {
     return new ApiError(405, { detail: `Méthode « ${method} » non autorisée.` }, { Allow: allow.join(', ') });
+  }
+  /** A body in another format than the route reads (JSON, or multipart/form-data on an upload route). */
+  static unsupportedMediaType(detail: string): ApiError {
+    return new ApiError(415, { detail });
   }
   static unavailable(): ApiError {
     return new ApiError(503, { detail: 'Service momentanément indisponible (base de données). Réessayez dans un instant.' },

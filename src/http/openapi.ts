@@ -19,6 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Introuvable (ou hors du périmètre de l’appelant)',
   405: 'Méthode non autorisée',
   409: 'Version périmée : quelqu’un a déjà décidé ; rechargez',
+  415: 'Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit',
   429: 'Trop de requêtes (voir Retry-After)',
   503: 'Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After)',
   500: 'Erreur interne',
@@ -132,6 +133,12 @@ export function buildOpenApi(modules: RouteModule[], info: { title: string; vers
     if (route.body || route.query || route.paginated || ['post', 'put', 'patch'].includes(route.method)) statuses.add(400);
     // A path naming no row; a page beyond the last one.
     if (route.pathParams || route.paginated) statuses.add(404);
+    // An unsafe method: a body that is not JSON (or multipart on an upload route) is a 415; with the
+    // back-office session cookie and without X-CSRFToken, a 403.
+    if (route.method !== 'get') {
+      statuses.add(415);
+      statuses.add(403);
+    }
     const responses: Record<string, JsonSchema> = { [String(route.status)]: successResponse(route) };
     for (const [status, text] of Object.entries(route.otherResponses ?? {})) responses[status] = { description: text };
     for (const status of [...statuses].sort()) responses[String(status)] = errorResponse(status, route.errorBodies?.[status]);

@@ -10,6 +10,12 @@ export interface RequestAuth {
   tokenError: string | null;
   /** The back-office session of the cookie, when there is one (pre-authentication included). */
   session?: BackofficeSession | null;
+  /**
+   * CSRF of a request authenticated by the session cookie: 'ok' (an unsafe method with its
+   * X-CSRFToken), 'missing' (an unsafe method without it: refused, src/auth/middleware.ts), else
+   * 'not_needed' (a safe method, a bearer token, no session).
+   */
+  csrf?: 'ok' | 'missing' | 'not_needed';
 }
 
 const AUTH = Symbol('requestAuth');

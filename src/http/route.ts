@@ -66,7 +66,7 @@ export interface HandlerContext {
   req: Request;
   res: Response;
   config: Config;
-  identity: { accountId: number; impersonatorId?: number | null } | null;
+  identity: { accountId: number; impersonatorId?: number | null; generation: number } | null;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
@@ -153,6 +153,12 @@ export interface RouteSpec {
   /** An error status whose body is not the usual { detail } (the health probe's 503 says what is down). */
   errorBodies?: Partial<Record<number, JsonSchema>>;
   headers?: Record<string, string>;
-  /** Extra rate-limit bucket: the password reset route (per address), the login (per username, once its body is read). */
-  rateLimit?: 'password_reset' | 'login_per_username';
+  /**
+   * A form-encoded body (application/x-www-form-urlencoded, 1 KiB at most) is accepted and
+   * ignored: RFC 8058's one-click POST of a List-Unsubscribe address, whose parameters travel in
+   * the URL. Any other body is read as JSON, as everywhere.
+   */
+  acceptsFormBody?: boolean;
+  /** Extra rate-limit bucket: the password reset route (per address). The login throttles itself (src/auth/login-throttle.ts). */
+  rateLimit?: 'password_reset';
 }

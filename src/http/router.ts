@@ -7,7 +7,7 @@ import {
 } from '../db/transaction.js';
 import { purgeAfterCommit } from '../storage/garbage.js';
 import type { FileStorage } from '../storage/storage.js';
-import { loginPerUsernameLimit } from '../auth/middleware.js';
+import { csrfRefusal } from '../auth/middleware.js';
 import type { PendingHit, RateLimiter } from '../auth/rate-limit.js';
 import { isConnectionLoss } from '../db/connection-loss.js';
 import { ApiError } from './errors.js';
@@ -128,8 +128,35 @@ function sendResult(res: Response, status: number, body: unknown, headers: Recor
   res.status(status).json(body);
 }
 
-/** The JSON body reader of every route (whatever the Content-Type said), made once. */
+/**
+ * The JSON body reader of every route, made once. It runs only once `bodyMediaTypeError` let the
+ * request through: a body that is not `application/json` never reaches it.
+ */
 const readJsonBody = express.json({ limit: '1mb', strict: false, type: () => true });
+
+/** Whether a request carries body bytes (a length above 0, or a chunked body). */
+function carriesBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length.trim() !== '0';
+}
+
+/**
+ * 415 for an unsafe request whose body is not JSON (`Content-Type: application/json`), or
+ * multipart/form-data on a route that takes uploads: a body of any other type is never read as
+ * JSON (a plain HTML form sending `text/plain` could otherwise write through a session cookie).
+ * An empty body needs no type.
+ */
+function bodyMediaTypeError(spec: RouteSpec, req: Request): ApiError | null {
+  if (!carriesBody(req)) return null;
+  if (req.is('application/json')) return null;
+  if (spec.multipart && isMultipart(req)) return null;
+  // RFC 8058's one-click unsubscribe posts a small form; its body is dropped unread.
+  if (spec.acceptsFormBody && req.is('application/x-www-form-urlencoded')) return null;
+  return ApiError.unsupportedMediaType(spec.multipart
+    ? 'Type de contenu non pris en charge : envoyez un corps JSON (Content-Type: application/json) ou multipart/form-data.'
+    : 'Type de contenu non pris en charge : envoyez un corps JSON (Content-Type: application/json).');
+}
 
 function parseJsonBody(req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -145,6 +172,22 @@ function parseJsonBody(req: Request, res: Response): Promise<void> {
       }
       resolve();
     });
+  });
+}
+
+/** Reads and drops a small form body (a route's `acceptsFormBody`: RFC 8058 one-click). */
+function dropFormBody(req: Request): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > 1024) {
+        req.pause();
+        reject(ApiError.field('non_field_errors', 'Corps de requête trop volumineux (1 Kio au plus).'));
+      }
+    });
+    req.on('end', () => resolve());
+    req.on('error', reject);
   });
 }
 
@@ -217,6 +260,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
   return async (req: Request, res: Response, hit: PendingHit | null): Promise<void> => {
     const auth = getRequestAuth(req);
+    // Already refused by the authentication middleware; refused here again, whatever the path it matched.
+    if (auth.csrf === 'missing') throw csrfRefusal();
     if (spec.auth !== 'public') {
       if (auth.tokenError) throw ApiError.unauthorized(auth.tokenError);
       if (!auth.identity) throw ApiError.unauthorized();
@@ -244,6 +289,10 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     let body: Record<string, unknown> = {};
     let storedKeys: string[] = [];
     let uploadedFiles: object[] = [];
+    if (spec.method !== 'get') {
+      const mediaTypeError = bodyMediaTypeError(spec, req);
+      if (mediaTypeError) throw mediaTypeError;
+    }
     if (['post', 'put', 'patch'].includes(spec.method)) {
       let validate = route.body;
       if (spec.multipart && isMultipart(req)) {
@@ -258,6 +307,9 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           body[field] = parsed.files[field] ?? [];
         }
         validate = route.formBody;
+      } else if (spec.acceptsFormBody && req.is('application/x-www-form-urlencoded')) {
+        await dropFormBody(req);
+        body = {};
       } else {
         await parseJsonBody(req, res);
         const raw = req.body as unknown;
@@ -288,12 +340,11 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       }
     }
 
-    if (spec.rateLimit === 'login_per_username') await loginPerUsernameLimit(deps.config, deps.limiter, String(body.username));
-
     (req as unknown as Record<symbol, boolean>)[INPUT_READ] = true;
     const identity = spec.auth === 'public' ? null : auth.identity;
     const transaction: TransactionOptions = {
       frozenNow: deps.config.frozenNow?.(),
+      clientAddress: req.ip,
       uploadedFiles,
       settings: spec.settings?.(deps.config),
       staffOnly: spec.auth === 'staff',
@@ -310,7 +361,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       storage: deps.storage,
       callAsAuthenticator: async <R extends Record<string, unknown>>(fn: string, args: unknown[]) =>
         (await withAuthenticatorTransaction(deps.pool, (client) => client.query<R>(authenticatorCallText(fn, args.length), args),
-          { frozenNow: transaction.frozenNow })).rows,
+          { frozenNow: transaction.frozenNow, clientAddress: req.ip })).rows,
       databaseAnswers: async () => {
         try {
           await deps.pool.query('select 1');

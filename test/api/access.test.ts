@@ -35,6 +35,8 @@ const PUBLIC_MANIFEST = [
   'POST /api/auth/password/reset/',
   'POST /api/auth/password/reset/confirm/',
   'GET /api/feeds/{token}.ics',
+  // The List-Unsubscribe address of the notification e-mails (issue 28): its secret is its authentication.
+  'POST /api/notifications/unsubscribe/',
 ];
 
 const protectedRoutes = routes.filter((route) => route.auth !== 'public');

@@ -1,3 +1,4 @@
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { INJECTED } from '../helpers/response-contract.js';
@@ -6,7 +7,8 @@ let env: TestEnv;
 let rh1: string;
 let emmaAccount: number;
 
-const LINE_KEYS = ['actor', 'actor_identity', 'after', 'at', 'before', 'id', 'model', 'target_id', 'verb'];
+const LINE_KEYS = ['actor', 'actor_identity', 'after', 'at', 'before', 'client_address', 'id', 'impersonator', 'impersonator_identity',
+  'model', 'target_id', 'verb'];
 
 /** An audit line as a business trigger would write it (absences are audited by their own concern). */
 async function line(model: string, targetId: number, verb: string, at: string, actor = 'mgr1'): Promise<void> {
@@ -75,7 +77,8 @@ describe('GET /api/audit-log/', () => {
     expect(res.body.results.map((l: { target_id: number; verb: string }) => `${l.target_id}:${l.verb}`))
       .toEqual(['202:Refus', '101:Validation', '101:Creation']);
     const all = await env.get('/api/audit-log/', rh1);
-    expect(all.body.count).toBe(5);
+    // The four lines above, emma's closure and the end of emma's sessions it caused (issue 25).
+    expect(all.body.count).toBe(6);
   });
 
   it('filters by model and target id, newest first', async () => {
@@ -89,7 +92,7 @@ describe('GET /api/audit-log/', () => {
 
   it('paginates', async () => {
     const res = await env.get('/api/audit-log/?page_size=2', rh1);
-    expect(res.body.count).toBe(5);
+    expect(res.body.count).toBe(6);
     expect(res.body.results).toHaveLength(2);
     expect(res.body.next).toMatch(/page=2/);
   });
@@ -129,7 +132,7 @@ describe('GET /api/audit-log/', () => {
     expect(mgr1.status).toBe(403);
     const staff = await env.get('/api/audit-log/', await env.login('staff'));
     expect(staff.status).toBe(200);
-    expect(staff.body.count).toBe(5);
+    expect(staff.body.count).toBe(6);
   });
 
   it('lets a superuser read', async () => {
@@ -159,5 +162,68 @@ describe('an audited write whose audit line fails is not written (failure inject
     expect(rows[0].is_active).toBe(true);
     const res = await env.get(`/api/audit-log/?model=account&target_id=${env.ids.accounts!.bruno}`, rh1);
     expect(res.body.count).toBe(0);
+  });
+});
+
+describe('the impersonator is shown wherever the author is (issue 25 finding 5)', () => {
+  beforeAll(async () => {
+    // A write root made while impersonating alice, as app_private.write_audit records it.
+    await env.db.query(
+      `insert into app_private.audit_log (at, actor_account_id, actor_username, actor_display_name,
+                                          impersonator_account_id, impersonator_username, impersonator_display_name,
+                                          verb, model, target_id, before, after, client_address)
+       values ('2026-11-14T09:00:00+01:00', $1, 'alice', 'Alice Martin', $2, 'root', 'root', 'Creation', 'absence', 404, null,
+               '{"status": "pending"}', '127.0.0.1')`,
+      [env.ids.accounts!.alice, env.ids.accounts!.root]);
+  });
+
+  it('in the list: the impersonator and its frozen identity beside the author', async () => {
+    const res = await env.get('/api/audit-log/?model=absence&target_id=404', rh1);
+    expect(res.body.results[0]).toMatchObject({
+      actor: env.ids.accounts!.alice,
+      actor_identity: { username: 'alice', display_name: 'Alice Martin' },
+      impersonator: env.ids.accounts!.root,
+      impersonator_identity: { username: 'root', display_name: 'root' },
+      client_address: '127.0.0.1',
+    });
+    // A line written without impersonation says so.
+    const own = await env.get('/api/audit-log/?model=absence&target_id=101', rh1);
+    expect(own.body.results[0]).toMatchObject({ impersonator: null, impersonator_identity: null });
+  });
+
+  it('filters on the impersonator (case-insensitive), and refuses nothing else', async () => {
+    const byRoot = await env.get('/api/audit-log/?impersonator=ROOT', rh1);
+    expect(byRoot.status).toBe(200);
+    expect(byRoot.body.results.map((l: { target_id: number }) => l.target_id)).toEqual([404]);
+    const byAlice = await env.get('/api/audit-log/?impersonator=alice', rh1);
+    expect(byAlice.body.count).toBe(0);
+    expect((await env.get('/api/audit-log/?impersonator=', rh1)).status).toBe(400);
+  });
+
+  it('in the CSV export: the « Par » columns name the impersonator', async () => {
+    const res = await env.get('/api/audit-log/export/?format=csv&target_id=404', rh1);
+    expect(res.status).toBe(200);
+    const [head, row] = res.text.replace(/^\uFEFF/, '').split(/\r?\n/);
+    expect(head).toContain('Par (identifiant)');
+    expect(head).toContain('Adresse du client');
+    expect(row).toContain('alice');
+    expect(row).toContain(`${env.ids.accounts!.root}`);
+    expect(row).toMatch(/;root;root;|,root,root,/);
+    const none = await env.get('/api/audit-log/export/?format=csv&impersonator=alice', rh1);
+    expect(none.text.replace(/^\uFEFF/, '').split(/\r?\n/).filter(Boolean)).toHaveLength(1);
+  });
+
+  it('in the XLSX export: the same columns, typed', async () => {
+    const res = await env.get('/api/audit-log/export/?format=xlsx&impersonator=root', rh1);
+    expect(res.status).toBe(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.bytes as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    const header = (sheet.getRow(1).values as unknown[]).slice(1).map(String);
+    const row = (sheet.getRow(2).values as unknown[]).slice(1);
+    const cell = (name: string) => row[header.indexOf(name)];
+    expect(sheet.rowCount).toBe(2);
+    expect([cell('Identifiant'), cell('Par le compte n° (emprunt d’identité)'), cell('Par (identifiant)'), cell('Adresse du client')])
+      .toEqual(['alice', env.ids.accounts!.root, 'root', '127.0.0.1']);
   });
 });

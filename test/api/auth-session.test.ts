@@ -1,6 +1,8 @@
 /**
  * SPEC Authentication rule 1: a token is not revoked individually; every request reloads
- * the account and refuses an inactive one. Changing the password does not invalidate a token.
+ * the account and refuses an inactive one. Issue 25 (finding 4) changes the rest of the rule:
+ * closing an account or changing its password ends every token issued before (the account's
+ * token generation), so a token of a closed account stays refused once it is reopened.
  * Tokens that we did not sign, that expired or that are badly presented answer 401.
  */
 import jwt from 'jsonwebtoken';
@@ -29,7 +31,7 @@ function expect401(res: { status: number; body: any; headers: Headers }): void {
 }
 
 describe('every request reloads the account', () => {
-  it('an account closed by the owner loses its token at the next request, and gets it back when reopened', async () => {
+  it('an account closed by the owner loses its token at the next request, for good: reopened, it logs in again', async () => {
     const token = await env.login('bruno');
     expect((await env.get('/api/auth/me/', token)).status).toBe(200);
 
@@ -41,12 +43,14 @@ describe('every request reloads the account', () => {
     expect((await env.get('/api/absence-types/', token)).status).toBe(401);
 
     await setActive('bruno', true);
-    const reopened = await env.get('/api/auth/me/', token);
+    expect401(await env.get('/api/auth/me/', token));
+    const fresh = await env.post('/api/auth/token/', null, { username: 'bruno', password: FIXTURE_PASSWORD });
+    const reopened = await env.get('/api/auth/me/', fresh.body.access);
     expect(reopened.status).toBe(200);
     expect(reopened.body.username).toBe('bruno');
   });
 
-  it('an account closed through PUT /api/employees/<id>/account-activation/ loses its token, and gets it back when reopened', async () => {
+  it('an account closed through PUT /api/employees/<id>/account-activation/ loses its token for good', async () => {
     const hr = await env.login('rh1');
     const token = await env.login('david');
     expect((await env.get('/api/auth/me/', token)).status).toBe(200);
@@ -59,7 +63,8 @@ describe('every request reloads the account', () => {
 
     const open = await env.put(`/api/employees/${env.ids.employees!.david}/account-activation/`, hr, { is_active: true });
     expect(open.status).toBe(200);
-    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+    expect401(await env.get('/api/auth/me/', token));
+    expect((await env.post('/api/auth/token/', null, { username: 'david', password: FIXTURE_PASSWORD })).status).toBe(200);
   });
 
   it('a write by a closed account answers 401 and writes nothing (the account check and the call share one round trip)', async () => {
@@ -77,7 +82,8 @@ describe('every request reloads the account', () => {
     expect(await count()).toBe(before);
 
     await setActive('chloe', true);
-    const created = await env.post('/api/absences/', token, request);
+    const fresh = (await env.post('/api/auth/token/', null, { username: 'chloe', password: FIXTURE_PASSWORD })).body.access;
+    const created = await env.post('/api/absences/', fresh, request);
     expect(created.status).toBe(201);
     expect(await count()).toBe(before + 1);
   });
@@ -92,17 +98,19 @@ describe('every request reloads the account', () => {
     expect401(await env.get('/api/auth/me/', token));
   });
 
-  it('changing the password does not invalidate a token', async () => {
+  it('changing the password ends every earlier token (issue 25 finding 4), whatever writes the new hash', async () => {
     const token = await env.login('gaelle');
     const newHash = await hashPassword('Another-Passw0rd!');
     await env.db.query(
       'update app_private.account_secrets set password_hash = $2, password_changed_at = now() where account_id = $1',
       [env.ids.accounts!.gaelle, newHash],
     );
-    // The old password no longer logs in, the new one does, and the old token still works.
+    // The old password no longer logs in, the new one does, and the old token is refused.
     expect((await env.post('/api/auth/token/', null, { username: 'gaelle', password: FIXTURE_PASSWORD })).status).toBe(401);
-    expect((await env.post('/api/auth/token/', null, { username: 'gaelle', password: 'Another-Passw0rd!' })).status).toBe(200);
-    const me = await env.get('/api/auth/me/', token);
+    const fresh = await env.post('/api/auth/token/', null, { username: 'gaelle', password: 'Another-Passw0rd!' });
+    expect(fresh.status).toBe(200);
+    expect401(await env.get('/api/auth/me/', token));
+    const me = await env.get('/api/auth/me/', fresh.body.access);
     expect(me.status).toBe(200);
     expect(me.body.username).toBe('gaelle');
   });

@@ -9,6 +9,12 @@
  * "may this caller do this to this record". A cell that writes gets a record of its own. Every
  * cell expected to be refused runs between two fingerprints of the database: a refusal writes
  * nothing. One server and one database serve the whole matrix.
+ *
+ * The session dimension (issue 25): every unsafe route × {bearer token, back-office session cookie
+ * with its X-CSRFToken, the cookie without it, the cookie and its token with a body that is not JSON}
+ * × the path's letter case (as written, upper, mixed), as the superuser: the token and the cookie
+ * with its token get the matrix's status; the cookie without its token 403 and a text/plain body
+ * 415, whatever the case, writing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
@@ -16,6 +22,7 @@ import { routes } from '../../src/http/routes/index.js';
 import type { RouteSpec } from '../../src/http/route.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { databaseFingerprint } from '../helpers/fingerprint.js';
+import { enrolAs } from '../helpers/backoffice.js';
 import {
   Arrangement, CALLERS, NOEMP_CALLERS, OPERATIONS, ROLE_ORDER, type Caller, type CellRequest, type Role, type Situation, type Target,
 } from './authorisation-matrix.js';
@@ -84,6 +91,11 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     out:       '  -   - 404 404 404 404 404 404   - 404   -',
     noemp_in:  '404 404 404 404 404 404   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
+  },
+  // Impersonation is off in the matrix's server (ALLOW_IMPERSONATION): the route does not exist.
+  auth_impersonate_end: {
+    any:       '404 404 404 404 404 404 404 404 404 404 404',
+    noemp:     '404 404 404 404 404 404 404 404 404   -   -',
   },
   absence_types_list: {
     any:       '200 200 200 200 200 200 200 200 200 200 200',
@@ -606,6 +618,24 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '404 404 404 404 404 404   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
   },
+  // E-mail notifications (issue 28): every account its own preferences and notifications; the
+  // unsubscribe address is public (its secret is the authentication).
+  notifications_mark_all_read: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_preferences_get: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_preferences_set: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  notification_unsubscribe: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
   email_outbox_list: {
     any:       '200 403 403 403 403 403 403 403 403 200 200',
     noemp:     '403 403 403 403 403 403 403 403 403   -   -',
@@ -655,6 +685,7 @@ const CLOSED: Record<string, number> = {
   auth_password_reset: 200, // the same answer whoever asks
   auth_password_reset_confirm: 400, // an unknown reset token
   calendar_feed_read: 200, // the feed's secret opens it, not the session sent along
+  notification_unsubscribe: 200, // the e-mail's secret turns it off, not the session sent along
 };
 const closedStatus = (op: string) => CLOSED[op] ?? 401;
 
@@ -699,6 +730,49 @@ function situationsOf(op: string, caller: Caller, noemp: boolean): Array<[Situat
   return [['own', caller.employee], ['in', caller.in], ['out', caller.out]].filter(([, e]) => e !== null) as Array<[Situation, string]>;
 }
 
+/** The modes of the session dimension. */
+const SESSION_MODES = ['bearer', 'cookie+csrf', 'cookie', 'cookie+text'] as const;
+type SessionMode = typeof SESSION_MODES[number];
+const LETTER_CASES = ['lower', 'upper', 'mixed'] as const;
+type LetterCase = typeof LETTER_CASES[number];
+
+interface SessionCell {
+  op: string;
+  route: RouteSpec;
+  mode: SessionMode;
+  letters: LetterCase;
+  expected: number;
+  target: Target;
+  request?: CellRequest;
+  path?: string;
+  status?: number;
+  text?: string;
+}
+const sessionCells: SessionCell[] = [];
+let sessionFingerprints: [string, string] = ['', ''];
+
+/**
+ * `path` (a cell's concrete path, query string included) with the literal segments of its route's
+ * template in another letter case; parameter values and the query string keep theirs.
+ */
+function inLetterCase(route: RouteSpec, path: string, letters: LetterCase): string {
+  if (letters === 'lower') return path;
+  const [pathname, query] = [path.split('?')[0]!, path.includes('?') ? path.slice(path.indexOf('?')) : ''];
+  const template = route.path.split('/');
+  const concrete = pathname.split('/');
+  if (template.length !== concrete.length) throw new Error(`${path} does not follow ${route.path}`);
+  let flip = false;
+  const change = (text: string) => (letters === 'upper' ? text.toUpperCase()
+    : [...text].map((c) => ((flip = !flip) ? c.toUpperCase() : c.toLowerCase())).join(''));
+  return concrete.map((segment, i) => (template[i]!.includes('{') ? segment : change(segment))).join('/') + query;
+}
+
+function sessionExpected(mode: SessionMode, matrixStatus: number): number {
+  if (mode === 'cookie') return 403;
+  if (mode === 'cookie+text') return 415;
+  return matrixStatus;
+}
+
 const RECORD = process.env.MATRIX_RECORD;
 let env: TestEnv;
 let arrangement: Arrangement;
@@ -720,6 +794,83 @@ async function send(cell: Cell, token: string): Promise<void> {
   cell.status = res.status;
   cell.text = res.text.slice(0, 300);
 }
+
+/**
+ * The session dimension, as the superuser (root): a back-office session past its second factor
+ * (its cookie and CSRF token) and its bearer token. A cell expected to succeed gets a fresh record
+ * (and its restore); the refusals run between two fingerprints.
+ */
+async function runSessionDimension(tokens: Record<string, string>): Promise<void> {
+  const caller = CALLERS.find((c) => c.role === 'superuser')!;
+  const { visitor } = await enrolAs(env, caller.account);
+  const cookie = visitor.cookieHeader();
+  const csrf = decodeURIComponent(visitor.cookies.get('wfm_csrftoken')!);
+  for (const route of routes.filter((r) => r.method !== 'get' && OPERATIONS[r.operationId])) {
+    const op = route.operationId;
+    const [situation, employee] = situationsOf(op, caller, false)[0]!;
+    const matrixStatus = expectedFor(op, situation, caller);
+    if (matrixStatus === null) continue;
+    for (const mode of SESSION_MODES) {
+      for (const letters of LETTER_CASES) {
+        sessionCells.push({ op, route, mode, letters, expected: sessionExpected(mode, matrixStatus), target: { caller, situation, employee } });
+      }
+    }
+  }
+  const succeeds = (c: SessionCell) => c.expected >= 200 && c.expected < 300;
+  const refusals = sessionCells.filter((c) => !OPERATIONS[c.op]!.writes || !succeeds(c));
+  const rest = sessionCells.filter((c) => !refusals.includes(c));
+  // A refused cell needs no record of its own: one request per operation serves them all.
+  const shared = new Map<string, Promise<CellRequest>>();
+  await pool(refusals, 4, async (cell) => {
+    if (!shared.has(cell.op)) shared.set(cell.op, OPERATIONS[cell.op]!.request(cell.target, arrangement));
+    cell.request = await shared.get(cell.op)!;
+  });
+  await pool(rest, 4, async (cell) => {
+    cell.request = await OPERATIONS[cell.op]!.request(cell.target, arrangement);
+  });
+  const sendSession = async (cell: SessionCell) => {
+    const req = cell.request!;
+    cell.path = inLetterCase(cell.route, req.path, cell.letters);
+    const headers: Record<string, string> = {};
+    if (cell.mode === 'bearer') headers.authorization = `Bearer ${tokens[caller.account]}`;
+    else headers.cookie = cookie;
+    if (cell.mode === 'cookie+csrf' || cell.mode === 'cookie+text') headers['x-csrftoken'] = csrf;
+    let body: string | FormData | undefined;
+    if (cell.mode === 'cookie+text') {
+      // A plain HTML form's body (text/plain) spelling the JSON of the request.
+      headers['content-type'] = 'text/plain';
+      body = JSON.stringify(req.body ?? {});
+    } else if (req.form) {
+      body = req.form;
+    } else if (req.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.body);
+    }
+    const response = await fetch(`${env.url}${cell.path}`, { method: cell.route.method.toUpperCase(), headers, body, redirect: 'manual' });
+    cell.status = response.status;
+    cell.text = (await response.text()).slice(0, 300);
+  };
+  sessionFingerprints[0] = await databaseFingerprint(env.db);
+  await pool(refusals, 4, sendSession);
+  sessionFingerprints[1] = await databaseFingerprint(env.db);
+  const restore = (op: string) => OPERATIONS[op]!.restore ?? SESSION_RESTORE[op];
+  await pool(rest.filter((c) => !restore(c.op)), 4, sendSession);
+  for (const cell of rest.filter((c) => restore(c.op))) {
+    await restore(cell.op)!(cell.target, arrangement);
+    await sendSession(cell);
+  }
+}
+
+/**
+ * The session dimension succeeds several times where the matrix succeeds once per caller: the
+ * calendar feeds (one per account and kind) are put back in the state each success needs.
+ */
+const SESSION_RESTORE: Record<string, (t: Target, a: Arrangement) => Promise<void>> = {
+  calendar_feeds_create: async (t) => {
+    await env.db.query("delete from app_private.calendar_feeds where account_id = $1 and kind = 'perimeter'", [env.ids.accounts![t.caller.account]]);
+  },
+  calendar_feeds_rotate: (t, a) => a.restoreCalendarFeed(t.caller.account, 'planning'),
+};
 
 beforeAll(async () => {
   const started = Date.now();
@@ -773,6 +924,7 @@ beforeAll(async () => {
     await OPERATIONS[cell.op]!.restore!(cell.target, arrangement);
     await send(cell, tokens[cell.caller.account]!);
   }
+  await runSessionDimension(tokens);
   await env.db.query('update app_public.accounts set is_active = false where id = any ($1)', [CALLERS.map((c) => env.ids.accounts![c.account])]);
   await pool(cells.filter((c) => c.situation === 'closed'), 4, (cell) => send(cell, tokens[cell.caller.account]!));
   if (process.env.MATRIX_TIMES) console.log({ arrange: arranged - started, build: built - arranged, run: Date.now() - built, cells: cells.length });
@@ -824,6 +976,29 @@ describe('the authorisation matrix', () => {
       expect(mine.length).toBeGreaterThan(0);
     });
   }
+
+  describe('the session dimension: every unsafe route × {bearer, cookie + X-CSRFToken, cookie alone, cookie + text/plain} × path letter case', () => {
+    it('covers every unsafe route of the manifest, in three letter cases and four modes', () => {
+      const unsafe = routes.filter((r) => r.method !== 'get').map((r) => r.operationId);
+      const covered = new Set(sessionCells.map((c) => c.op));
+      expect(unsafe.filter((op) => !covered.has(op)), 'unsafe routes without session cells').toEqual([]);
+      expect(sessionCells.length).toBe(unsafe.length * SESSION_MODES.length * LETTER_CASES.length);
+    });
+
+    it('a refused request of the session dimension writes nothing (cookie without its token, a body that is not JSON)', () => {
+      expect(sessionFingerprints[1]).toBe(sessionFingerprints[0]);
+    });
+
+    for (const mode of SESSION_MODES) {
+      it(`${mode}: ${mode === 'cookie' ? '403 on every unsafe route' : mode === 'cookie+text' ? '415 on every unsafe route' : 'the matrix’s status on every unsafe route'}, whatever the letter case of the path`, () => {
+        const mine = sessionCells.filter((c) => c.mode === mode);
+        const wrong = mine.filter((c) => c.status !== c.expected)
+          .map((c) => `${c.op} ${c.letters} ${c.route.method.toUpperCase()} ${c.path}: expected ${c.expected}, got ${c.status} ${c.text}`);
+        expect(wrong).toEqual([]);
+        expect(mine.length).toBeGreaterThan(0);
+      });
+    }
+  });
 
   for (const known of KNOWN_FINDINGS) {
     it.fails(`finding ${known.finding}: ${known.op} ${known.situation} ${known.role}`, () => {

@@ -138,6 +138,13 @@ export class Arrangement {
       `insert into app_private.calendar_feeds (account_id, kind, token_hash) values ($1, $2, public.digest($3, 'sha256'))
        on conflict (account_id, kind) do nothing`, [this.accountId(account), kind, secret]);
   }
+  /** The List-Unsubscribe secret of an account's e-mails (its preferences row made if missing). */
+  async unsubscribeToken(account: string): Promise<string> {
+    const { rows } = await this.env.db.query<{ token: string }>(
+      `with made as (insert into app_private.notification_preferences (account_id) values ($1) on conflict (account_id) do nothing)
+       select app_private.notification_unsubscribe_token($1) as token`, [this.accountId(account)]);
+    return rows[0]!.token;
+  }
   async token(account: string): Promise<string> {
     if (!this.tokens.has(account)) this.tokens.set(account, await this.env.login(account));
     return this.tokens.get(account)!;
@@ -316,6 +323,7 @@ export const OPERATIONS: Record<string, Operation> = {
   auth_password_reset: write(async (t) => ({ path: '/api/auth/password/reset/', body: { login: t.caller.account } }), 'none'),
   auth_password_reset_confirm: read(async () => ({ path: '/api/auth/password/reset/confirm/', body: { token: 'x'.repeat(43), new_password: 'Un-Nouveau-Mot-2-Passe!' } }), 'none'),
   auth_impersonate: write(async (t, a) => ({ path: '/api/auth/impersonate/', body: { account: a.accountId(t.employee!) } })),
+  auth_impersonate_end: write(async () => ({ path: '/api/auth/impersonate/end/' }), 'none'),
   absence_types_list: read(async () => ({ path: '/api/absence-types/' }), 'none'),
 
   divisions_list: divisions.list,
@@ -449,6 +457,15 @@ export const OPERATIONS: Record<string, Operation> = {
   payroll_export: read(async (t, a) => ({ path: `/api/payroll/export/?month=2026-11&establishment=${a.establishmentOf(t.employee!)}&format=csv` })),
   notifications_list: read(async () => ({ path: '/api/notifications/' }), 'none'),
   notification_mark_read: write(async (t, a) => ({ path: `/api/notifications/${a.notification[t.employee!]}/read/` })),
+  notifications_mark_all_read: write(async () => ({ path: '/api/notifications/read-all/' }), 'none'),
+  notification_preferences_get: read(async () => ({ path: '/api/notifications/preferences/' }), 'none'),
+  notification_preferences_set: write(async () => ({
+    path: '/api/notifications/preferences/', body: { own: 'immediate', decide: 'immediate', planning: 'immediate', digest_hour: 7 },
+  }), 'none'),
+  // Public: the secret of another account's e-mails turns them off, whoever sends a session along.
+  notification_unsubscribe: write(async (_t, a) => ({
+    path: `/api/notifications/unsubscribe/?token=${await a.unsubscribeToken('bruno')}&kinds=planning`,
+  }), 'none'),
   email_outbox_list: read(async () => ({ path: '/api/email-outbox/' }), 'none'),
   calendar_feeds_list: read(async () => ({ path: '/api/calendar-feeds/' }), 'none'),
   calendar_feeds_create: write(async () => ({ path: '/api/calendar-feeds/', body: { kind: 'perimeter' } }), 'none'),

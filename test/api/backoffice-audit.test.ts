@@ -91,4 +91,29 @@ describe('audit log viewer', () => {
     expect((await env.get('/api/audit-log/?verb=Nope', token)).status).toBe(400);
     expect((await env.get(`/api/audit-log/?model=account&target_id=${accountId}&from=2026-11-17`, token)).body.count).toBe(0);
   });
+
+  it('shows « par X, pour le compte de Y » for a write made while impersonating, and filters on X (issue 25 finding 5)', async () => {
+    await env.db.query(
+      `insert into app_private.audit_log (actor_account_id, actor_username, actor_display_name,
+                                          impersonator_account_id, impersonator_username, impersonator_display_name,
+                                          verb, model, target_id, before, after)
+       values ($1, 'alice', 'Alice Martin', $2, 'root', 'Super Utilisateur', 'Creation', 'absence', 909, null, '{"status": "pending"}')`,
+      [env.ids.accounts!.alice, env.ids.accounts!.root]);
+    const page = await rh1.get('/backoffice/audit-log/?model=absence&target_id=909');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/par Super Utilisateur <span class="muted">\(root\)<\/span>,\s*pour le compte de Alice Martin <span class="muted">\(alice\)<\/span>/);
+    expect(page.text).toMatch(/<label for="f-impersonator">Par \(emprunt d’identité\)<\/label>/);
+    expect((await rh1.get('/backoffice/audit-log/?impersonator=root')).text).toContain('Alice Martin');
+    expect((await rh1.get('/backoffice/audit-log/?model=absence&target_id=909&impersonator=rh2')).text).toContain('Aucune ligne ne correspond');
+    // A write without impersonation names its author alone.
+    const own = await rh1.get(`/backoffice/audit-log/?model=account&target_id=${accountId}`);
+    expect(own.text).not.toMatch(/<\/span>,\s*pour le compte de/);
+  });
+
+  it('shows the security events of accounts: rh1’s own enrolment, with its address (issue 25 finding 3)', async () => {
+    const page = await rh1.get(`/backoffice/audit-log/?model=account_security&target_id=${env.ids.accounts!.rh1}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Sécurité du compte : Second facteur enregistré');
+    expect(page.text).toContain('depuis 127.0.0.1');
+  });
 });

@@ -176,6 +176,30 @@ describe('back-office in the browser', { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it('« Mes codes de secours »: renewed once, shown once; the security events in the audit log (issue 25)', async () => {
+    env.setNow(at(200));
+    const { context, page } = await newPage();
+    await passwordStep(page, 'rh1');
+    await page.getByLabel('Code à 6 chiffres ou code de secours').fill(await totp(secret, T0 + 200));
+    await page.getByRole('button', { name: 'Valider' }).click();
+    await page.getByRole('link', { name: 'Mes codes de secours' }).first().click();
+    await page.getByRole('heading', { name: 'Mes codes de secours' }).waitFor();
+    await check(page, '15-backup-codes-page');
+    await page.getByRole('button', { name: 'Générer de nouveaux codes de secours' }).click();
+    await page.getByRole('heading', { name: 'Vos nouveaux codes de secours' }).waitFor();
+    const renewed = await page.locator('.codes code').allTextContents();
+    expect(renewed).toHaveLength(10);
+    expect(renewed.filter((code) => backupCodes.includes(code))).toEqual([]);
+    await check(page, '16-backup-codes-renewed');
+    backupCodes = renewed;
+    await page.goto(`${env.url}/backoffice/audit-log/?model=account_security&target_id=${env.ids.accounts!.rh1}`);
+    await page.getByText('Codes de secours renouvelés').first().waitFor();
+    await check(page, '17-audit-security-events');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: 'test-results/screenshots/17-audit-security-events-390.png', fullPage: true });
+    await context.close();
+  });
+
   it('a login with a backup code, then the same code refused', async () => {
     env.setNow(at(120));
     const { context, page } = await newPage();

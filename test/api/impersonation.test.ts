@@ -21,6 +21,10 @@ describe('impersonation off (default)', () => {
     expect((await env.db.query("select 1 from app_private.audit_log where verb = 'Impersonation'")).rowCount).toBe(0);
   });
 
+  it('the end route answers 404 too', async () => {
+    expect((await env.post('/api/auth/impersonate/end/', await env.login('root'))).status).toBe(404);
+  });
+
   it('GET /api/auth/me/ offers no impersonation, even to a superuser', async () => {
     const me = await env.get('/api/auth/me/', await env.login('root'));
     expect(me.status).toBe(200);
@@ -118,6 +122,31 @@ describe('impersonation on (ALLOW_IMPERSONATION)', () => {
     for (const user of ['staff', 'admin', 'rh1', 'alice']) expect(await hint(await env.login(user)), user).toBe(false);
     const token = (await env.post('/api/auth/impersonate/', await env.login('root'), { account: ACC.rh1 })).body.access;
     expect(await hint(token)).toBe(false);
+  });
+
+  it('the end of an impersonation is one audit line by the superuser (issue 25); only an impersonation token ends one', async () => {
+    const root = await env.login('root');
+    const token = (await env.post('/api/auth/impersonate/', root, { account: ACC.bruno })).body.access;
+    const ended = await env.post('/api/auth/impersonate/end/', token);
+    expect(ended.status).toBe(200);
+    expect(ended.body).toEqual({ account: ACC.bruno, impersonator: ACC.root, ended: true });
+    const { rows } = await env.db.query(
+      `select actor_username, impersonator_username, target_id, after ->> 'event' as event, client_address from app_private.audit_log
+       where model = 'account_security' and target_id = $1`, [ACC.bruno]);
+    expect(rows).toEqual([{ actor_username: 'root', impersonator_username: null, target_id: String(ACC.bruno),
+      event: 'impersonation_ended', client_address: '127.0.0.1' }]);
+    const own = await env.post('/api/auth/impersonate/end/', root);
+    expect(own.status).toBe(400);
+    expect(own.body.non_field_errors[0]).toMatch(/aucune identité/);
+  });
+
+  it('an impersonation token dies with the superuser’s sessions (a password change of the superuser)', async () => {
+    const root = await env.login('root');
+    const token = (await env.post('/api/auth/impersonate/', root, { account: ACC.david })).body.access;
+    expect((await env.get('/api/auth/me/', token)).status).toBe(200);
+    await env.db.query("update app_private.account_secrets set password_hash = 'x' || password_hash where account_id = $1", [ACC.root]);
+    expect((await env.get('/api/auth/me/', token)).status).toBe(401);
+    expect((await env.get('/api/auth/me/', root)).status).toBe(401);
   });
 
   it('a token whose act is not an active superuser is refused', async () => {

@@ -159,7 +159,9 @@ describe('the staff refusal is made once, by the request prelude in SQL', () => 
   function badRequest(route: RouteSpec, token: string) {
     const path = route.path.replace(/\{[a-z_]+\}/g, '999999');
     if (['post', 'put', 'patch'].includes(route.method)) {
-      return env.request(route.method.toUpperCase(), path, { token, rawBody: '[1]', headers: { 'Content-Type': 'application/json' } });
+      // rawBody is sent as application/json (a second, capitalised Content-Type header would make it
+      // « application/json, application/json »: not a JSON type, 415).
+      return env.request(route.method.toUpperCase(), path, { token, rawBody: '[1]' });
     }
     return env.request(route.method.toUpperCase(), `${path}?page=0`, { token });
   }

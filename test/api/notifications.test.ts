@@ -49,6 +49,9 @@ describe('GET /api/notifications/', () => {
       level: 'error',
       created_at: '2026-11-15T09:00:00+01:00',
       read_at: null,
+      // About nothing in particular: the recipient's own, and no address to open (issue 28).
+      kind: 'own',
+      path: null,
     });
     expect(res.body.results[0].read_at).toBe('2026-11-16T09:30:00+01:00');
   });
@@ -172,7 +175,7 @@ describe('a filing whose notification fails is not written (failure injection)',
   });
 
   const file = (date: string) =>
-    withRequestTransaction(authPool, { accountId: env.ids.accounts!.alice! }, async (client) => {
+    withRequestTransaction(authPool, { accountId: env.ids.accounts!.alice!, generation: 0 }, async (client) => {
       const { rows } = await client.query('select app_public.test_file_request($1) as result', [date]);
       return rows[0].result as { id: number; has_recipient: boolean };
     }, { frozenNow: '2026-11-16T10:00:00+01:00' });

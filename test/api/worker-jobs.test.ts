@@ -151,9 +151,11 @@ describe('npm run job with a bad name', () => {
     await env.post('/api/auth/password/reset/', null, { login: 'alice' });
     const result = await npmJob('drain_email_outbox');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.outcome).toMatchObject({ job: 'drain_email_outbox', smtp: false, sent: 0, pending: 1 });
-    const { rows } = await env.db.query('select sent_at, attempts from app_private.email_outbox');
-    expect(rows).toEqual([{ sent_at: null, attempts: 0 }]);
+    // The reminders above went by e-mail too (issue 28): every mail stays, none attempted.
+    const { rows } = await env.db.query('select kind, sent_at, attempts from app_private.email_outbox order by id');
+    expect(result.outcome).toMatchObject({ job: 'drain_email_outbox', smtp: false, sent: 0, pending: rows.length });
+    expect(rows.filter((row) => row.kind === 'password_reset')).toEqual([{ kind: 'password_reset', sent_at: null, attempts: 0 }]);
+    expect(rows.every((row) => row.sent_at === null && row.attempts === 0)).toBe(true);
   });
 });
 
@@ -176,3 +178,29 @@ describe('npm run job -- purge_storage_garbage', () => {
   });
 });
 
+
+describe('npm run job -- send_notification_digests', () => {
+  it('queues the digest of an account whose hour came, gathering its waiting notifications; a second run sends nothing twice', async () => {
+    const mgr1 = env.ids.accounts!.mgr1!;
+    // Digest of « to decide » at midnight, chosen long ago: due now, whatever the real time.
+    await env.db.query(
+      `insert into app_private.notification_preferences (account_id, decide, digest_hour, digest_since)
+       values ($1, 'digest', 0, '2000-01-01') on conflict (account_id) do update set decide = 'digest', digest_hour = 0, digest_since = '2000-01-01'`,
+      [mgr1],
+    );
+    for (const title of ['Nouvelle demande d\'absence', 'Demande d\'annulation d\'absence']) {
+      await env.db.query("select app_private.notify($1, $2, 'corps', 'info', 'absence', null)", [mgr1, title]);
+    }
+    const first = await npmJob('send_notification_digests');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.outcome).toEqual({ job: 'send_notification_digests', result: 1 });
+    const { rows } = await env.db.query(
+      "select subject, body_text from app_private.email_outbox where kind = 'notification_digest' and account_id = $1", [mgr1]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].subject).toBe('Résumé de vos notifications : 2 nouvelles');
+    expect(rows[0].body_text).toContain('Nouvelle demande d\'absence');
+    expect(rows[0].body_text).toContain('Demande d\'annulation d\'absence');
+    const second = await npmJob('send_notification_digests');
+    expect(second.outcome).toEqual({ job: 'send_notification_digests', result: 0 });
+  });
+});

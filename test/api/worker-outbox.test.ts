@@ -199,6 +199,15 @@ describe('the e-mail outbox', () => {
       await env.post('/api/auth/password/reset/', null, { login: 'david' });
       await smtp.waitFor(2);
       expect(smtp.mails[1]!.to).toEqual(['david.mercier@moulin.example']);
+      // A notification sent by e-mail at once (issue 28): its transaction enqueues the drain, whose
+      // first step writes the e-mail; it leaves promptly, with its link.
+      const filed = await env.post('/api/absences/', await env.login('david'),
+        { employee: env.ids.employees!.david, type: (await env.db.query("select id from app_public.absence_types where code = 'FOR'")).rows[0].id,
+          date_start: '2026-12-09', date_end: '2026-12-09' });
+      expect(filed.status).toBe(201);
+      await smtp.waitFor(3);
+      expect(smtp.mails[2]!.to).toEqual(['paul.fontaine@moulin.example']);
+      expect(smtp.mails[2]!.data.replace(/=\r\n/g, '')).toContain(`http://wfm.test/file/absences/${filed.body.id}`);
     } finally {
       await worker?.stop();
       await smtp.close();

@@ -51,6 +51,7 @@ describe('worker/crontab', () => {
     expect(items.map((item) => item.task).sort()).toEqual([
       'consume_started_absences', 'consume_started_absences', 'purge_audit_log', 'purge_audit_log',
       'purge_rate_limit_windows', 'purge_storage_garbage', 'send_missing_document_reminders', 'send_missing_document_reminders',
+      'send_notification_digests',
     ]);
     const identifiers = items.map((item) => item.identifier);
     expect(new Set(identifiers).size).toBe(items.length);
@@ -110,6 +111,20 @@ describe('worker/crontab', () => {
     const instants = cronInstants('purge_rate_limit_windows', '2026-01-15');
     expect(instants).toHaveLength(144);
     expect(instants.every((iso) => new Date(iso).getUTCMinutes() % 10 === 5)).toBe(true);
+  });
+
+  it('send_notification_digests runs every hour, 3 past: each whole hour of Paris, winter and summer, has its run', async () => {
+    for (const day of ['2026-01-15', '2026-07-15', '2026-03-29', '2026-10-25']) {
+      const instants = cronInstants('send_notification_digests', day);
+      expect(instants, day).toHaveLength(24);
+      expect(instants.every((iso) => new Date(iso).getUTCMinutes() === 3)).toBe(true);
+    }
+    // A digest hour of 8 in Paris is served by the run at 07:03 UTC in winter and 06:03 UTC in summer.
+    const { rows } = await env.db.query<{ winter: Date; summer: Date }>(
+      `select app_hidden.last_digest_instant('2026-01-15T07:03:00Z', 8) as winter,
+              app_hidden.last_digest_instant('2026-07-15T06:03:00Z', 8) as summer`);
+    expect(rows[0]!.winter.toISOString()).toBe('2026-01-15T07:00:00.000Z');
+    expect(rows[0]!.summer.toISOString()).toBe('2026-07-15T06:00:00.000Z');
   });
 
   it('purge_audit_log does not run on other days', async () => {

@@ -30,8 +30,8 @@ create temp table tok (name text primary key, token text not null);
 
 ------------------------------------------------------------------------------------------
 -- begin_request
-select ok(has_function_privilege('wfm_authenticator', 'app_private.begin_request(int, int)', 'execute')
-          and not has_function_privilege('wfm_visitor', 'app_private.begin_request(int, int)', 'execute'),
+select ok(has_function_privilege('wfm_authenticator', 'app_private.begin_request(int, int, int)', 'execute')
+          and not has_function_privilege('wfm_visitor', 'app_private.begin_request(int, int, int)', 'execute'),
   'begin_request is for the authenticator, not for the visitor');
 select tests.as_owner();
 select is(app_private.begin_request(9999999), null::jsonb, 'begin_request: unknown account gives null');

@@ -3,7 +3,7 @@
 -- graphile-worker's schema exists (skipped silently otherwise), delivery bookkeeping and
 -- the staff listing.
 begin;
-select plan(33);
+select plan(34);
 
 select tests.freeze('2026-11-16 10:00+01');
 
@@ -23,7 +23,7 @@ select is((app_public.notifications_list(null, 1, 50) ->> 'count')::int, 2, 'ali
 select is((select array_agg(r ->> 'title') from jsonb_array_elements(app_public.notifications_list(null, 1, 50) -> 'results') r),
           array['Deuxième', 'Première'], 'newest first');
 select is((select array_agg(k order by k) from jsonb_object_keys(app_public.notifications_list(null, 1, 50) -> 'results' -> 0) k),
-          array['body', 'created_at', 'id', 'level', 'read_at', 'title'], 'the fields of a notification');
+          array['body', 'created_at', 'id', 'kind', 'level', 'path', 'read_at', 'title'], 'the fields of a notification');
 select is((select count(*)::int from app_public.notifications), 2, 'RLS: the visitor role reads its own rows only');
 select is(app_public.notifications_list(null, 2, 1) -> 'results' -> 0 ->> 'title', 'Première', 'pagination');
 
@@ -42,6 +42,12 @@ select throws_ok(format('update app_public.notifications set read_at = now() whe
 select tests.as_owner();
 select is((select read_at from app_public.notifications where id = current_setting('test.bruno')::bigint), null,
           'bruno''s notification is still unread');
+
+-- The notifications above went by e-mail too (issue 28: test/db/83-notification-emails.sql);
+-- the outbox is emptied so that the mails below are alone in it.
+select is(app_private.queue_notification_emails(), 3,
+          'the worker''s first step writes the e-mail of each notification above');
+delete from app_private.email_outbox;
 
 -- ---------------------------------------------------------------- outbox: enqueue guard
 select ok(to_regnamespace('graphile_worker') is null, 'graphile-worker''s schema is not installed here');

@@ -15,8 +15,8 @@ $$;
 
 ------------------------------------------------------------------------------------------
 -- Who enters
-select ok(has_function_privilege('wfm_authenticator', 'app_private.backoffice_session_get(bytea)', 'execute')
-          and not has_function_privilege('wfm_visitor', 'app_private.backoffice_session_get(bytea)', 'execute'),
+select ok(has_function_privilege('wfm_authenticator', 'app_private.backoffice_session_get(bytea, boolean)', 'execute')
+          and not has_function_privilege('wfm_visitor', 'app_private.backoffice_session_get(bytea, boolean)', 'execute'),
   'session functions are for the authenticator, not for the visitor');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh1')) -> 'may_enter', 'true'::jsonb, 'RH n1 enters the back-office');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh2')) -> 'may_enter', 'true'::jsonb, 'RH n2 enters the back-office');
@@ -26,34 +26,34 @@ select is(app_private.backoffice_login_state(pg_temp.acc('alice')) -> 'may_enter
 update app_public.role_attributions set end_date = '2026-11-15' where account_id = pg_temp.acc('rh2');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh2')) -> 'may_enter', 'false'::jsonb,
   'an RH n2 attribution ended yesterday no longer opens the back-office');
-select throws_ok($$select app_private.backoffice_session_open(pg_temp.h('m'), pg_temp.acc('mgr1'), 'full', 'totp')$$,
+select throws_ok($$select app_private.backoffice_session_open(pg_temp.h('m'), pg_temp.acc('mgr1'), 'full', 'totp', 0)$$,
   'WF070', 'Ce compte n''a pas accès au back-office.', 'no session, even pre, for an account without access');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh1')) -> 'enrolled', 'false'::jsonb, 'rh1 has not enrolled yet');
 
 ------------------------------------------------------------------------------------------
 -- Pre-authentication: 10 minutes
-select lives_ok($$select app_private.backoffice_session_open(pg_temp.h('pre'), pg_temp.acc('rh1'), 'pre', 'enrol')$$,
+select lives_ok($$select app_private.backoffice_session_open(pg_temp.h('pre'), pg_temp.acc('rh1'), 'pre', 'enrol', 0)$$,
   'a pre-authentication opens');
-select is((select array[stage, method] from app_private.backoffice_session_get(pg_temp.h('pre'))), array['pre', 'enrol'],
+select is((select array[stage, method] from app_private.backoffice_session_get(pg_temp.h('pre'), false)), array['pre', 'enrol'],
   'it holds the stage and the method');
 select tests.freeze('2026-11-16 10:09:59+01');
-select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('pre'))), 1, 'alive at 9 min 59 s');
+select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('pre'), false)), 1, 'alive at 9 min 59 s');
 select tests.freeze('2026-11-16 10:10:00+01');
-select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('pre'))), 0,
+select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('pre'), false)), 0,
   'expired at 10 minutes, even though it was used meanwhile');
 select is((select count(*)::int from app_private.backoffice_sessions where token_hash = pg_temp.h('pre')), 0,
   'the expired pre-authentication is deleted');
 
 ------------------------------------------------------------------------------------------
 -- Full session: idle expiry (30 minutes from the last request)
-select app_private.backoffice_session_open(pg_temp.h('full'), pg_temp.acc('rh1'), 'full', 'totp');
+select app_private.backoffice_session_open(pg_temp.h('full'), pg_temp.acc('rh1'), 'full', 'totp', 0);
 select tests.freeze('2026-11-16 10:39:00+01');
-select is((select username from app_private.backoffice_session_get(pg_temp.h('full'))), 'rh1', 'alive after 29 idle minutes');
+select is((select username from app_private.backoffice_session_get(pg_temp.h('full'), false)), 'rh1', 'alive after 29 idle minutes');
 select tests.freeze('2026-11-16 11:08:59+01');
-select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('full'))), 1,
+select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('full'), false)), 1,
   'each request pushes the idle expiry');
 select tests.freeze('2026-11-16 11:39:00+01');
-select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('full'))), 0, 'gone after 30 idle minutes');
+select is((select count(*)::int from app_private.backoffice_session_get(pg_temp.h('full'), false)), 0, 'gone after 30 idle minutes');
 
 ------------------------------------------------------------------------------------------
 -- Enrolment, TOTP steps, backup codes

@@ -16,7 +16,8 @@ export interface Page {
 export class BackofficeVisitor {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly baseUrl: string) {}
+  /** `fetcher`: another client address (test/helpers/client-address.ts), else the global fetch. */
+  constructor(private readonly baseUrl: string, private readonly fetcher: typeof fetch = fetch) {}
 
   cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -32,7 +33,7 @@ export class BackofficeVisitor {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.json);
     }
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+    const response = await this.fetcher(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';');
       const [name, value] = [pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1)];

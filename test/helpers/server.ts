@@ -39,6 +39,8 @@ export interface TestEnvOptions {
    * default TEST_PGBOUNCER_PORT (npm run test:pgbouncer). The test's owner connection stays direct.
    */
   pgbouncerPort?: number;
+  /** The address the server listens on (default 127.0.0.1; `0.0.0.0` lets tests use 127.0.0.2 as a second client address). */
+  host?: string;
 }
 
 /**
@@ -61,13 +63,13 @@ export async function startTestEnv(options: TestEnvOptions = {}): Promise<TestEn
     logLevel: 'silent',
     storageDir,
     publicUrl: 'http://wfm.test',
-    rateLimits: options.rateLimits ?? { anonymousPerMinute: 100_000, authenticatedPerMinute: 100_000, passwordResetPerHour: 100_000, loginPerUsernamePerHour: 100_000 },
+    rateLimits: options.rateLimits ?? { anonymousPerMinute: 100_000, authenticatedPerMinute: 100_000, passwordResetPerHour: 100_000, loginPerUsernamePerHour: 100_000, loginFailuresPerAddress: 100_000 },
     poolSize: 10,
     frozenNow: () => frozenNow,
     ...options.configOverrides,
   });
   const app = await createApp(config, { logger: pino({ level: 'silent' }) });
-  const running = await app.listen(0, '127.0.0.1');
+  const running = await app.listen(0, options.host ?? '127.0.0.1');
   const db = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
   db.on('error', () => {});
   const { rows } = await db.query<{ section: string; key: string; id: number }>('select section, key, id from public.fixture_ids');

@@ -99,6 +99,12 @@ describe('impersonation on (ALLOW_IMPERSONATION)', () => {
       [walk.env.ids.accounts!.alice],
     );
     expect(rows).toEqual([{ actor_username: 'root' }]);
+    // And so is its end, written when « Reprendre mon identité » was pressed (issue 25).
+    const { rows: ended } = await walk.env.db.query(
+      "select actor_username from app_private.audit_log where model = 'account_security' and after ->> 'event' = 'impersonation_ended' and target_id = $1",
+      [walk.env.ids.accounts!.alice],
+    );
+    expect(ended).toEqual([{ actor_username: 'root' }]);
     expect(page.problems).toEqual([]);
     await page.context().close();
   });

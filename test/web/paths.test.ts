@@ -5,7 +5,7 @@
  */
 import { matchPath } from 'react-router';
 import { describe, expect, it } from 'vitest';
-import { parseId, paths, patterns, type ScreenName } from '../../web/src/lib/paths.js';
+import { appPath, parseId, paths, patterns, type ScreenName } from '../../web/src/lib/paths.js';
 
 const SAMPLES: { [K in ScreenName]: Parameters<(typeof paths)[K]> } = {
   planning: [], myRequests: [], myAbsence: [42], myDayChange: [7], absenceRequest: [], absenceDeclaration: [], counters: [],
@@ -32,6 +32,20 @@ describe('web application paths', () => {
     expect(paths.queueAbsence(12)).toBe('/file/absences/12');
     expect(paths.queueDayChange(12)).toBe('/file/journees/12');
     expect(paths.teamPlanning('2026-11')).toBe('/equipe?mois=2026-11');
+  });
+
+  it('an address the server wrote (a notification’s path) is taken only when it is one of the application’s', () => {
+    // The addresses app_private.notification_path writes (sql/notifications/emails.sql).
+    expect(appPath('/demandes/absences/12')).toBe(paths.myAbsence(12));
+    expect(appPath('/demandes/journees/7')).toBe(paths.myDayChange(7));
+    expect(appPath('/file/absences/12')).toBe(paths.queueAbsence(12));
+    expect(appPath('/file/journees/7')).toBe(paths.queueDayChange(7));
+    expect(appPath('/equipe')).toBe(paths.teamPlanning());
+    expect(appPath('/compte')).toBe(paths.account());
+    for (const wrong of [null, undefined, '', '/', '/file/absences/0', '/file/absences/abc', '/demandes/conges/3', 'https://evil.example/file',
+      '//evil.example', '/admin', '/file/absences/12/extra']) {
+      expect(appPath(wrong), String(wrong)).toBeNull();
+    }
   });
 
   it('an id of an address is a positive PostgreSQL integer, anything else none', () => {

@@ -1,6 +1,8 @@
 /**
  * drain_email_outbox: delivers the e-mail outbox. Enqueued (job key drain_email_outbox) by
- * the transaction that writes a mail, and when the worker starts with SMTP settings.
+ * the transaction that writes a mail or a notification sent by e-mail at once, and when the
+ * worker starts with SMTP settings. It first writes the e-mails of those notifications into
+ * the outbox (app_private.queue_notification_emails), with or without SMTP settings.
  * Without SMTP settings it sends nothing: the mails stay in the outbox, visible to staff.
  * A mail that fails counts an attempt and keeps its last error; the job then fails so that
  * graphile-worker retries it later (with backoff), until email_max_attempts.

@@ -12,6 +12,9 @@ interface AuditLine {
   at: string;
   actor: number | null;
   actor_identity: { username: string | null; display_name: string | null } | null;
+  impersonator: number | null;
+  impersonator_identity: { username: string | null; display_name: string | null } | null;
+  client_address: string | null;
   verb: string;
   model: string;
   target_id: number | null;
@@ -29,7 +32,50 @@ const VERB_LABELS: Record<string, string> = {
   "Demande d'annulation": 'Demande d’annulation',
   Annulation: 'Annulation',
   Impersonation: 'Substitution d’identité',
+  Securite: 'Sécurité du compte',
 };
+
+/** The security events of accounts (model account_security, after.event), in French. */
+const SECURITY_EVENTS: Record<string, string> = {
+  login_refused: 'Connexion refusée (compte fermé)',
+  factor_enrolled: 'Second facteur enregistré',
+  factor_removed: 'Second facteur supprimé',
+  backup_code_used: 'Code de secours utilisé',
+  backup_codes_regenerated: 'Codes de secours renouvelés',
+  password_changed: 'Mot de passe changé',
+  password_reset: 'Mot de passe réinitialisé',
+  sessions_ended: 'Sessions terminées',
+  impersonation_ended: 'Fin de la substitution d’identité',
+};
+
+/** The security event of a line in French (verb Securite), else null. */
+function securityEvent(line: AuditLine): string | null {
+  const event = line.verb === 'Securite' && typeof line.after?.event === 'string' ? line.after.event : null;
+  return event ? SECURITY_EVENTS[event] ?? event : null;
+}
+
+/** The action of a line: its verb, and for a security event the event itself. */
+function actionLabel(line: AuditLine): string {
+  const verb = VERB_LABELS[line.verb] ?? line.verb;
+  const event = securityEvent(line);
+  return event ? `${verb} : ${event}` : verb;
+}
+
+/** Who: « par X, pour le compte de Y » when a superuser acted for Y (impersonation), else Y. */
+export function authorCell(line: AuditLine): Html {
+  const actor = line.actor_identity
+    ? html`${line.actor_identity.display_name ?? ''} <span class="muted">(${line.actor_identity.username ?? '?'})</span>`
+    : html`<span class="muted">sans compte (base de données, tâche)</span>`;
+  if (!line.impersonator_identity) return actor;
+  return html`par ${line.impersonator_identity.display_name ?? ''} <span class="muted">(${line.impersonator_identity.username ?? '?'})</span>,
+pour le compte de ${actor}`;
+}
+
+/** The same in plain text (the history summary of a record). */
+function authorText(line: AuditLine): string {
+  const actor = line.actor_identity?.display_name ?? 'sans compte';
+  return line.impersonator_identity ? `par ${line.impersonator_identity.display_name ?? '?'}, pour le compte de ${actor}` : actor;
+}
 
 const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'medium', timeZone: 'Europe/Paris' });
 
@@ -69,7 +115,7 @@ export async function auditTrail(client: pg.PoolClient, model: string, id: numbe
   return html`<section class="card" aria-labelledby="historique">
   <h2 id="historique">Historique (journal d’audit)</h2>
   <ol class="trail">${lines.map((line) => html`<li><details>
-    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${line.verb} · ${line.actor_identity?.display_name ?? 'sans compte'}</summary>
+    <summary>${TRAIL_TIME.format(new Date(line.at))} · ${line.verb}${securityEvent(line) ? ` : ${securityEvent(line)}` : ''} · ${authorText(line)}</summary>
     ${auditDiff(line.before, line.after)}
   </details></li>`)}</ol>
   <p><a href="/backoffice/audit-log/?model=${model}&amp;target_id=${id}">Ouvrir dans le journal d’audit</a></p>
@@ -96,19 +142,20 @@ export const auditLogResource = defineResource<AuditLine>({
       },
       { key: 'target_id', label: 'Identifiant de l’objet', hint: 'Le numéro de la demande, de l’absence…' },
       { key: 'actor', label: 'Auteur', hint: 'Identifiant de connexion, par exemple rh1.' },
+      { key: 'impersonator', label: 'Par (emprunt d’identité)', hint: 'Identifiant du superutilisateur qui agissait pour le compte de l’auteur.' },
       { key: 'verb', label: 'Action', options: async () => Object.entries(VERB_LABELS).map(([value, label]) => ({ value, label })) },
       { key: 'from', label: 'Du' },
       { key: 'to', label: 'Au' },
     ],
     columns: [
       { label: 'Date', rowHeader: true, value: (line) => DATE_TIME.format(new Date(line.at)) },
+      { label: 'Auteur', value: (line) => authorCell(line) },
       {
-        label: 'Auteur',
-        value: (line) => line.actor_identity
-          ? html`${line.actor_identity.display_name ?? ''} <span class="muted">(${line.actor_identity.username ?? '?'})</span>`
-          : html`<span class="muted">sans compte (base de données, tâche)</span>`,
+        label: 'Action',
+        value: (line) => line.client_address
+          ? html`${actionLabel(line)}<br><span class="muted">depuis ${line.client_address}</span>`
+          : actionLabel(line),
       },
-      { label: 'Action', value: (line) => VERB_LABELS[line.verb] ?? line.verb },
       {
         label: 'Objet',
         value: (line, { options, filterLink }) => {

@@ -1,5 +1,6 @@
 import { signAccessToken } from '../../auth/jwt.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../../auth/passwords.js';
+import { LoginThrottle, loginPolicy } from '../../auth/login-throttle.js';
 import { ApiError } from '../errors.js';
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
@@ -38,27 +39,41 @@ export const authRoutes: RouteModule = {
       operationId: 'auth_token',
       summary: 'Connexion : obtenir un jeton d’accès (6 heures, sans jeton de rafraîchissement)',
       description:
-        'Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton ; et 20 ' +
-        'tentatives par heure et par identifiant (sans distinction de casse), quelle que soit l’adresse. Au-delà : ' +
-        '429 avec Retry-After, avant toute vérification du mot de passe.',
+        'Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton. ' +
+        'Seuls les échecs comptent (identifiant inconnu, mot de passe faux, compte inactif) : après 10 échecs en ' +
+        '15 minutes pour un identifiant depuis une adresse, cette adresse reçoit 429 (Retry-After) pour cet ' +
+        'identifiant jusqu’à la fin de la fenêtre ; au-delà de 20 échecs en une heure pour un identifiant, toutes ' +
+        'adresses confondues, chaque tentative attend (1 s, puis 2, 4, 8, au plus 10 s) sans jamais être refusée, ' +
+        'et une adresse qui a échoué n’a plus droit qu’à 3 échecs dans sa fenêtre. ' +
+        'Une connexion réussie ne compte pas.',
       tags: ['Authentification'],
       auth: 'public',
       body: s.object({ username: s.string({ minLength: 1, maxLength: INPUT_CONTRACT.usernameMaxLength }), password: s.string({ minLength: 1, maxLength: 1024 }) }, ['username', 'password']),
       status: 200,
       response: s.object({ access: s.string({ description: 'JWT à présenter dans Authorization: Bearer <jeton>.' }) }, ['access']),
       errors: [400, 401],
-      rateLimit: 'login_per_username',
-      handler: async ({ callAsAuthenticator, config, body }) => {
+      handler: async ({ callAsAuthenticator, config, body, req }) => {
         const username = String(body.username);
         const password = String(body.password);
-        const [row] = await callAsAuthenticator<{ account_id: number; password_hash: string | null; is_active: boolean }>(
+        // Login throttling (src/auth/login-throttle.ts): before the password is checked, counted after.
+        const throttle = new LoginThrottle(callAsAuthenticator, 'api', loginPolicy(config, 'api'), username, req.ip ?? '');
+        const wait = await throttle.before();
+        if (wait > 0) throw ApiError.tooManyRequests(wait);
+        const [row] = await callAsAuthenticator<{ account_id: number; password_hash: string | null; is_active: boolean; token_generation: number }>(
           'app_private.login_lookup', [username]);
         // The hash is checked outside any transaction: argon2 takes tens of milliseconds of CPU,
         // during which no pooled connection waits.
         const valid = await verifyPassword(row?.password_hash, password);
-        if (!row || !valid || !row.is_active) throw new ApiError(401, { detail: INVALID_CREDENTIALS });
+        // The right password of a closed account: the same answer as a wrong one, and an audit line.
+        if (row && valid && !row.is_active) await callAsAuthenticator('app_private.login_refused', [row.account_id, 'api']);
+        if (!row || !valid || !row.is_active) {
+          await throttle.failed();
+          throw new ApiError(401, { detail: INVALID_CREDENTIALS });
+        }
+        await throttle.succeeded();
         await callAsAuthenticator('app_private.record_login', [row.account_id]);
-        return { status: 200, body: { access: signAccessToken(config.jwtSecret, row.account_id) } };
+        // The generation read with the hash: a reset between the two ends this token at its first request.
+        return { status: 200, body: { access: signAccessToken(config.jwtSecret, row.account_id, null, row.token_generation) } };
       },
     },
     {

@@ -137,11 +137,15 @@ const AUDIT_COLUMNS = [
   col('actor', 'N° de compte', 'int'),
   col('actor_username', 'Identifiant'),
   col('actor_display_name', 'Nom'),
+  col('impersonator', 'Par le compte n° (emprunt d’identité)', 'int'),
+  col('impersonator_username', 'Par (identifiant)'),
+  col('impersonator_display_name', 'Par (nom)'),
   col('verb', 'Action'),
   col('model', 'Objet'),
   col('target_id', 'N° de l’objet', 'int'),
   col('before', 'Avant'),
   col('after', 'Après'),
+  col('client_address', 'Adresse du client'),
 ];
 
 export const exportRoutes: RouteModule = {
@@ -201,7 +205,8 @@ export const exportRoutes: RouteModule = {
       summary: 'Exporter le journal d’audit (CSV ou Excel)',
       description:
         'Les lignes de GET /api/audit-log/ pour les mêmes filtres, les plus récentes d’abord, aux mêmes lecteurs ' +
-        '(audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON.',
+        '(audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON ; le superutilisateur qui agissait ' +
+        'pour le compte de l’auteur (emprunt d’identité) dans les colonnes « Par » ; l’adresse du client.',
       tags: ['Audit'],
       permission: 'audit.view_actionlog (+ accès back-office)',
       filters: listFilters(auditLogRoutes, 'audit_log_list'),

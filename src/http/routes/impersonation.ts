@@ -40,9 +40,31 @@ export const impersonationModule: RouteModule = {
         const started = result as { account: { id: number } };
         return {
           status: 200,
-          body: { access: signAccessToken(config.jwtSecret, started.account.id, identity!.accountId), ...started },
+          body: { access: signAccessToken(config.jwtSecret, started.account.id, identity!.accountId, identity!.generation), ...started },
         };
       },
+    },
+    {
+      method: 'post',
+      path: '/api/auth/impersonate/end/',
+      operationId: 'auth_impersonate_end',
+      summary: 'Terminer un emprunt d’identité (avec le jeton d’emprunt)',
+      description:
+        'Avec le jeton d’emprunt : journalise la fin de l’emprunt (modèle account_security, événement impersonation_ended, ' +
+        'par le superutilisateur), puis le client reprend son jeton d’origine. Sans jeton d’emprunt : 400 sous ' +
+        'non_field_errors. Comme le début, la route n’existe pas (404) sans `ALLOW_IMPERSONATION`. Le jeton d’emprunt ' +
+        'n’est pas révoqué individuellement : il expire à son heure, ou avec les sessions de son superutilisateur.',
+      tags: ['Authentification'],
+      auth: 'account',
+      status: 200,
+      response: s.object(
+        { account: s.int({ description: 'Compte dont l’identité était empruntée.' }), impersonator: s.int(), ended: s.bool() },
+        ['account', 'impersonator', 'ended'],
+      ),
+      errors: [400, 404],
+      enabled: (config) => config.allowImpersonation,
+      sql: { fn: 'app_public.impersonation_end', args: [] },
+      settings: (): Record<string, string> => ({ 'app.allow_impersonation': 'on' }),
     },
   ],
 };

@@ -48,7 +48,7 @@ export interface paths {
         put?: never;
         /**
          * Connexion : obtenir un jeton d’accès (6 heures, sans jeton de rafraîchissement)
-         * @description Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton ; et 20 tentatives par heure et par identifiant (sans distinction de casse), quelle que soit l’adresse. Au-delà : 429 avec Retry-After, avant toute vérification du mot de passe.
+         * @description Limites : 60 requêtes par minute et par adresse, comme toute route publique, même avec un jeton. Seuls les échecs comptent (identifiant inconnu, mot de passe faux, compte inactif) : après 10 échecs en 15 minutes pour un identifiant depuis une adresse, cette adresse reçoit 429 (Retry-After) pour cet identifiant jusqu’à la fin de la fenêtre ; au-delà de 20 échecs en une heure pour un identifiant, toutes adresses confondues, chaque tentative attend (1 s, puis 2, 4, 8, au plus 10 s) sans jamais être refusée, et une adresse qui a échoué n’a plus droit qu’à 3 échecs dans sa fenêtre. Une connexion réussie ne compte pas.
          */
         post: operations["auth_token"];
         delete?: never;
@@ -127,6 +127,26 @@ export interface paths {
          *     Permission : `is_superuser`.
          */
         post: operations["auth_impersonate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/impersonate/end/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Terminer un emprunt d’identité (avec le jeton d’emprunt)
+         * @description Avec le jeton d’emprunt : journalise la fin de l’emprunt (modèle account_security, événement impersonation_ended, par le superutilisateur), puis le client reprend son jeton d’origine. Sans jeton d’emprunt : 400 sous non_field_errors. Comme le début, la route n’existe pas (404) sans `ALLOW_IMPERSONATION`. Le jeton d’emprunt n’est pas révoqué individuellement : il expire à son heure, ou avec les sessions de son superutilisateur.
+         */
+        post: operations["auth_impersonate_end"];
         delete?: never;
         options?: never;
         head?: never;
@@ -828,7 +848,7 @@ export interface paths {
         };
         /**
          * Exporter le journal d’audit (CSV ou Excel)
-         * @description Les lignes de GET /api/audit-log/ pour les mêmes filtres, les plus récentes d’abord, aux mêmes lecteurs (audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
+         * @description Les lignes de GET /api/audit-log/ pour les mêmes filtres, les plus récentes d’abord, aux mêmes lecteurs (audit.view_actionlog et accès au back-office ; sinon 403). Avant et après en JSON ; le superutilisateur qui agissait pour le compte de l’auteur (emprunt d’identité) dans les colonnes « Par » ; l’adresse du client. Fichier en pièce jointe (Content-Disposition), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`. Les cellules de texte commençant par = + - @, une tabulation ou un retour chariot sont préfixées d’une apostrophe (jamais exécutées comme formules). Une erreur en cours d’écriture coupe la connexion : un fichier tronqué ne paraît jamais complet.
          *
          *     Permission : `audit.view_actionlog (+ accès back-office)`.
          */
@@ -1379,6 +1399,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notifications/read-all/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tout marquer comme lu
+         * @description Marque lues toutes les notifications non lues du compte connecté et répond combien.
+         */
+        post: operations["notifications_mark_all_read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/preferences/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Mes préférences d’e-mail
+         * @description Chaque notification part aussi par e-mail (sans adresse sur la fiche salarié, ou compte fermé : aucun), selon le choix du compte par type (own : mes demandes ; decide : à décider ; planning) : immediate (tout de suite), digest (un résumé quotidien à digest_hour, Europe/Paris) ou never (jamais). Sans choix enregistré : tout de suite, résumé à 7 h. Un e-mail ne dit que le titre, le salarié, les dates et le lien : jamais le type d’absence, un motif, un commentaire ni un justificatif.
+         */
+        get: operations["notification_preferences_get"];
+        /**
+         * Choisir mes préférences d’e-mail
+         * @description Chaque notification part aussi par e-mail (sans adresse sur la fiche salarié, ou compte fermé : aucun), selon le choix du compte par type (own : mes demandes ; decide : à décider ; planning) : immediate (tout de suite), digest (un résumé quotidien à digest_hour, Europe/Paris) ou never (jamais). Sans choix enregistré : tout de suite, résumé à 7 h. Un e-mail ne dit que le titre, le salarié, les dates et le lien : jamais le type d’absence, un motif, un commentaire ni un justificatif. Toutes les clés sont requises ; une valeur inconnue répond 400 sous son champ.
+         */
+        put: operations["notification_preferences_set"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/unsubscribe/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Se désabonner des e-mails de notification (List-Unsubscribe, en un clic)
+         * @description L’adresse de l’en-tête List-Unsubscribe des e-mails de notification (RFC 8058 : le client de messagerie envoie `List-Unsubscribe=One-Click` en formulaire, accepté et ignoré). Publique : le secret `token` de l’adresse suffit. Les types nommés dans `kinds` (own, decide, planning, séparés par des virgules) passent à « jamais ». Un secret ou un type inconnu répond 404.
+         */
+        post: operations["notification_unsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/email-outbox/": {
         parameters: {
             query?: never;
@@ -1494,7 +1578,7 @@ export interface paths {
         };
         /**
          * Journal d’audit, les lignes les plus récentes d’abord
-         * @description Réservé aux comptes qui détiennent la permission explicite audit.view_actionlog ET l’accès au back-office (staff, superutilisateur, ou rôle RH n1 / RH n2 actif) ; les autres reçoivent 403. La permission est explicite et sans restriction d’établissement : un lecteur lit les lignes de toute l’association. Filtres : `model` (un modèle connu, sinon 400 sous model), `target_id` (entier), `actor` (identifiant du compte qui a agi), `verb` et la période `from` / `to` (dates incluses, fuseau de l’association).
+         * @description Réservé aux comptes qui détiennent la permission explicite audit.view_actionlog ET l’accès au back-office (staff, superutilisateur, ou rôle RH n1 / RH n2 actif) ; les autres reçoivent 403. La permission est explicite et sans restriction d’établissement : un lecteur lit les lignes de toute l’association. Filtres : `model` (un modèle connu, sinon 400 sous model), `target_id` (entier), `actor` (identifiant du compte qui a agi), `impersonator` (identifiant du superutilisateur qui agissait pour le compte de l’auteur), `verb` et la période `from` / `to` (dates incluses, fuseau de l’association).
          *
          *     Permission : `audit.view_actionlog (+ accès back-office)`.
          */
@@ -2311,6 +2395,34 @@ export interface components {
              * @description Première lecture, ou null tant que la notification n’est pas lue.
              */
             read_at: string | null;
+            /**
+             * @description own : mes demandes et mon compte ; decide : une demande d’un autre (à décider, à suivre) ; planning : une alerte du planning.
+             * @enum {string}
+             */
+            kind: "own" | "decide" | "planning";
+            /** @description Adresse dans l’application web de ce qu’elle concerne, pour son destinataire : /demandes/absences/<id> pour sa propre demande, /file/absences/<id> (panneau de décision) pour une demande à décider, /demandes/journees/<id>, /file/journees/<id>, /equipe, /compte ; null quand la notification est tout. */
+            path: string | null;
+        };
+        NotificationPreferences: {
+            /** @description Adresse où partent les e-mails (l’e-mail professionnel de la fiche salarié) ; null : aucun e-mail n’est envoyé. */
+            email: string | null;
+            /**
+             * @description Mes demandes (décisions, relances, mon compte).
+             * @enum {string}
+             */
+            own: "immediate" | "digest" | "never";
+            /**
+             * @description Demandes à décider ou à suivre.
+             * @enum {string}
+             */
+            decide: "immediate" | "digest" | "never";
+            /**
+             * @description Alertes du planning (un événement contre une absence).
+             * @enum {string}
+             */
+            planning: "immediate" | "digest" | "never";
+            /** @description Heure du résumé quotidien (Europe/Paris), de 0 à 23. */
+            digest_hour: number;
         };
         OutboxEmail: {
             id: number;
@@ -2369,9 +2481,18 @@ export interface components {
                 username: string | null;
                 display_name: string | null;
             } | null;
+            /** @description Superutilisateur qui agissait pour le compte de l’auteur (emprunt d’identité) ; null sinon. */
+            impersonator: number | null;
+            /** @description Identité du superutilisateur figée au moment de l’action : « par lui, pour le compte de l’auteur ». */
+            impersonator_identity: {
+                username: string | null;
+                display_name: string | null;
+            } | null;
+            /** @description Adresse du client de la requête qui a écrit la ligne, quand elle est connue. */
+            client_address: string | null;
             /** @enum {string} */
-            verb: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation";
-            /** @description absence, shift_change_request, day_modification, account. */
+            verb: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation" | "Securite";
+            /** @description absence, shift_change_request, day_modification, account, account_security (événements de sécurité : after.event)… */
             model: string;
             target_id: number | null;
             /** @description Valeurs avant (null pour une création). */
@@ -2540,6 +2661,24 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -2650,6 +2789,24 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -2706,6 +2863,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Trop de requêtes (voir Retry-After) */
@@ -2799,6 +2974,108 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    auth_impersonate_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Compte dont l’identité était empruntée. */
+                        account: number;
+                        impersonator: number;
+                        ended: boolean;
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3059,6 +3336,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3209,6 +3495,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3281,6 +3576,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3368,6 +3672,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3543,6 +3856,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3699,6 +4021,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -3771,6 +4102,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3864,6 +4204,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4031,6 +4380,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4183,6 +4541,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4255,6 +4622,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4344,6 +4720,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4567,6 +4952,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4765,6 +5159,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -4893,6 +5296,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5095,6 +5507,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5183,6 +5604,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5375,6 +5805,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5463,6 +5902,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5527,6 +5975,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5702,6 +6159,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -5867,6 +6333,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6019,6 +6494,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6082,6 +6566,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6171,6 +6664,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6278,6 +6780,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6369,6 +6880,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6671,6 +7191,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6818,6 +7347,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -6948,6 +7486,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -7040,6 +7587,15 @@ export interface operations {
             };
             /** @description Version périmée : quelqu’un a déjà décidé ; rechargez */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7321,8 +7877,10 @@ export interface operations {
                 target_id?: number;
                 /** @description Identifiant (username) du compte qui a agi, sans distinction de casse. */
                 actor?: string;
+                /** @description Identifiant (username) du superutilisateur qui agissait pour le compte de l’auteur, sans distinction de casse. */
+                impersonator?: string;
                 /** @description Nature de l’écriture. */
-                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation";
+                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation" | "Securite";
                 /** @description Lignes écrites ce jour-là ou après. */
                 from?: string;
                 /** @description Lignes écrites ce jour-là ou avant. */
@@ -7615,6 +8173,24 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -7711,6 +8287,24 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7852,6 +8446,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8034,6 +8637,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8149,6 +8761,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8272,6 +8893,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8364,6 +8994,15 @@ export interface operations {
             };
             /** @description Version périmée : quelqu’un a déjà décidé ; rechargez */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8470,6 +9109,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8541,8 +9189,26 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8931,6 +9597,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -8994,6 +9669,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9265,6 +9949,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9521,6 +10214,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -9584,6 +10286,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9683,6 +10394,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9879,6 +10599,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10052,6 +10781,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10115,6 +10853,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10216,6 +10963,15 @@ export interface operations {
             };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10555,8 +11311,336 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notifications_mark_all_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Notifications marquées lues par cet appel. */
+                        count: number;
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_preferences_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPreferences"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_preferences_set: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    own: "immediate" | "digest" | "never";
+                    /** @enum {string} */
+                    decide: "immediate" | "digest" | "never";
+                    /** @enum {string} */
+                    planning: "immediate" | "digest" | "never";
+                    digest_hour: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPreferences"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    notification_unsubscribe: {
+        parameters: {
+            query: {
+                /** @description Secret de désabonnement du compte. */
+                token: string;
+                /** @description Types : own, decide, planning. */
+                kinds: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10790,6 +11874,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10871,6 +11964,15 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Trop de requêtes (voir Retry-After) */
             429: {
                 headers: {
@@ -10923,8 +12025,26 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11035,8 +12155,10 @@ export interface operations {
                 target_id?: number;
                 /** @description Identifiant (username) du compte qui a agi, sans distinction de casse. */
                 actor?: string;
+                /** @description Identifiant (username) du superutilisateur qui agissait pour le compte de l’auteur, sans distinction de casse. */
+                impersonator?: string;
                 /** @description Nature de l’écriture. */
-                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation";
+                verb?: "Creation" | "Modification" | "Suppression" | "Validation" | "Refus" | "Correction" | "Demande d'annulation" | "Annulation" | "Impersonation" | "Securite";
                 /** @description Lignes écrites ce jour-là ou après. */
                 from?: string;
                 /** @description Lignes écrites ce jour-là ou avant. */

@@ -56,6 +56,23 @@ export const paths = {
 /** An address of the application, as the builders make them: what a link of the application may point to. */
 export type AppPath = ReturnType<(typeof paths)[ScreenName]>;
 
+/**
+ * An address the server wrote (a notification's `path`), as an address of the application, or
+ * null when it names none of them: a link is only ever made to a screen of this router.
+ */
+export function appPath(path: string | null | undefined): AppPath | null {
+  if (!path) return null;
+  const request = /^\/(demandes|file)\/(absences|journees)\/([^/]+)$/.exec(path);
+  if (request) {
+    const id = parseId(request[3]);
+    if (id === null) return null;
+    if (request[1] === 'demandes') return request[2] === 'absences' ? paths.myAbsence(id) : paths.myDayChange(id);
+    return request[2] === 'absences' ? paths.queueAbsence(id) : paths.queueDayChange(id);
+  }
+  const screen = (Object.keys(patterns) as ScreenName[]).find((name) => !patterns[name].includes(':') && patterns[name] === path);
+  return screen ? (patterns[screen] as AppPath) : null;
+}
+
 /** A path id as the API takes it (a positive PostgreSQL integer), or null for anything else. */
 export function parseId(value: string | undefined): number | null {
   if (!value || !/^[1-9][0-9]{0,9}$/.test(value)) return null;

@@ -56,6 +56,8 @@ export const queryKeys = {
     all: ['notifications'] as const,
     unreadCount: () => ['notifications', 'unread-count'] as const,
     list: (page: number) => ['notifications', 'list', page] as const,
+    /** The account's e-mail preferences (« Mon compte »). */
+    preferences: () => ['notifications', 'preferences'] as const,
   },
   calendarFeeds: {
     all: ['calendar-feeds'] as const,

@@ -1,11 +1,17 @@
 import { AccountSummary } from '../features/account/components/AccountSummary';
 import { CalendarFeeds } from '../features/calendar-feeds/components/CalendarFeeds';
+import { EmailPreferencesForm } from '../features/notifications/components/EmailPreferences';
 import { useSession } from '../features/session/session';
 
-/** « Mon compte ». */
+/** « Mon compte », with its e-mail preferences. */
 export function AccountScreen() {
   const { me, logout } = useSession();
-  return <AccountSummary me={me} onLogout={logout} />;
+  const decider = me.can_view_absence_queue || me.can_decide_absences || me.can_decide_shift_changes;
+  return (
+    <AccountSummary me={me} onLogout={logout}>
+      <EmailPreferencesForm decider={decider} />
+    </AccountSummary>
+  );
 }
 
 /** « Mon compte › Agendas »: the account's iCalendar feeds. */

@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { bindSession, type Schemas } from '../../api/client';
-import { fetchMe, startImpersonation } from './api/auth';
+import { endImpersonationOnServer, fetchMe, startImpersonation } from './api/auth';
 
 export type Me = Schemas['Me'];
 
@@ -150,6 +150,9 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
   const endImpersonation = useCallback(async () => {
     const impersonator = readImpersonator();
     if (!impersonator) return;
+    // The end is audited by the server; an error there (an expired impersonation token) does
+    // not keep the superuser in the borrowed identity.
+    await endImpersonationOnServer().catch(() => undefined);
     try {
       await switchAccount(impersonator.token, null);
     } catch {

@@ -1,10 +1,14 @@
+import type { ReactNode } from 'react';
 import type { Schemas } from '../../../api/client';
 import { AppLink } from '../../../components/AppLink';
 import { Page } from '../../../components/ui';
 import { paths } from '../../../lib/paths';
 
-/** "Mon compte": the connected account as /api/auth/me/ describes it (`me`), and the way out. */
-export function AccountSummary({ me, onLogout }: { me: Schemas['Me']; onLogout(): void }) {
+/**
+ * "Mon compte": the connected account as /api/auth/me/ describes it (`me`), the sections of other
+ * features the screen hands over (`children`: the e-mail preferences), and the way out.
+ */
+export function AccountSummary({ me, onLogout, children }: { me: Schemas['Me']; onLogout(): void; children?: ReactNode }) {
   const rights = [
     me.can_view_absence_queue && 'consulter la file des demandes de votre périmètre',
     me.can_decide_absences && 'décider des demandes d’absence',
@@ -36,6 +40,7 @@ export function AccountSummary({ me, onLogout }: { me: Schemas['Me']; onLogout()
         Suivez votre planning{me.can_view_absence_queue ? ' et les absences de votre périmètre' : ''} dans l’agenda de votre
         téléphone : <AppLink to={paths.calendarFeeds()}>abonner mon agenda (flux iCalendar)</AppLink>.
       </p>
+      {children}
       <button type="button" onClick={onLogout}>
         Se déconnecter
       </button>

@@ -1,4 +1,4 @@
-/** The session's calls: who the token opens, a token for a username and password, an impersonation token. */
+/** The session's calls: who the token opens, a token for a username and password, an impersonation token and its end. */
 import { api, ok, type Schemas } from '../../../api/client';
 
 export async function fetchMe(): Promise<Schemas['Me']> {
@@ -15,4 +15,12 @@ export async function requestToken(username: string, password: string): Promise<
 export async function startImpersonation(account: number): Promise<string> {
   const answer = await ok(api.POST('/api/auth/impersonate/', { body: { account } }));
   return answer.access;
+}
+
+/**
+ * Records the end of an impersonation, with the impersonation token still bound (the audit
+ * line impersonation_ended); the client then takes its own token again whatever the answer.
+ */
+export async function endImpersonationOnServer(): Promise<void> {
+  await ok(api.POST('/api/auth/impersonate/end/', {}));
 }
