@@ -519,6 +519,10 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
     [JSON.stringify(WORKER_JOBS)],
   );
   const jobs = new Set(jobRows.map((row) => row.job));
+  const { rows: mailRows } = await client.query<{ mails: boolean }>(
+    "select to_regprocedure('app_private.queue_notification_emails(integer)') is not null as mails",
+  );
+  const mails = mailRows[0]!.mails;
   // Next year opens during the history where the database has the opening (issue 27 point 2).
   const openYears = new Set(yearRows.map((row) => row.year));
   if (jobs.has('open_next_year_counters')) openYears.add(year + 1);
@@ -551,7 +555,9 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
     await client.query(
       `reset role; select set_config('app.frozen_now', ${literal(when)}, true), ` +
         `set_config('app.uploaded_files', ${literal(JSON.stringify(uploaded))}, true), ` +
-        `app_private.begin_request_or_fail(${account}, null, false); set local role ${ROLES.visitor}`,
+        // The account's current credential generation, as its token would carry; no client address.
+        `app_private.begin_request_or_fail(${account}, null, false, ` +
+        `(select a.token_generation from app_public.accounts a where a.id = ${account}), null); set local role ${ROLES.visitor}`,
     );
     return work();
   };
@@ -674,6 +680,17 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
       const message = (error as Error).message.slice(0, MAX_STEP_ERROR);
       const detail = (error as { detail?: string }).detail;
       throw new Error(`demo history, step ${outcome.steps + 1} (${step.kind} by ${actor} at ${at}): ${message}${detail ? ` [${detail}]` : ''}`);
+    }
+    // The worker's e-mails, seconds after the step (drain_email_outbox): the notifications sent
+    // at once are written into the outbox as the worker composes them, and delivered then: a
+    // year-old e-mail is neither printed nor sent when the service starts.
+    if (mails && step.kind !== 'read-notifications') {
+      await client.query(
+        "reset role; select set_config('app.account_id', '', true), set_config('app.employee_id', '', true), " +
+          `set_config('app.frozen_now', ${literal(new Date(Date.parse(at) + 5000).toISOString())}, true); ` +
+          'select app_private.queue_notification_emails(500); ' +
+          "select app_private.email_outbox_sent(o.id) from app_private.email_outbox o where o.sent_at is null and o.kind = 'notification'",
+      );
     }
     outcome.steps += 1;
     const kind = (outcome.byKind[step.kind] ??= { steps: 0, milliseconds: 0 });

@@ -184,6 +184,15 @@ describe('the demo loaded with its history', () => {
     expect(titles).toContain('Demande d\'absence refusée');
   });
 
+  it('sent the e-mails of its notifications at their time: nothing is left for the worker at start', async () => {
+    expect(await count(empty.name, "select count(*) from app_public.notifications where email = 'immediate' and emailed_at is null")).toBe(0);
+    expect(await count(empty.name, "select count(*) from app_private.email_outbox where kind = 'notification'")).toBeGreaterThan(100);
+    expect(await count(empty.name, "select count(*) from app_private.email_outbox where kind = 'notification' and sent_at is null")).toBe(0);
+    // Each one composed and delivered seconds after its notification.
+    expect(await count(empty.name, `select count(*) from app_public.notifications n
+      where n.emailed_at is not null and n.emailed_at not between n.created_at and n.created_at + interval '1 minute'`)).toBe(0);
+  });
+
   it('keeps documents that their readers download', async () => {
     const sick = await list('rh1', '/api/absences/?page_size=200&status=validated');
     const withDocuments = sick.results.filter((absence) => absence.documents.length > 0);
