@@ -23,6 +23,18 @@ export const SCHEDULED_JOBS = {
     sql: 'select app_private.consume_started_absences(app_hidden.today()) as result',
     describe: (count: number) => `${count} absence(s) commencée(s) passée(s) de Planifiés à Pris`,
   },
+  open_next_year_counters: {
+    sql: 'select app_private.open_next_year_counters(app_hidden.today()) as result',
+    describe: (count: number) => `${count} compteur(s) de l'année suivante ouvert(s)`,
+  },
+  acquire_monthly_counters: {
+    sql: 'select app_private.acquire_monthly_counters(app_hidden.today()) as result',
+    describe: (count: number) => `${count} acquisition(s) mensuelle(s) écrite(s) au journal des compteurs`,
+  },
+  close_counter_years: {
+    sql: 'select app_private.close_counter_years(app_hidden.today()) as result',
+    describe: (count: number) => `${count} compteur(s) reporté(s) ou expiré(s) et avis d'expiration envoyé(s)`,
+  },
 } as const;
 
 export type ScheduledJobName = keyof typeof SCHEDULED_JOBS;
@@ -46,6 +58,9 @@ export const JOB_NAMES = [
   'send_notification_digests',
   'purge_audit_log',
   'consume_started_absences',
+  'open_next_year_counters',
+  'acquire_monthly_counters',
+  'close_counter_years',
   'drain_email_outbox',
   'purge_storage_garbage',
   'purge_rate_limit_windows',

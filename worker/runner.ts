@@ -17,6 +17,9 @@ import { createWorkerPool, type MailTransport } from './jobs.js';
 import { makeDrainEmailOutboxTask } from './tasks/drain_email_outbox.js';
 import purgeAuditLog from './tasks/purge_audit_log.js';
 import consumeStartedAbsences from './tasks/consume_started_absences.js';
+import openNextYearCounters from './tasks/open_next_year_counters.js';
+import acquireMonthlyCounters from './tasks/acquire_monthly_counters.js';
+import closeCounterYears from './tasks/close_counter_years.js';
 import purgeStorageGarbage from './tasks/purge_storage_garbage.js';
 import purgeRateLimitWindows from './tasks/purge_rate_limit_windows.js';
 import sendMissingDocumentReminders from './tasks/send_missing_document_reminders.js';
@@ -51,6 +54,9 @@ export function taskList(pool: pg.Pool, smtp: SmtpSettings | null, transport?: (
     send_missing_document_reminders: sendMissingDocumentReminders,
     purge_audit_log: purgeAuditLog,
     consume_started_absences: consumeStartedAbsences,
+    open_next_year_counters: openNextYearCounters,
+    acquire_monthly_counters: acquireMonthlyCounters,
+    close_counter_years: closeCounterYears,
     purge_storage_garbage: purgeStorageGarbage,
     purge_rate_limit_windows: purgeRateLimitWindows,
     send_notification_digests: sendNotificationDigests,

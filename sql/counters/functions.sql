@@ -359,7 +359,9 @@ begin
              'planned', app_hidden.fmt_quantity(b.planned),
              'remaining', app_hidden.fmt_quantity(b.acquired - b.taken - b.planned),
              'labels', jsonb_build_object('acquired', 'Acquis', 'taken', 'Pris', 'planned', 'Planifiés',
-                                          'remaining', 'Restant')))
+                                          'remaining', 'Restant'))
+           -- The counter's year (issue 27, sql/counters/year.sql: defined later in sql/ORDER).
+           || app_private.counter_year_facts(b.id, app_hidden.today()))
     from app_private.counter_balances_of(v_employee, v_year) b), '{}'::jsonb);
 end;
 $$;

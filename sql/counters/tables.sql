@@ -13,6 +13,12 @@ create table if not exists app_public.counters (
   unique (employee_id, code, year)
 );
 create index if not exists counters_code_idx on app_public.counters (code, year);
+-- How the counter acquires (issue 27, sql/counters/rules.sql): set by the opening from the
+-- counter rule ('opening' or 'monthly'); null for a counter opened by hand or by an import,
+-- which the monthly acquisition leaves alone.
+alter table app_public.counters add column if not exists acquisition text
+  constraint counters_acquisition_check check (acquisition in ('opening', 'monthly'));
+create index if not exists counters_year_idx on app_public.counters (year, code) where acquisition is not null;
 -- The accepted years are named in sql/core/limits.sql; an older database's CHECK held the numbers.
 alter table app_public.counters drop constraint if exists counters_year_check,
   add constraint counters_year_check
@@ -35,6 +41,18 @@ create table if not exists app_private.counter_movements (
   comment text,
   created_at timestamptz not null default app_hidden.now()
 );
+-- Movements of the leave year (issue 27): acquisition (at the opening, or of one month),
+-- carry_over (out of the old year, into the new one), expiry. period: the month acquired
+-- (its first day), the first day of the year of an opening or a carry-over, the date of an
+-- expiry. One such movement per counter, kind and period (the key that makes the jobs
+-- exactly-once, even when late, twice or after a crash).
+alter table app_private.counter_movements add column if not exists period date;
+alter table app_private.counter_movements drop constraint if exists counter_movements_kind_check;
+alter table app_private.counter_movements add constraint counter_movements_kind_check
+  check (kind in ('grant', 'adjustment', 'reservation', 'release', 'consumption', 'restitution', 'start', 'compensation',
+                  'acquisition', 'carry_over', 'expiry'));
+create unique index if not exists counter_movements_period_key on app_private.counter_movements (counter_id, kind, period)
+  where period is not null;
 create index if not exists counter_movements_counter_idx on app_private.counter_movements (counter_id);
 create index if not exists counter_movements_absence_idx on app_private.counter_movements (absence_id) where absence_id is not null;
 

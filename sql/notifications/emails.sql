@@ -57,7 +57,7 @@ language sql immutable parallel safe as $$
 $$;
 
 -- The address of the item in the web application for its recipient (web/src/lib/paths.ts:
--- myAbsence, queueAbsence, myDayChange, queueDayChange, teamPlanning, account), or null (the
+-- myAbsence, queueAbsence, myDayChange, queueDayChange, teamPlanning, account, counters), or null (the
 -- notification itself is all there is: the e-mail links to /notifications).
 create or replace function app_hidden.notification_path(p_model text, p_target_id bigint, p_own boolean) returns text
 language sql immutable parallel safe as $$
@@ -67,6 +67,8 @@ language sql immutable parallel safe as $$
     when p_model = 'absence' then case when p_own then '/demandes/absences/' else '/file/absences/' end || p_target_id
     when p_model = 'shift_change_request' then case when p_own then '/demandes/journees/' else '/file/journees/' end || p_target_id
     when p_model = 'employee' and p_own then '/compte'
+    -- A balance about to expire (issue 27): « Mes compteurs » (paths.counters).
+    when p_model = 'counter' then '/compteurs'
   end;
 $$;
 

@@ -7,6 +7,7 @@ import { withRequestTransaction, type ActingAccount } from '../db/transaction.js
 import { getRequestAuth } from '../http/request-context.js';
 import { type Html, type NavLink, type NavUser, page } from './html.js';
 import { RESOURCES } from './resources/index.js';
+import { isStaff } from './resources/staff.js';
 import { SESSION_COOKIE, readCookies, type BackofficeSession, type SessionStore } from './sessions.js';
 
 export interface BackofficeDeps {
@@ -81,6 +82,12 @@ export const AUTHENTICATORS_LINK: NavLink = {
   summary: 'Comptes du back-office et leur second facteur ; suppression des facteurs d’un compte (nouvel enrôlement).',
 };
 
+export const COUNTER_OPENINGS_LINK: NavLink = {
+  href: '/backoffice/counter-openings/',
+  label: 'Ouverture des compteurs',
+  summary: 'Ouvrir les compteurs de l’année suivante (ou de l’année) selon les règles : aperçu, puis confirmation.',
+};
+
 export const BACKUP_CODES_LINK: NavLink = {
   href: '/backoffice/backup-codes/',
   label: 'Mes codes de secours',
@@ -94,6 +101,7 @@ export async function navUser(req: Request, session: BackofficeSession): Promise
     for (const resource of RESOURCES) {
       if (await resource.available(client)) open.push({ href: `/backoffice/${resource.slug}/`, label: resource.title, summary: resource.summary });
     }
+    if (await isStaff(client)) open.push(COUNTER_OPENINGS_LINK);
     return open;
   });
   if (session.isSuperuser) links.push(AUTHENTICATORS_LINK);

@@ -10,6 +10,7 @@ import { html, message } from './html.js';
 import { authenticatorRoutes } from './authenticators.js';
 import { backupCodeRoutes } from './backup-codes.js';
 import { type BackofficeDeps, asyncRoute, currentSession, navUser, render, requireUser } from './common.js';
+import { counterOpeningRoutes } from './counter-openings.js';
 import { honorabilityRoutes } from './honorability.js';
 import { loginRoutes } from './login.js';
 import { RESOURCES } from './resources/index.js';
@@ -71,6 +72,7 @@ export function mountBackoffice(app: Express, deps: BackofficeDeps): void {
 </ul>`);
   }));
 
+  router.use(counterOpeningRoutes());
   router.use(resourceRoutes(RESOURCES));
   router.use(authenticatorRoutes());
   router.use(backupCodeRoutes(deps));

@@ -271,6 +271,12 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     const params: Record<string, unknown> = { ...req.params };
     if (route.params && !route.params(params)) throw ApiError.notFound();
 
+    // A body of another type is refused before anything of the request is read.
+    if (spec.method !== 'get') {
+      const mediaTypeError = bodyMediaTypeError(spec, req);
+      if (mediaTypeError) throw mediaTypeError;
+    }
+
     const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
     const queryNul = nulCharacterErrors(query);
     if (Object.keys(queryNul).length) throw ApiError.badRequest(queryNul);
@@ -289,10 +295,6 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     let body: Record<string, unknown> = {};
     let storedKeys: string[] = [];
     let uploadedFiles: object[] = [];
-    if (spec.method !== 'get') {
-      const mediaTypeError = bodyMediaTypeError(spec, req);
-      if (mediaTypeError) throw mediaTypeError;
-    }
     if (['post', 'put', 'patch'].includes(spec.method)) {
       let validate = route.body;
       if (spec.multipart && isMultipart(req)) {

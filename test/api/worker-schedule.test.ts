@@ -49,7 +49,9 @@ const paris = (iso: string) =>
 describe('worker/crontab', () => {
   it('parses, with a stable id and its own job key on every line', () => {
     expect(items.map((item) => item.task).sort()).toEqual([
-      'consume_started_absences', 'consume_started_absences', 'purge_audit_log', 'purge_audit_log',
+      'acquire_monthly_counters', 'acquire_monthly_counters', 'close_counter_years', 'close_counter_years',
+      'consume_started_absences', 'consume_started_absences', 'open_next_year_counters', 'open_next_year_counters',
+      'purge_audit_log', 'purge_audit_log',
       'purge_rate_limit_windows', 'purge_storage_garbage', 'send_missing_document_reminders', 'send_missing_document_reminders',
       'send_notification_digests',
     ]);
@@ -100,6 +102,24 @@ describe('worker/crontab', () => {
       expect(due).toHaveLength(1);
       expect(paris(due[0]!)).toMatch(/ 00:07$/);
     });
+  }
+
+  const leaveYearJobs: Array<[string, string]> = [
+    ['open_next_year_counters', '01:17'], ['acquire_monthly_counters', '01:27'], ['close_counter_years', '01:37'],
+  ];
+  const parisDate = (iso: string) => new Intl.DateTimeFormat('fr-CA', { timeZone: 'Europe/Paris' }).format(new Date(iso));
+  for (const [job, time] of leaveYearJobs) {
+    for (const [season, day] of reminderDays) {
+      it(`${job} runs once a night, at ${time} in Paris (Paris day ${day}, ${season})`, async () => {
+        // The two UTC days that can hold that Paris night.
+        const before = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+        const scheduled = [...cronInstants(job, before), ...cronInstants(job, day)];
+        expect(scheduled).toHaveLength(4);
+        const due = (await dueInstants(job, scheduled)).filter((iso) => parisDate(iso) === day);
+        expect(due).toHaveLength(1);
+        expect(paris(due[0]!)).toMatch(new RegExp(` ${time}$`));
+      });
+    }
   }
 
   it('purge_storage_garbage runs every 10 minutes, whatever the season', () => {

@@ -156,7 +156,9 @@ select is(app_private.consume_started_absences('2026-11-24'), 0, 'idempotent');
 -- The journal is append-only and the balances are its sums.
 select throws_ok($$update app_private.counter_movements set quantity = 1$$, 'WF900', null, 'no update of the journal');
 select tests.authenticate_as('alice');
-select is((app_public.counters_read(null, 2026) -> 'CP') - 'labels',
+-- (the leave year's keys of issue 27, tested in test/db/87-counter-year.sql and test/api/counters-year.test.ts, left aside)
+select is((app_public.counters_read(null, 2026) -> 'CP')
+          - array['labels', 'acquisition', 'to_come', 'carried_over', 'carry_over_expires_on', 'carry_over_expiring', 'year_end'],
   '{"id": 0, "code": "CP", "name": "Congés payés", "unit": "day", "year": 2026, "is_active": true, "acquired": "25.00", "taken": "6.00", "planned": "0.00", "remaining": "19.00"}'::jsonb
   || jsonb_build_object('id', (select c.id from app_public.counters c where c.employee_id = tests.id('employees', 'alice') and c.code = 'CP' and c.year = 2026)),
   'the counters route shows the sums of the journal');

@@ -42,6 +42,7 @@ describe('web application paths', () => {
     expect(appPath('/file/journees/7')).toBe(paths.queueDayChange(7));
     expect(appPath('/equipe')).toBe(paths.teamPlanning());
     expect(appPath('/compte')).toBe(paths.account());
+    expect(appPath('/compteurs')).toBe(paths.counters());
     for (const wrong of [null, undefined, '', '/', '/file/absences/0', '/file/absences/abc', '/demandes/conges/3', 'https://evil.example/file',
       '//evil.example', '/admin', '/file/absences/12/extra']) {
       expect(appPath(wrong), String(wrong)).toBeNull();

@@ -34,6 +34,7 @@ const BUCKET_LABELS: Record<string, string> = { acquired: 'Acquis', taken: 'Pris
 const KIND_LABELS: Record<string, string> = {
   grant: 'Attribution', adjustment: 'Ajustement manuel', reservation: 'Réservation', release: 'Libération',
   consumption: 'Consommation', restitution: 'Restitution', start: 'Début d’absence', compensation: 'Compensation',
+  acquisition: 'Acquisition', carry_over: 'Report', expiry: 'Expiration',
 };
 const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 const amount = (value: string) => value.replace('.', ',');

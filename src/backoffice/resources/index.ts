@@ -3,6 +3,7 @@ import type { Resource } from '../registry.js';
 import { absenceCategoriesResource } from './absence-categories.js';
 import { absenceTypesResource } from './absence-types.js';
 import { counterAssociationsResource } from './counter-associations.js';
+import { counterRulesResource } from './counter-rules.js';
 import { countersResource } from './counters.js';
 import { postsResource } from './posts.js';
 import { absenceResource } from './absences.js';
@@ -26,6 +27,7 @@ export const RESOURCES: readonly Resource[] = [
   absenceCategoriesResource,
   postsResource,
   counterAssociationsResource,
+  counterRulesResource,
   countersResource,
   auditLogResource,
 ];

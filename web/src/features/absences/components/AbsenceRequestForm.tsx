@@ -7,6 +7,7 @@ import { absencePeriod } from '../../../lib/requests';
 import { documentAccept, documentFormatsText, documentProblems, megabytes, useSettings } from '../../../lib/settings';
 import { useAbsenceTypes, usePerimeterEmployees } from '../../../lib/shared-queries';
 import { useAbsencePreview, useFileAbsence, type AbsenceDraftBody } from '../api/absences';
+import { OpenYears } from './OpenYears';
 
 type AbsenceType = Schemas['AbsenceType'];
 type Half = 'morning' | 'afternoon' | null;
@@ -168,6 +169,7 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
               {type.documents_expected ? ' · justificatif attendu' : ''}
             </p>
           )}
+          <OpenYears type={type} employee={employee} askEmployee={declare} />
 
           <div className="row">
             <div>

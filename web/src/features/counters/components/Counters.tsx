@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { Schemas } from '../../../api/client';
 import { ErrorNotice, Loading, Page } from '../../../components/ui';
-import { quantity } from '../../../lib/format';
+import { frDate, quantity } from '../../../lib/format';
 import { useCounters } from '../../../lib/shared-queries';
 
 type Counter = Schemas['Counter'];
@@ -33,8 +33,56 @@ export function Counters({ employee }: { employee: number }) {
           <CounterCard key={counter.code} counter={counter} />
         ))}
       </ul>
+      {shown != null && year == null && <NextYear employee={employee} year={shown + 1} />}
     </Page>
   );
+}
+
+/**
+ * Next year's counters under this year's, as soon as they are open (issue 27 point 5): a compact
+ * line each (acquired so far, left), what is still to come and the year's end.
+ */
+function NextYear({ employee, year }: { employee: number; year: number }) {
+  const counters = useCounters({ employee, year, askEmployee: false });
+  const list = counters.data ? Object.values(counters.data) : [];
+  return (
+    <section aria-labelledby="next-year" className="next-year">
+      <h2 id="next-year">Compteurs de {year}</h2>
+      <ErrorNotice error={counters.error} />
+      {counters.data && list.length === 0 && <p>Les compteurs de {year} ne sont pas encore ouverts.</p>}
+      <ul className="next-year-list">
+        {list.map((counter) => (
+          <li key={counter.code} className="next-counter">
+            <h3>{counter.name} <span className="code">{counter.code}</span></h3>
+            <p>Acquis à ce jour : <strong>{quantity(counter.acquired, counter.unit)}</strong> · Restant : <strong>{quantity(counter.remaining, counter.unit)}</strong></p>
+            <CounterYear counter={counter} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** What the rules say of the counter's year: to come, carried over and its date, the year's end. */
+function CounterYear({ counter }: { counter: Counter }) {
+  const lines: string[] = [];
+  const some = (value: string | null | undefined) => value != null && Number(value) > 0;
+  if (some(counter.to_come)) lines.push(`À venir : ${quantity(counter.to_come, counter.unit)} d’ici la fin de ${(counter.year ?? 0) - 1} (acquisition mensuelle)`);
+  if (some(counter.carried_over)) {
+    lines.push(counter.carry_over_expires_on
+      ? `Reporté de ${(counter.year ?? 0) - 1} : ${quantity(counter.carried_over, counter.unit)}, à prendre avant le ${frDate(counter.carry_over_expires_on)}`
+        + (some(counter.carry_over_expiring) ? ` (${quantity(counter.carry_over_expiring, counter.unit)} perdus sinon)` : '')
+      : `Reporté de ${(counter.year ?? 0) - 1} : ${quantity(counter.carried_over, counter.unit)}`);
+  }
+  const end = counter.year_end;
+  if (end && (some(end.carries_over) || some(end.expires))) {
+    const parts = [some(end.carries_over) ? `${quantity(end.carries_over, counter.unit)} reportés sur ${(counter.year ?? 0) + 1}`
+      + (end.carry_over_until ? ` jusqu’au ${frDate(end.carry_over_until)}` : '') : '',
+    some(end.expires) ? `${quantity(end.expires, counter.unit)} perdus` : ''].filter(Boolean);
+    lines.push(`Au 31/12/${counter.year ?? ''} : ${parts.join(', ')}`);
+  }
+  if (!lines.length) return null;
+  return <ul className="counter-year">{lines.map((line) => <li key={line}>{line}</li>)}</ul>;
 }
 
 function CounterCard({ counter }: { counter: Counter }) {
@@ -58,6 +106,7 @@ function CounterCard({ counter }: { counter: Counter }) {
           </div>
         ))}
       </dl>
+      <CounterYear counter={counter} />
     </li>
   );
 }
