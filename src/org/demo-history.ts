@@ -76,6 +76,11 @@ export interface PlanOptions {
   holidays: ReadonlySet<string>;
   /** Years whose counters are open (import: the business year and the one before). */
   openYears: ReadonlySet<number>;
+  /**
+   * The counters that next year's opening (issue 27 point 2) opens, by employee key, when the
+   * database has it: the history then opens next year and files requests in it.
+   */
+  nextYear?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -148,7 +153,7 @@ const SHIFT_REFUSALS = [
  * The history as an ordered list of steps, for the business date. Pure: the same date,
  * holidays and open years give the same steps.
  */
-export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOptions): HistoryStep[] {
+export function planDemoHistory({ today, timeZone, holidays, openYears, nextYear }: PlanOptions): HistoryStep[] {
   const staff = demoStaffFacts(today);
   const rnd = random(DEMO_HISTORY_SEED);
   const pick = (min: number, max: number) => min + Math.floor(rnd() * (max - min + 1));
@@ -181,10 +186,12 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
    * A counter reason the employee holds for the years of [start, end], else a reason
    * without counter: a request never lands in a year whose counters are not open yet.
    */
+  const thisYear = Number(today.slice(0, 4));
+  const holds = (key: string, code: string, y: number) =>
+    y === thisYear + 1 ? (nextYear?.get(key)?.has(code) ?? false) : openYears.has(y) && facts(key).counterCodes.includes(code);
   const leave = (key: string, preferred: string[], start: string, end: string) => {
     const years = [Number(start.slice(0, 4)), Number(end.slice(0, 4))];
-    if (!years.every((y) => openYears.has(y))) return 'FOR';
-    return preferred.find((code) => facts(key).counterCodes.includes(code)) ?? 'FOR';
+    return preferred.find((code) => years.every((y) => holds(key, code, y))) ?? 'FOR';
   };
   /** A request filed by `key` on `filed`, decided by its decider on `decided` (or left pending). */
   let refs = 0;
@@ -372,7 +379,7 @@ export function planDemoHistory({ today, timeZone, holidays, openYears }: PlanOp
   // counters opened by the daily job from 1 October (the setting's default), or on demand by
   // the admin when the demo is loaded before that date; each month's acquisition and the
   // year's end (carry-over, expiry and its notice), replayed on the first night of each month.
-  if (openYears.has(year + 1)) {
+  if (nextYear && nextYear.size > 0) {
     const opening = `${year}-10-01`;
     if (opening <= T) add(opening, '01:17', 'worker', { kind: 'worker-job', job: 'open_next_year_counters', day: opening });
     else add(addDays(T, -6), '09:10', 'admin', { kind: 'open-next-year', year: year + 1 });
@@ -523,10 +530,25 @@ export async function loadDemoHistory(client: pg.ClientBase, options: LoadHistor
     "select to_regprocedure('app_private.queue_notification_emails(integer)') is not null as mails",
   );
   const mails = mailRows[0]!.mails;
-  // Next year opens during the history where the database has the opening (issue 27 point 2).
+  // Next year opens during the history where the database has the opening (issue 27 point 2):
+  // what it will open, from its own plan (read only).
   const openYears = new Set(yearRows.map((row) => row.year));
-  if (jobs.has('open_next_year_counters')) openYears.add(year + 1);
-  const plan = planDemoHistory({ today, timeZone: options.timeZone, holidays: new Set(holidayRows.map((row) => row.day)), openYears });
+  let nextYear: Map<string, Set<string>> | undefined;
+  if (jobs.has('open_next_year_counters')) {
+    const keys = new Map(Object.entries(options.ids.employees ?? {}).map(([key, id]) => [id, key]));
+    const { rows: opening } = await client.query<{ employee_id: number; code: string }>(
+      'select p.employee_id, p.code from app_private.counter_opening_plan($1, null, $2::date, false) p where p.skip_reason is null and p.code is not null',
+      [year + 1, today],
+    );
+    nextYear = new Map();
+    for (const row of opening) {
+      const key = keys.get(row.employee_id);
+      if (!key) continue;
+      if (!nextYear.has(key)) nextYear.set(key, new Set());
+      nextYear.get(key)!.add(row.code);
+    }
+  }
+  const plan = planDemoHistory({ today, timeZone: options.timeZone, holidays: new Set(holidayRows.map((row) => row.day)), openYears, nextYear });
 
   const accountId = (key: string) => {
     const id = options.ids.accounts?.[key];

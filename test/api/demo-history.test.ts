@@ -96,6 +96,21 @@ describe('the demo history plan', () => {
     expect(planDemoHistory({ ...options, today: '2026-11-17' })).not.toEqual(plan);
   });
 
+  it('opens next year where the database can: by the job from 1 October, on demand before', () => {
+    const nextYear = new Map([['salarie', new Set(['CP'])]]);
+    const autumn = planDemoHistory({ ...options, today: '2026-12-29', nextYear });
+    expect(autumn.filter((s) => s.step.kind === 'worker-job' && s.step.job === 'open_next_year_counters').map((s) => s.at.slice(0, 10)))
+      .toEqual(['2026-10-01', '2026-12-29']);
+    // salarie files CP in next year; the others, whose counters it does not open, no counter reason there.
+    const next = autumn.filter((s) => s.step.kind === 'absence' && s.step.end >= '2027-01-01').map((s) => s.step as { employee: string; type: string });
+    expect(next.some((step) => step.employee === 'salarie' && step.type === 'CP')).toBe(true);
+    expect(next.filter((step) => step.employee !== 'salarie').every((step) => step.type === 'FOR' || step.type === 'MAL')).toBe(true);
+    const summer = planDemoHistory({ ...options, today: '2026-07-14', nextYear });
+    expect(summer.filter((s) => s.step.kind === 'open-next-year').map((s) => [s.actor, s.at.slice(0, 10)])).toEqual([['admin', '2026-07-08']]);
+    expect(planDemoHistory(options).some((s) => s.step.kind === 'open-next-year'
+      || (s.step.kind === 'worker-job' && s.step.job === 'open_next_year_counters'))).toBe(false);
+  });
+
   it('never files a counter reason in a year whose counters are not open', () => {
     const plan = planDemoHistory({ ...options, today: '2026-12-29', openYears: new Set([2025, 2026]) });
     for (const { step } of plan) {
@@ -166,10 +181,24 @@ describe('the demo loaded with its history', () => {
     const counters = (await env.get(`/api/counters/?year=2026`, await token('salarie'))).body;
     expect(Number(counters.CP.taken)).toBeGreaterThan(0);
     expect(Number(counters.CP.planned)).toBeGreaterThan(0);
-    // HR's adjustment: 25 acquired, and 2 days of fractionnement.
-    expect(counters.CP.acquired).toBe('27.00');
     const lastYear = (await env.get(`/api/counters/?year=2025`, await token('salarie'))).body;
     expect(Number(lastYear.CP.taken)).toBeGreaterThan(0);
+    // The journal: HR's adjustment, last year's balance carried over on 1 January by the worker's
+    // year end, the carried days not taken expired after their deadline (issue 27 point 4).
+    const journal = async (year: number) => (await env.db.query<{ kind: string; quantity: string; day: string }>(
+      `select m.kind, m.quantity::text, to_char(m.created_at at time zone 'Europe/Paris', 'YYYY-MM-DD') as day
+       from app_private.counter_movements m join app_public.counters c on c.id = m.counter_id
+       where c.employee_id = $1 and c.code = 'CP' and c.year = $2 order by m.id`, [employeeOf('salarie'), year])).rows;
+    const thisYear = await journal(2026);
+    expect(thisYear).toContainEqual({ kind: 'adjustment', quantity: '2.00', day: '2026-09-17' });
+    expect(thisYear.find((m) => m.kind === 'carry_over')?.day).toBe('2026-01-01');
+    expect(thisYear.some((m) => m.kind === 'expiry')).toBe(true);
+    // Next year's counters, opened by the worker from 1 October, acquired month by month since.
+    const nextYear = await journal(2027);
+    expect(nextYear.length).toBeGreaterThan(3);
+    expect(nextYear.every((m) => m.kind === 'acquisition' && m.day >= '2026-10-01')).toBe(true);
+    const next = (await env.get(`/api/counters/?year=2027`, await token('salarie'))).body;
+    expect(Number(next.CP.acquired)).toBeGreaterThan(0);
   });
 
   it('has notifications read and unread for the demo logins', async () => {
