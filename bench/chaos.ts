@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { ensureBuilt } from '../scripts/freshness.mjs';
 import { freePort } from '../test/helpers/free-port.js';
 import { runChecks } from './chaos/checks.js';
 import { Cluster } from './chaos/cluster.js';
@@ -34,6 +35,8 @@ function seeded(seed: number): () => number {
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const log = (line: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
+  // The service runs compiled, as in production: built now if dist/ is missing or stale.
+  await ensureBuilt('server', { log });
   log(`cluster: creating an embedded PostgreSQL in a temporary directory`);
   const cluster = await Cluster.create();
   const service = new Service({

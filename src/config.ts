@@ -35,6 +35,19 @@ export interface Config {
   storageDir: string;
   rateLimits: RateLimits;
   logLevel: string;
+  /** JSON lines (production) or short human lines (the embedded demo): src/log.ts. */
+  logFormat: 'json' | 'human';
+  /**
+   * One log line per request (LOG_REQUESTS=1/0); null (unset): in JSON when the logger writes info
+   * lines, never in the human format. Failed requests (5xx) are always logged.
+   */
+  logRequests: boolean | null;
+  /**
+   * GET /metrics (Prometheus): answered to the addresses of METRICS_ALLOW (default loopback) and to
+   * `Authorization: Bearer METRICS_TOKEN` when that is set (src/http/metrics.ts).
+   */
+  metricsAllow: string[];
+  metricsToken: string | null;
   /**
    * Mount PostGraphile at /graphql (GRAPHQL=on; off by default): a back-office surface, meant
    * to sit behind the back-office session with its second factor; until then, staff tokens only.
@@ -83,6 +96,20 @@ export function withOperatingSystemUser(url: string, env: NodeJS.ProcessEnv = pr
   return `${scheme}${encodeURIComponent(osUser)}${credentials}@${authority.slice(at + 1)}${rest}`;
 }
 
+function logFormatFromEnv(env: NodeJS.ProcessEnv): 'json' | 'human' {
+  const raw = (env.LOG_FORMAT ?? '').toLowerCase();
+  if (raw === '' || raw === 'json') return 'json';
+  if (raw === 'human') return 'human';
+  throw new ConfigError(`LOG_FORMAT must be json or human (got "${env.LOG_FORMAT}").`);
+}
+
+function metricsToken(env: NodeJS.ProcessEnv): string | null {
+  const token = env.METRICS_TOKEN;
+  if (!token) return null;
+  if (token.length < 32) throw new ConfigError('METRICS_TOKEN must be at least 32 characters long.');
+  return token;
+}
+
 /**
  * Builds the configuration. `overrides` come from the embedded-database bootstrap (which
  * generates the URLs and the JWT secret) and from tests.
@@ -107,6 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         'or set DEBUG=1 on a local machine only.',
     );
   }
+  const logFormat = overrides.logFormat ?? logFormatFromEnv(env);
+  // The human format (the demo's console) shows warnings and errors, and the request lines when asked.
+  const logLevel = overrides.logLevel ?? env.LOG_LEVEL ?? (logFormat === 'human' && !flag(env, 'LOG_REQUESTS') ? 'warn' : 'info');
   return {
     databaseUrl,
     authDatabaseUrl: overrides.authDatabaseUrl ?? (env.AUTH_DATABASE_URL ? withOperatingSystemUser(env.AUTH_DATABASE_URL, env) : databaseUrl),
@@ -126,7 +156,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       loginPerUsernamePerHour: intFromEnv(env, 'RATE_LIMIT_LOGIN_PER_USERNAME_PER_HOUR', 20),
       loginFailuresPerAddress: intFromEnv(env, 'RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS', 10),
     },
-    logLevel: overrides.logLevel ?? env.LOG_LEVEL ?? 'info',
+    logLevel,
+    logFormat,
+    logRequests: overrides.logRequests !== undefined ? overrides.logRequests : env.LOG_REQUESTS ? flag(env, 'LOG_REQUESTS') : null,
+    metricsAllow: overrides.metricsAllow ?? (env.METRICS_ALLOW ?? '127.0.0.1,::1').split(',').map((entry) => entry.trim()).filter(Boolean),
+    metricsToken: overrides.metricsToken !== undefined ? overrides.metricsToken : metricsToken(env),
     graphql: overrides.graphql ?? flag(env, 'GRAPHQL'),
     poolSize: overrides.poolSize ?? intFromEnv(env, 'DB_POOL_SIZE', 10),
     // Tests only: never read from the environment, but kept when a test passes it.

@@ -2,6 +2,7 @@
  * `npm run job -- NAME`: runs one job now, once, and exits. The last line of the output is
  * a JSON object with the outcome. An unknown name lists the jobs and exits with 1.
  */
+import '../src/check-node.js';
 import { WorkerConfigError, workerConfigFromEnv } from './config.js';
 import {
   JOB_NAMES,

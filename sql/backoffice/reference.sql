@@ -196,6 +196,7 @@ language sql stable as $$
     'category_id', t.category_id,
     'category_label', coalesce(p.name || ' › ', '') || c.name,
     'is_active', t.is_active,
+    'employee_requestable', t.employee_requestable,
     'position', t.position,
     'contract_type_ids', coalesce((select jsonb_agg(a.contract_type_id order by a.contract_type_id)
                                    from app_public.absence_type_contract_types a where a.absence_type_id = t.id), '[]'::jsonb),
@@ -319,13 +320,15 @@ begin
 
   if p_id is null then
     insert into app_public.absence_types (code, name, category_id, unit, paid, splittable, annual_cap, cap_overrun, is_active,
-                                          half_day_allowed, documents_expected, validation_required, annualisation_effect, position)
+                                          half_day_allowed, documents_expected, validation_required, annualisation_effect, position,
+                                          employee_requestable)
     values (v_code, v_name, v_category, v_unit, coalesce(app_hidden.in_bool(p_body, 'paid'), false),
             coalesce(app_hidden.in_bool(p_body, 'splittable'), true), v_cap, v_overrun,
             coalesce(app_hidden.in_bool(p_body, 'is_active'), true), v_half_day,
             coalesce(app_hidden.in_bool(p_body, 'documents_expected'), false),
             coalesce(app_hidden.in_bool(p_body, 'validation_required'), true), v_effect,
-            coalesce(app_hidden.in_int(p_body, 'position'), 0))
+            coalesce(app_hidden.in_int(p_body, 'position'), 0),
+            coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), app_hidden.absence_type_requestable_default(v_code)))
     returning id into v_id;
   else
     update app_public.absence_types t set
@@ -338,7 +341,8 @@ begin
       documents_expected = coalesce(app_hidden.in_bool(p_body, 'documents_expected'), t.documents_expected),
       validation_required = coalesce(app_hidden.in_bool(p_body, 'validation_required'), t.validation_required),
       annualisation_effect = v_effect,
-      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position)
+      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position),
+      employee_requestable = coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), t.employee_requestable)
     where t.id = p_id;
   end if;
   -- Contract types concerned: empty means every contract.
@@ -352,7 +356,7 @@ end;
 $$;
 comment on function app_public.absence_type_save(integer, jsonb) is
 'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
-an absence type; all field errors at once, a code equal to a post code refused under code, and a
+an absence type (with « demandable par le salarié », issue 29: employee_requestable); all field errors at once, a code equal to a post code refused under code, and a
 deactivation that would orphan an active counter refused under is_active.';
 
 -- Deletes a type no absence uses; its associations go first, each under the orphan rule.

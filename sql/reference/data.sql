@@ -56,7 +56,8 @@ from (values
 join app_public.absence_categories p on p.code = s.parent_code
 on conflict do nothing;
 
--- 52 reasons. Columns: code, name, sub-category, unit, paid, splittable, half-day allowed,
+-- 52 reasons; « demandable par le salarié » from app_hidden.absence_type_requestable_default
+-- (sql/reference/tables.sql). Columns: code, name, sub-category, unit, paid, splittable, half-day allowed,
 -- annual cap, overrun, documents expected, validation required, annualisation effect,
 -- document deadline (hours after the first day | working days after the last day),
 -- notice (interval | working days | long interval), warnings (hours per absence, per
@@ -67,12 +68,12 @@ insert into app_public.absence_types (
   document_deadline_hours, document_deadline_working_days_after_end,
   notice_period, notice_working_days, notice_period_long,
   warn_max_hours_per_absence, warn_max_per_quarter, warn_max_hours_per_year,
-  warn_min_duration, warn_max_duration, warn_min_seniority, position)
+  warn_min_duration, warn_max_duration, warn_min_seniority, position, employee_requestable)
 select t.code, t.name, c.id, t.unit, t.paid, t.splittable, t.half_day, t.cap, t.overrun,
        t.docs, t.validation, t.annualisation, t.deadline_hours, t.deadline_days_after_end,
        t.notice::interval, t.notice_working_days, t.notice_long::interval,
        t.max_hours, t.per_quarter, t.hours_per_year, t.min_duration::interval, t.max_duration::interval,
-       t.min_seniority::interval, t.position
+       t.min_seniority::interval, t.position, app_hidden.absence_type_requestable_default(t.code)
 from (values
   -- code, name, category, unit, paid, splittable, half_day, cap, overrun, docs, validation, annualisation,
   -- deadline_hours, deadline_days_after_end, notice, notice_working_days, notice_long,

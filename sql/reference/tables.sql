@@ -70,6 +70,39 @@ create table if not exists app_public.absence_types (
   constraint absence_types_hour_no_half_day check (unit = 'day' or not half_day_allowed)
 );
 create unique index if not exists absence_types_code_key on app_public.absence_types (lower(code));
+
+-- « Demandable par le salarié » (issue 29): a reason the employee's own form offers. Others
+-- (union mandates, employer-qualified absences, « Absence injustifiée ») are declared by the
+-- encadrement or HR, who keep the full list. Written by staff at the back-office
+-- (app_public.absence_type_save); read by app_public.absence_types_for_request.
+-- The reference's default for a code (sql/reference/data.sql, and the databases that held the
+-- reasons before the column: set once, when the column is added, never again).
+create or replace function app_hidden.absence_type_requestable_default(p_code text) returns boolean
+language sql immutable as $$
+  select p_code is not null and p_code not in (
+    -- Employer-qualified work stoppages and therapeutic part-time (HR qualifies them).
+    'AT', 'ATJ', 'MP', 'TTH',
+    -- Union activity on convocation: declared by the encadrement.
+    'SYN_PAR', 'SYN_CON', 'SYN_ELU', 'FES',
+    -- Training of the employer's plan, authorised absences granted, unjustified absence.
+    'FOR', 'AANP', 'AAP', 'ABS');
+$$;
+comment on function app_hidden.absence_type_requestable_default(text) is
+'Issue 29: the reference default of « demandable par le salarié » for a reason code: every reason but
+the employer-qualified stoppages (AT, ATJ, MP, TTH), union activity (SYN_PAR, SYN_CON, SYN_ELU, FES),
+the employer''s training plan (FOR), granted authorised absences (AANP, AAP) and ABS.';
+
+do $$
+begin
+  if not exists (select 1 from information_schema.columns
+                 where table_schema = 'app_public' and table_name = 'absence_types' and column_name = 'employee_requestable') then
+    alter table app_public.absence_types add column employee_requestable boolean not null default true;
+    -- The reasons already there take the reference default, once.
+    update app_public.absence_types t set employee_requestable = app_hidden.absence_type_requestable_default(t.code)
+    where not app_hidden.absence_type_requestable_default(t.code);
+  end if;
+end;
+$$;
 create index if not exists absence_types_category_idx on app_public.absence_types (category_id);
 
 create table if not exists app_public.absence_type_contract_types (

@@ -6,7 +6,6 @@
  */
 import express, { type Request, type Response } from 'express';
 import { generateSecret, verify } from 'otplib';
-import QRCode from 'qrcode';
 import { LoginThrottle, loginPolicy, type AuthenticatorCall, type LoginScope } from '../auth/login-throttle.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { BackofficeSecrets, findHash } from './secrets.js';
@@ -170,6 +169,8 @@ Si vous pensez devoir accéder au back-office, adressez-vous au service des ress
       client.query('select app_private.backoffice_enrol_start($1, $2)', [session.accountId, sessions.secrets.encryptTotpSecret(secret)]));
     const uri = `otpauth://totp/${encodeURIComponent(`${ISSUER}:${session.username}`)}?secret=${secret}` +
       `&issuer=${encodeURIComponent(ISSUER)}&algorithm=SHA1&digits=6&period=30`;
+    // Loaded at the first enrolment, not at start-up.
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
     const grouped = secret.match(/.{1,4}/g)!.join(' ');
     render(req, res, 200, 'Enregistrer un authentificateur', null, (csrf) => html`

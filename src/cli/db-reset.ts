@@ -6,6 +6,7 @@
  * organisation and its year of history (src/org/demo-history.ts), as `npm start` loads
  * them, with the demo password of DATA_DIR/secrets.json and the files in STORAGE_DIR.
  */
+import '../check-node.js';
 import path from 'node:path';
 import { withClient } from '../db/client.js';
 import { INPUT_CONTRACT } from '../http/input-contract.js';

@@ -4,6 +4,7 @@
  * each section's key → id map. A bad file loads nothing, prints "path: message" on stderr
  * and exits 1.
  */
+import '../check-node.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ImportError, importOrganisation } from '../org/import.js';

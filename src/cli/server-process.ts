@@ -9,6 +9,7 @@
  * Prints one JSON line {"ready": "<url>"} once it listens; SIGTERM/SIGINT let the requests
  * in flight finish, then exit.
  */
+import '../check-node.js';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.js';
 import { createApp, type RunningServer } from '../server.js';

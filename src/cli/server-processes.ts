@@ -9,7 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CliError } from './common.js';
 
-const SERVER_PROCESS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'server-process.ts');
+// server-process.ts from the sources (tsx), server-process.js from the build (dist/).
+const HERE = fileURLToPath(import.meta.url);
+const SERVER_PROCESS_FILE = path.join(path.dirname(HERE), `server-process${path.extname(HERE)}`);
 const STOP_TIMEOUT_MS = 10_000;
 
 /** WEB_CONCURRENCY as a process count: 1 when unset; an integer from 1 to 64 otherwise. */

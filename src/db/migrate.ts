@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { migrate, watch, type Settings } from 'graphile-migrate';
+import { ROOT_DIR } from './root.js';
 import { makeSilentLogger } from './silent-logger.js';
 
-export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export { ROOT_DIR };
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'migrations');
 
 function settingsFor(connectionString: string, verbose: boolean, migrationsFolder: string): Settings {

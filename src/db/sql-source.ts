@@ -19,6 +19,8 @@ import pg from 'pg';
 import { withClient as withOptionsClient } from './client.js';
 import { hasCurrentMigration, migrateDatabase } from './migrate.js';
 import { ensureRoles } from './roles.js';
+import { ROOT_DIR } from './root.js';
+import { dumpSchema, SCHEMA_FILE } from './schema-dump.js';
 import { makeSilentLogger } from './silent-logger.js';
 
 export interface Project {
@@ -292,9 +294,26 @@ async function definingFiles(project: Project): Promise<Map<string, string>> {
   return definedBy;
 }
 
-async function buildFromMigrations(project: Project, url: string): Promise<Snapshot> {
+async function buildFromMigrations(project: Project, url: string): Promise<{ snapshot: Snapshot; dump: string | null }> {
+  const committedOnly = !(await hasCurrentMigration(migrationsDir(project)));
   await migrateDatabase(url, { includeCurrent: true, migrationsFolder: migrationsDir(project) });
-  return withClient(url, snapshot);
+  // migrations/schema.sql is the committed migrations' schema: compared when nothing else is applied.
+  return { snapshot: await withClient(url, snapshot), dump: committedOnly ? await dumpSchema(url) : null };
+}
+
+/** The command of the afterAllMigrations hook: writes migrations/schema.sql from GM_DBURL. */
+function schemaDumpCommand(project: Project): string {
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  return [process.execPath, '--import', 'tsx', path.join(ROOT_DIR, 'src/db/schema-dump.ts'), path.join(migrationsDir(project), SCHEMA_FILE)]
+    .map(quote).join(' ');
+}
+
+/** Null when migrations/schema.sql is the dump of the committed migrations, else what to do. */
+async function schemaFileProblem(project: Project, dump: string): Promise<string | null> {
+  const file = await readFile(path.join(migrationsDir(project), SCHEMA_FILE), 'utf8').catch(() => null);
+  if (file === dump) return null;
+  return `migrations/${SCHEMA_FILE} ${file === null ? 'is missing' : 'differs from the schema the committed migrations produce'}: ` +
+    'it is written by npm run db:commit; after a hand edit of a committed migration, restore the migration.';
 }
 
 export interface DriftReport {
@@ -303,21 +322,25 @@ export interface DriftReport {
   notRerunnable: string[];
   /** Set when the migrations could not be applied (current.sql failing, for example). */
   migrationError?: string;
+  /** Set when migrations/schema.sql is not the dump of the committed migrations (checked when current.sql is empty). */
+  schemaProblem?: string | null;
 }
 
 /** Builds both databases on scratch databases of the cluster and compares them (a third names the files of differing objects). */
 export async function driftReport(project: Project): Promise<DriftReport> {
+  let schemaProblem: string | null = null;
   const sqlBuild = await withScratchDatabase(project, 'sql', (url) => buildFromSql(project, url));
   const { notRerunnable } = sqlBuild;
   let differences: Difference[];
   try {
     const migrations = await withScratchDatabase(project, 'mig', (url) => buildFromMigrations(project, url));
-    differences = compare(migrations, sqlBuild.snapshot);
+    differences = compare(migrations.snapshot, sqlBuild.snapshot);
+    schemaProblem = migrations.dump === null ? null : await schemaFileProblem(project, migrations.dump);
   } catch (error) {
     return { differences: [], definedBy: new Map(), notRerunnable, migrationError: (error as Error).message };
   }
   const definedBy = differences.length ? await definingFiles(project) : new Map<string, string>();
-  return { differences, definedBy, notRerunnable };
+  return { differences, definedBy, notRerunnable, schemaProblem };
 }
 
 /** The drift check of `npm test`: null when sql/ and the migrations agree, else the message. */
@@ -337,6 +360,7 @@ export async function driftCheck(project: Project, { requireCommitted = false } 
       'Fix: npm run db:current (writes migrations/current.sql from the sql/ files changed since the last committed migration).',
     );
   }
+  if (report.schemaProblem) lines.push(report.schemaProblem);
   if (requireCommitted && (await hasCurrentMigration(migrationsDir(project)))) {
     lines.push(
       'migrations/current.sql is not empty: a deployment runs the committed migrations only, so the change would not reach it.',
@@ -448,6 +472,9 @@ export async function commitCurrent(project: Project, message: string): Promise<
           migrationsFolder: migrationsDir(project),
           pgSettings: { search_path: 'pg_catalog, public' },
           afterReset: [],
+          // migrations/schema.sql from the shadow database, migrated by every committed migration
+          // with the new one (src/db/schema-dump.ts).
+          afterAllMigrations: [{ _: 'command', shadow: true, command: schemaDumpCommand(project) }],
           logger: makeSilentLogger(),
         },
         message,

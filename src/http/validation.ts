@@ -17,8 +17,37 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const jsonAjv = makeAjv(false);
 const coercingAjv = makeAjv('array');
 
+/** The validators not compiled yet (compilePendingValidators). */
+const pending = new Set<() => void>();
+
+/**
+ * A validator compiled at its first use, not at start-up: compiling the ~300 schemas of the routes
+ * and the back-office took 0.44 s of each start (BENCHMARKS.md, "Start-up"). Each compiles once;
+ * `errors` is the compiled function's, as with Ajv.
+ */
 export function compileValidator(schema: JsonSchema, coerce: boolean): ValidateFunction {
-  return (coerce ? coercingAjv : jsonAjv).compile(schema);
+  let compiled: ValidateFunction | null = null;
+  const compile = () => {
+    compiled ??= (coerce ? coercingAjv : jsonAjv).compile(schema);
+    pending.delete(compile);
+    return compiled;
+  };
+  pending.add(compile);
+  const validate = ((data: unknown) => {
+    const fn = compiled ?? compile();
+    const valid = fn(data);
+    validate.errors = fn.errors;
+    return valid;
+  }) as ValidateFunction;
+  validate.errors = null;
+  return validate;
+}
+
+/** Compiles every validator not used yet (a schema Ajv refuses throws here); returns how many. */
+export function compilePendingValidators(): number {
+  const count = pending.size;
+  for (const compile of [...pending]) compile();
+  return count;
 }
 
 const TYPE_MESSAGES: Record<string, string> = {

@@ -1,10 +1,10 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT_DIR } from '../db/root.js';
 
 /** Where `npm run web:build` writes the single-page application. */
-export const WEB_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
+export const WEB_DIST = path.join(ROOT_DIR, 'web/dist');
 
 /** The SPA's pages run no inline script and load nothing from another origin. */
 export const WEB_CSP = [

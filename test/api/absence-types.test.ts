@@ -156,3 +156,49 @@ describe('GET /api/absence-types/', () => {
     expect(Object.keys(res.body)).toEqual(['detail']);
   });
 });
+
+describe('GET /api/absence-types/requestable/ (issue 29 point 2)', () => {
+  const list = async (username: string, query = '') => env.get(`/api/absence-types/requestable/?page_size=200${query}`, await env.login(username));
+
+  it('offers an employee the reasons demandables par le salarié, each with its availability and why', async () => {
+    const res = await list('alice');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['count', 'next', 'previous', 'results']);
+    expect(res.body.count).toBe(40);
+    const reasons = byCode(res.body.results);
+    expect(Object.keys(reasons.CP).sort()).toEqual([...KEYS, 'available', 'unavailable_reason'].sort());
+    expect(reasons.ABS).toBeUndefined();
+    expect(reasons.SYN_CON).toBeUndefined();
+    expect([reasons.CP.available, reasons.CP.unavailable_reason]).toEqual([true, null]);
+    expect(reasons.DLG_DS.available).toBe(false);
+    expect(reasons.DLG_DS.unavailable_reason).toBe(
+      'Aucun compteur DLG_DS ouvert pour 2026 : le motif « Délégation délégué syndical » ne peut pas être posé sur cette année.');
+    // The date chooses the year of the counters.
+    const next = byCode((await list('alice', '&date=2027-03-01')).body.results);
+    expect([next.CP.available, next.CT.available]).toEqual([true, false]);
+  });
+
+  it('leaves out the reasons of other contracts; a manager declaring keeps the full list', async () => {
+    const emma = byCode((await list('emma')).body.results);
+    expect(emma.CET).toBeUndefined();
+    expect(emma.CP.available).toBe(false);
+    const declared = await list('mgr1', `&employee=${env.ids.employees!.emma}`);
+    expect(declared.status).toBe(200);
+    expect(declared.body.count).toBe(52);
+    const reasons = byCode(declared.body.results);
+    expect(reasons.ABS.available).toBe(true);
+    expect(reasons.CET.unavailable_reason).toBe('Réservé aux contrats CDI ; le contrat en vigueur le 16/11/2026 est : Intérim.');
+  });
+
+  it('refuses under employee a colleague, somebody outside the perimeter, or no record at all; a bad date under date', async () => {
+    const colleague = await list('alice', `&employee=${env.ids.employees!.bruno}`);
+    expect([colleague.status, colleague.body]).toEqual([400, { employee: ['Vous ne pouvez déposer une absence que pour vous-même.'] }]);
+    const outside = await list('mgr1', `&employee=${env.ids.employees!.david}`);
+    expect([outside.status, Object.keys(outside.body)]).toEqual([400, ['employee']]);
+    const noRecord = await list('salarie_noemp');
+    expect([noRecord.status, Object.keys(noRecord.body)]).toEqual([400, ['employee']]);
+    const badDate = await list('alice', '&date=2026-13-01');
+    expect([badDate.status, Object.keys(badDate.body)]).toEqual([400, ['date']]);
+    expect((await env.post('/api/absence-types/requestable/', token, {})).status).toBe(405);
+  });
+});

@@ -101,6 +101,14 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     any:       '200 200 200 200 200 200 200 200 200 200 200',
     noemp:     '200 200 200 200 200 200 200 200 200   -   -',
   },
+  // Issue 29: who may file for the employee (as absence_create), reading instead of writing.
+  absence_types_for_request: {
+    own:       '200 200 200 200 200 200 200 200 200   -   -',
+    in:        '200 200 200 400 200 200   -   - 400   - 200',
+    out:       '  -   - 400 400 400 400 400 400   - 400   -',
+    noemp_in:  '200 200 200 400 200 200   -   - 400   -   -',
+    noemp_out: '400 400 400 400 400 400 400 400 400   -   -',
+  },
   divisions_list: {
     any:       '200 200 200 200 200 200 200 200 200 200 200',
     noemp:     '200 200 200 200 200 200 200 200 200   -   -',

@@ -325,6 +325,7 @@ export const OPERATIONS: Record<string, Operation> = {
   auth_impersonate: write(async (t, a) => ({ path: '/api/auth/impersonate/', body: { account: a.accountId(t.employee!) } })),
   auth_impersonate_end: write(async () => ({ path: '/api/auth/impersonate/end/' }), 'none'),
   absence_types_list: read(async () => ({ path: '/api/absence-types/' }), 'none'),
+  absence_types_for_request: read(async (t, a) => ({ path: `/api/absence-types/requestable/?employee=${E(a, t)}` })),
 
   divisions_list: divisions.list,
   divisions_create: divisions.create,

@@ -99,6 +99,24 @@ describe('absence types', () => {
     expect(errorUnder(page.text, 'e-is_active')).toMatch(/^Impossible de désactiver ou de supprimer le motif CP : \d+ compteur\(s\) CP actif/);
     expect((await env.db.query('select is_active from app_public.absence_types where id = $1', [cp])).rows[0]!.is_active).toBe(true);
   });
+
+  it('« Demandable par le salarié »: shown ticked from the reference, unticked by staff, and the employee is no longer offered the reason', async () => {
+    const row = (await env.db.query<{ id: number; category_id: number }>("select id, category_id from app_public.absence_types where code = 'RTT'")).rows[0]!;
+    const edit = await admin.get(`/backoffice/absence-types/${row.id}/modifier/`);
+    expect(edit.text).toMatch(/<input type="checkbox" id="e-employee_requestable" name="employee_requestable" value="1" checked/);
+    const fields = typeForm({ code: 'RTT', name: 'Réduction du temps de travail', category: String(row.category_id) });
+    const saved = await admin.submit(`/backoffice/absence-types/${row.id}/modifier/`, fields);
+    expect(saved.status).toBe(303);
+    expect((await env.db.query('select employee_requestable from app_public.absence_types where id = $1', [row.id])).rows[0]!.employee_requestable).toBe(false);
+    const detail = await admin.get(saved.location!);
+    expect(detail.text).toMatch(/<dt>Demandable par le salarié<\/dt><dd>non<\/dd>/);
+    const offered = await env.get('/api/absence-types/requestable/?page_size=200', await env.login('chloe'));
+    expect(offered.body.results.map((reason: { code: string }) => reason.code)).not.toContain('RTT');
+    // A non-staff RH account is refused by SQL.
+    const refused = await rh1.submit(`/backoffice/absence-types/${row.id}/modifier/`, { ...fields, employee_requestable: '1' });
+    expect(refused.status).toBe(403);
+    expect((await env.db.query('select employee_requestable from app_public.absence_types where id = $1', [row.id])).rows[0]!.employee_requestable).toBe(false);
+  });
 });
 
 describe('posts', () => {

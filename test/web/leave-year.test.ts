@@ -33,7 +33,7 @@ describe('the leave year (issue 27)', () => {
     await poll(() => years.textContent()).toContain('Congés payés 2027 : ouvert (restant 20,83 jours)');
     await form.getByLabel('Premier jour').fill('2027-01-11');
     await form.getByLabel('Dernier jour').fill('2027-01-15');
-    const preview = page.getByRole('complementary', { name: 'Aperçu' });
+    const preview = page.getByRole('region', { name: 'Aperçu' });
     await poll(() => preview.locator('.big').textContent()).toBe('5 jours');
     expect(await preview.textContent()).toContain('CP 2027');
     await checkPage(page, 'Demander une absence');

@@ -85,7 +85,7 @@ describe('manager screens', () => {
     await form.getByLabel('Motif').selectOption(String(types.CP));
     await form.getByLabel('Premier jour').fill('2026-12-14');
     await form.getByLabel('Dernier jour').fill('2026-12-16');
-    const preview = employee.getByRole('complementary', { name: 'Aperçu' });
+    const preview = employee.getByRole('region', { name: 'Aperçu' });
     await poll(() => preview.locator('.big').textContent()).toBe('3 jours');
     expect(await preview.textContent()).toContain('CP 2026');
     await form.getByLabel(/^Justificatifs/).setInputFiles({ name: 'billet.pdf', mimeType: 'application/pdf', buffer: PDF });
@@ -388,7 +388,7 @@ describe('manager screens', () => {
     await form.getByLabel('Motif').selectOption(String(types.FOR));
     await form.getByLabel('Premier jour', { exact: true }).fill('2026-12-17');
     await form.getByLabel('Dernier jour', { exact: true }).fill('2026-12-18');
-    const preview = page.getByRole('complementary', { name: 'Aperçu' });
+    const preview = page.getByRole('region', { name: 'Aperçu' });
     await poll(() => preview.locator('.big').textContent()).toBe('2 jours');
     await checkPage(page, 'Déclarer une absence');
     await screenshots(page, 'declare-absence');

@@ -1,30 +1,17 @@
 /**
- * Builds the web application into web/dist. `npm run web:build` (and `npm ci`, through the root
- * `prepare` script) always builds; `npm start` builds only when the build is missing or older
+ * Builds the web application into web/dist. `npm run web:build` and `npm run build` always build;
+ * `npm ci` (prepare) and `npm start` (scripts/launch.mjs) only when the build is missing or older
  * than its sources.
  */
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUILDS, ROOT, isStale } from '../../scripts/freshness.mjs';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = ['src', 'index.html', 'vite.config.ts', 'public'];
 
-async function newestMtime(entry: string): Promise<number> {
-  const info = await stat(entry).catch(() => null);
-  if (!info) return 0;
-  if (!info.isDirectory()) return info.mtimeMs;
-  const names = await readdir(entry);
-  const times = await Promise.all(names.map((name) => newestMtime(path.join(entry, name))));
-  return Math.max(0, ...times);
-}
-
-/** True when web/dist/index.html is missing or older than a source file of the application. */
-export async function webBuildIsStale(): Promise<boolean> {
-  const built = await stat(path.join(WEB_DIR, 'dist', 'index.html')).catch(() => null);
-  if (!built) return true;
-  const sources = await Promise.all(SOURCES.map((name) => newestMtime(path.join(WEB_DIR, name))));
-  return Math.max(...sources) > built.mtimeMs;
+/** True when web/dist/index.html is missing or older than a source file of the application (scripts/freshness.mjs). */
+export function webBuildIsStale(): Promise<boolean> {
+  return isStale(BUILDS.web.output, BUILDS.web.sources, ROOT);
 }
 
 export async function buildWeb(): Promise<void> {

@@ -32,6 +32,7 @@ interface AbsenceType {
   contract_types: string[];
   contract_type_ids: number[];
   is_active: boolean;
+  employee_requestable: boolean;
   half_day_allowed: boolean;
   documents_expected: boolean;
   validation_required: boolean;
@@ -75,9 +76,10 @@ const BODY = s.object({
   validation_required: s.bool(),
   annualisation_effect: s.enum(['none', 'neutralise', 'impute']),
   is_active: s.bool(),
+  employee_requestable: s.bool(),
   position: s.int({ minimum: 0, maximum: 999 }),
 }, ['code', 'name', 'category', 'unit', 'paid', 'splittable', 'annual_cap', 'cap_overrun', 'contract_types', 'half_day_allowed',
-  'documents_expected', 'validation_required', 'annualisation_effect', 'is_active', 'position']);
+  'documents_expected', 'validation_required', 'annualisation_effect', 'is_active', 'employee_requestable', 'position']);
 
 const FIELDS: FormField[] = [
   { key: 'code', label: 'Code', hint: 'Unique ; comparé sans tenir compte de la casse avec les codes des postes.' },
@@ -94,6 +96,10 @@ const FIELDS: FormField[] = [
   { key: 'validation_required', label: 'Validation requise' },
   { key: 'annualisation_effect', label: 'Effet sur l’annualisation', options: labelled(EFFECT_LABELS) },
   { key: 'is_active', label: 'Actif', hint: 'Un motif inactif n’est plus proposé par l’API.' },
+  {
+    key: 'employee_requestable', label: 'Demandable par le salarié',
+    hint: 'Proposé dans le formulaire de demande du salarié ; sinon seuls l’encadrement et les RH le déclarent.',
+  },
   { key: 'position', label: 'Ordre d’affichage' },
 ];
 
@@ -101,7 +107,7 @@ const initial = (t: AbsenceType) => ({
   code: t.code, name: t.name, category: t.category_id, unit: t.unit, paid: t.paid, splittable: t.splittable,
   annual_cap: t.annual_cap, cap_overrun: t.cap_overrun, contract_types: t.contract_type_ids, half_day_allowed: t.half_day_allowed,
   documents_expected: t.documents_expected, validation_required: t.validation_required,
-  annualisation_effect: t.annualisation_effect, is_active: t.is_active, position: t.position,
+  annualisation_effect: t.annualisation_effect, is_active: t.is_active, employee_requestable: t.employee_requestable, position: t.position,
 });
 
 const capText = (t: AbsenceType) => (t.annual_cap ? `${t.annual_cap.replace('.', ',')} ${t.unit === 'day' ? 'j' : 'h'}` : 'aucun');
@@ -131,6 +137,7 @@ export const absenceTypesResource = defineResource<AbsenceType>({
       { label: 'Unité', value: (t) => UNIT_LABELS[t.unit] ?? t.unit },
       { label: 'Plafond', value: (t) => (t.annual_cap ? `${capText(t)} (${OVERRUN_LABELS[t.cap_overrun]})` : 'aucun') },
       { label: 'Compteurs', value: (t) => t.counter_codes.join(', ') || '—' },
+      { label: 'Demandable par le salarié', value: (t) => YES_NO(t.employee_requestable) },
       { label: 'Actif', value: (t) => YES_NO(t.is_active) },
     ],
   },
@@ -141,7 +148,7 @@ export const absenceTypesResource = defineResource<AbsenceType>({
     fields: FIELDS,
     initial: () => ({
       unit: 'day', splittable: true, cap_overrun: 'refuse', contract_types: [], half_day_allowed: true,
-      validation_required: true, annualisation_effect: 'none', is_active: true, position: 0,
+      validation_required: true, annualisation_effect: 'none', is_active: true, employee_requestable: true, position: 0,
     }),
     allowed: isStaff,
     done: 'Le motif a été créé.',
@@ -166,6 +173,7 @@ export const absenceTypesResource = defineResource<AbsenceType>({
     <dt>Justificatif attendu</dt><dd>${YES_NO(t.documents_expected)}</dd>
     <dt>Validation requise</dt><dd>${YES_NO(t.validation_required)}</dd>
     <dt>Effet sur l’annualisation</dt><dd>${EFFECT_LABELS[t.annualisation_effect]}</dd>
+    <dt>Demandable par le salarié</dt><dd>${YES_NO(t.employee_requestable)}</dd>
     <dt>Actif</dt><dd>${YES_NO(t.is_active)}</dd>
     <dt>Absences enregistrées</dt><dd>${t.absences}</dd>
   </dl>

@@ -7,7 +7,7 @@ import { sqlValues } from '../sql-call.js';
 import type { ExportColumn, RawValue } from './columns.js';
 import type { ExportDefinition } from './definition.js';
 import { CSV_CONTENT_TYPE, csvHeader, csvRow } from './csv.js';
-import { XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
+import { loadXlsx, XLSX_CONTENT_TYPE, XlsxExport } from './xlsx.js';
 
 /** Rows per FETCH: a bounded batch in memory, whatever the export's size. */
 export const FETCH_ROWS = 1000;
@@ -78,8 +78,10 @@ function csvSink(res: Response, columns: readonly ExportColumn[]): Sink {
   return {
     start: () => void res.write(csvHeader(columns)),
     rows: (rows) => res.write(rows.map((row) => csvRow(columns, row)).join('')),
+    // 'finish' rather than end()'s callback: the compression middleware's end() takes no callback.
     finish: () => unlessClientGone(res, new Promise<void>((resolve) => {
-      res.end(resolve);
+      res.once('finish', () => resolve());
+      res.end();
     })),
   };
 }
@@ -117,6 +119,7 @@ export async function streamExport(
     params: ctx.params, query: ctx.query, body: ctx.body, page: 1, pageSize: 1, config: ctx.config,
   });
   let started = false;
+  if (format === 'xlsx') await loadXlsx();
   try {
     await inRequestTransaction(async (client) => {
       await client.query({ text: declareText(route), values });

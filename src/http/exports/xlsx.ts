@@ -1,7 +1,17 @@
 import type { Writable } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { wallClock, type ExportColumn, type RawValue } from './columns.js';
 import { guardFormula } from './csv.js';
+
+let excel: typeof ExcelJS | null = null;
+
+/**
+ * Loads exceljs, on the first XLSX export rather than at start-up (it is the heaviest module of the
+ * service: a quarter of the start-up's module loading, BENCHMARKS.md "Start-up").
+ */
+export async function loadXlsx(): Promise<void> {
+  excel ??= (await import('exceljs')).default;
+}
 
 export const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -35,7 +45,8 @@ export class XlsxExport {
   private readonly sheet: ExcelJS.Worksheet;
 
   constructor(stream: Writable, private readonly columns: readonly ExportColumn[], sheetName: string) {
-    this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
+    if (!excel) throw new Error('XlsxExport: call loadXlsx() first');
+    this.workbook = new excel.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
     this.sheet = this.workbook.addWorksheet(sheetName);
     this.sheet.columns = columns.map((column) => ({
       header: column.label,

@@ -173,6 +173,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/absence-types/requestable/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Motifs qu’un formulaire d’absence propose, avec leur disponibilité
+         * @description Sans `employee` : sa propre fiche (un compte sans fiche répond 400 sous `employee`). Pour soi : les motifs actifs « demandables par le salarié » (attribut du back-office) que le contrat en vigueur à `date` admet. Pour un salarié de son périmètre de décision (une déclaration) : tous les motifs actifs. Chaque motif dit s’il est disponible à `date` (par défaut aujourd’hui) et sinon pourquoi : compteur non ouvert pour l’année, ou contrat en vigueur non concerné.
+         *
+         *     Permission : `soi-même ; absences.decide_absence (périmètre) pour déclarer`.
+         */
+        get: operations["absence_types_for_request"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/divisions/": {
         parameters: {
             query?: never;
@@ -1691,6 +1713,36 @@ export interface components {
             /** @description Compteurs consommés par le motif ; vide sans compteur. */
             counter_codes: string[];
         };
+        RequestableAbsenceType: {
+            id: number;
+            code: string;
+            name: string;
+            /** @description Catégorie (premier niveau). */
+            category: string;
+            /** @description Sous-catégorie, ou null. */
+            subcategory: string | null;
+            /** @enum {string} */
+            unit: "day" | "hour";
+            paid: boolean;
+            splittable: boolean;
+            /** @description Plafond annuel (année civile), ou null. */
+            annual_cap: string | null;
+            /** @enum {string} */
+            cap_overrun: "refuse" | "warn";
+            /** @description Codes des types de contrat concernés ; vide = tous. */
+            contract_types: string[];
+            half_day_allowed: boolean;
+            documents_expected: boolean;
+            validation_required: boolean;
+            /** @enum {string} */
+            annualisation_effect: "none" | "neutralise" | "impute";
+            /** @description Compteurs consommés par le motif ; vide sans compteur. */
+            counter_codes: string[];
+            /** @description Le motif peut être posé ce jour-là : compteurs ouverts pour l’année, contrat admis. */
+            available: boolean;
+            /** @description Pourquoi le motif est indisponible (null s’il est disponible). */
+            unavailable_reason: string | null;
+        };
         Division: {
             id: number;
             name: string;
@@ -3198,6 +3250,92 @@ export interface operations {
                 headers: {
                     /** @description Méthodes autorisées */
                     Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    absence_types_for_request: {
+        parameters: {
+            query?: {
+                /** @description Fiche du salarié concerné ; par défaut la sienne. */
+                employee?: number;
+                /** @description Jour auquel juger les compteurs et le contrat ; par défaut aujourd’hui. */
+                date?: string;
+                /** @description Page (à partir de 1). */
+                page?: number;
+                /** @description Taille de page (défaut 50, au plus 200). */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["RequestableAbsenceType"][];
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

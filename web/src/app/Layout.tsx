@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { matchPath, Outlet, useLocation } from 'react-router';
 import { AppLink } from '../components/AppLink';
 import { ImpersonationBanner } from '../features/impersonation/components/ImpersonationBanner';
@@ -22,6 +22,9 @@ export function Layout({ screens }: { screens: Screen[] }) {
   useSettings();
   const current = screenAt(screens, location.pathname);
   const main = useRef<HTMLElement>(null);
+  // On a phone the menu folds behind « Menu » (styles.css); it closes when a screen opens.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [location.pathname]);
 
   // A change of screen moves the focus to its title, as a page load would.
   const first = useRef(true);
@@ -39,10 +42,16 @@ export function Layout({ screens }: { screens: Screen[] }) {
     <>
       <a className="skip" href="#contenu">Aller au contenu</a>
       {impersonator && <ImpersonationBanner impersonator={impersonator} me={me} onEnd={endImpersonation} />}
-      <header className="top">
+      <header className={menuOpen ? 'top open' : 'top'}
+        onKeyDown={(event) => { if (event.key === 'Escape' && menuOpen) setMenuOpen(false); }}>
         <p className="brand">Temps &amp; absences</p>
         <nav aria-label="Menu principal">
-          <ul>
+          <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="menu-principal"
+            onClick={() => setMenuOpen((open) => !open)}>
+            Menu
+            {unread ? <span className="count" aria-label={`, ${unread} notification${unread > 1 ? 's' : ''} non lue${unread > 1 ? 's' : ''}`}>{unread}</span> : null}
+          </button>
+          <ul id="menu-principal">
             {screens.filter((screen) => screen.menu).map((screen) => (
               <li key={screen.name}>
                 <AppLink to={screen.menu!}

@@ -13,7 +13,7 @@ export function quantity(value: string | null | undefined, unit: string | null |
   const number = Number(value).toLocaleString('fr-FR', { maximumFractionDigits: 2 });
   const n = Math.abs(Number(value));
   if (unit === 'hour') return `${number} h`;
-  return `${number} ${n > 1 ? 'jours' : 'jour'}`;
+  return `${number} ${n >= 2 ? 'jours' : 'jour'}`; // French: plural from 2 (« 1,5 jour »)
 }
 
 export function minutes(total: number): string {

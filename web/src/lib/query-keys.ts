@@ -8,10 +8,14 @@ import type { QueryClient, QueryKey } from '@tanstack/react-query';
 export const queryKeys = {
   settings: () => ['settings'] as const,
   absenceTypes: () => ['absence-types'] as const,
+  /** The reasons a form offers for an employee on a date, with their availability (issue 29). */
+  requestableTypes: (employee: number, date: string | undefined) => ['absence-types', 'requestable', employee, date ?? 'today'] as const,
   absences: {
     all: ['absences'] as const,
     mine: (employee: number | undefined, page: number) => ['absences', 'mine', employee, page] as const,
     detail: (id: number) => ['absences', 'detail', id] as const,
+    /** One's pending absence requests over a window of « Mon planning » (their reasons in the cells). */
+    pendingIn: (employee: number, range: { from: string; to: string } | null) => ['absences', 'pending', employee, range] as const,
   },
   /** The server's count of a draft absence (the request form) or of a row with a decider's corrections. */
   absencePreview: (body: object) => ['absence-preview', body] as const,

@@ -1,7 +1,9 @@
 import { DayChangeForm } from '../features/day-changes/components/DayChangeForm';
 import { MyPlanning } from '../features/planning/components/MyPlanning';
+import { useSession } from '../features/session/session';
 
 /** « Mon planning »: the grid, whose days open the day-change request form. */
 export function PlanningScreen() {
-  return <MyPlanning dayEditor={(props) => <DayChangeForm {...props} />} />;
+  const { me } = useSession();
+  return <MyPlanning employee={me.employee_id!} dayEditor={(props) => <DayChangeForm {...props} />} />;
 }

@@ -19,6 +19,20 @@ export function useAbsence(id: number) {
   });
 }
 
+/**
+ * The reasons the form offers (GET /api/absence-types/requestable/): for oneself those the
+ * employee may ask for, for a declaration every one; each says whether it is available on the
+ * date (its counter open for the year, the contract in force) and why not.
+ */
+export function useRequestableTypes(employee: number, date: string | undefined) {
+  return useQuery({
+    queryKey: queryKeys.requestableTypes(employee, date),
+    queryFn: () => ok(api.GET('/api/absence-types/requestable/', { params: { query: { employee, date, page_size: 200 } } })),
+    enabled: employee > 0,
+    placeholderData: keepPreviousData,
+  });
+}
+
 export type AbsenceDraftBody = {
   employee: number;
   type: number;

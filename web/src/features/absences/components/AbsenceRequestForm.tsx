@@ -5,36 +5,60 @@ import { ErrorNotice, FieldError, Loading, Page } from '../../../components/ui';
 import { quantity } from '../../../lib/format';
 import { absencePeriod } from '../../../lib/requests';
 import { documentAccept, documentFormatsText, documentProblems, megabytes, useSettings } from '../../../lib/settings';
-import { useAbsenceTypes, usePerimeterEmployees } from '../../../lib/shared-queries';
-import { useAbsencePreview, useFileAbsence, type AbsenceDraftBody } from '../api/absences';
+import { usePerimeterEmployees } from '../../../lib/shared-queries';
+import { useAbsencePreview, useFileAbsence, useRequestableTypes, type AbsenceDraftBody } from '../api/absences';
 import { OpenYears } from './OpenYears';
 
-type AbsenceType = Schemas['AbsenceType'];
+type AbsenceType = Schemas['RequestableAbsenceType'];
 type Half = 'morning' | 'afternoon' | null;
+/** The part of a one-day absence: the whole day, or one half of it. */
+type DayPart = 'day' | 'morning' | 'afternoon';
 
 interface Draft {
   type: string;
   date_start: string;
   date_end: string;
-  start_half: Half;
-  end_half: Half;
+  /** One day: the whole day, the morning or the afternoon. */
+  part: DayPart;
+  /** Several days: the first day starts in the afternoon (its morning is worked). */
+  starts_afternoon: boolean;
+  /** Several days: the last day ends at noon (its afternoon is worked). */
+  ends_at_noon: boolean;
   start_time: string;
   end_time: string;
   comment: string;
 }
 
-const EMPTY: Draft = { type: '', date_start: '', date_end: '', start_half: null, end_half: null, start_time: '', end_time: '', comment: '' };
+const EMPTY: Draft = {
+  type: '', date_start: '', date_end: '', part: 'day', starts_afternoon: false, ends_at_noon: false, start_time: '', end_time: '', comment: '',
+};
+
+/** One day when no last day is given or the last day is the first. */
+const isOneDay = (draft: Draft) => !draft.date_end || draft.date_end === draft.date_start;
+
+/**
+ * The half-days the server reads for what the controls say (CONTRACT 7): one morning is
+ * morning–morning, one afternoon afternoon–afternoon; several days start in the afternoon
+ * (start_half "afternoon") and end at noon (end_half "morning"); null is a whole day.
+ */
+function halvesOf(draft: Draft): { start_half: Half; end_half: Half } {
+  if (isOneDay(draft)) {
+    const half = draft.part === 'day' ? null : draft.part;
+    return { start_half: half, end_half: half };
+  }
+  return { start_half: draft.starts_afternoon ? 'afternoon' : null, end_half: draft.ends_at_noon ? 'morning' : null };
+}
 
 /** The body the server reads for this draft and type (hours or half-days, never both). */
 function bodyOf(draft: Draft, type: AbsenceType | undefined, employee: number): AbsenceDraftBody {
   const hourly = type?.unit === 'hour';
+  const halves = hourly || !type?.half_day_allowed ? { start_half: null, end_half: null } : halvesOf(draft);
   return {
     employee,
     type: Number(draft.type),
     date_start: draft.date_start || undefined,
     date_end: (hourly ? draft.date_start : draft.date_end || draft.date_start) || undefined,
-    start_half: hourly || !type?.half_day_allowed ? null : draft.start_half,
-    end_half: hourly || !type?.half_day_allowed ? null : draft.end_half,
+    ...halves,
     start_time: hourly ? draft.start_time || null : null,
     end_time: hourly ? draft.end_time || null : null,
     comment: draft.comment || null,
@@ -70,7 +94,8 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
   const [declared, setDeclared] = useState<string | null>(null);
   const [formKey, setFormKey] = useState(0);
   const employees = usePerimeterEmployees({ enabled: declare });
-  const types = useAbsenceTypes();
+  // The date judges the counters' year and the contract: a valid first day, else today.
+  const types = useRequestableTypes(employee, /^\d{4}-\d{2}-\d{2}$/.test(draft.date_start) ? draft.date_start : undefined);
   const type = types.data?.results.find((candidate) => String(candidate.id) === draft.type);
   const body = useMemo(() => bodyOf(draft, type, employee), [draft, type, employee]);
   const settled = useSettled(body);
@@ -87,12 +112,13 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
 
   // Errors under their fields: those of a refused filing, else those of the preview.
   const errors: Record<string, string[]> = submit.error instanceof ApiFailure ? submit.error.fields : preview.data?.errors ?? {};
-  const set = (key: keyof Draft) => (event: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
-    const value = event.target.value;
-    setDraft((current) => ({ ...current, [key]: key === 'start_half' || key === 'end_half' ? ((value || null) as Half) : value }));
+  const changed = (patch: Partial<Draft>) => {
+    setDraft((current) => ({ ...current, ...patch }));
     if (submit.error) submit.reset();
     setDeclared(null);
   };
+  const set = (key: 'type' | 'date_start' | 'date_end' | 'start_time' | 'end_time' | 'comment') =>
+    (event: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => changed({ [key]: event.target.value });
 
   const chooseFiles = (event: ChangeEvent<HTMLInputElement>) => {
     const chosen = Array.from(event.target.files ?? []);
@@ -116,6 +142,7 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
     }
     return [...byCategory];
   }, [types.data]);
+  const unavailable = (types.data?.results ?? []).filter((candidate) => !candidate.available);
 
   const field = (name: string) => ({
     id: `${id}-${name}`,
@@ -127,14 +154,20 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
     .filter(([key]) => !['type', 'date_start', 'date_end', 'start_half', 'end_half', 'start_time', 'end_time', 'comment', 'add_documents', ...(declare ? ['employee'] : [])].includes(key))
     .flatMap(([, messages]) => messages);
   const hourly = type?.unit === 'hour';
+  const halfDays = Boolean(type && !hourly && type.half_day_allowed);
+  const oneDay = isOneDay(draft);
+  // The count shown is the count of what would be sent: until the preview answers for this very
+  // draft, the button waits (the person sees what is counted before sending).
+  const previewCurrent = settled === body && !preview.isFetching && Boolean(preview.data || preview.error);
+  const halfErrors = [...(errors.start_half ?? []), ...(errors.end_half ?? [])];
 
   return (
     <Page title={declare ? 'Déclarer une absence' : 'Demander une absence'}>
       {types.isPending && <Loading what="des motifs" />}
       <ErrorNotice error={types.error ?? employees.error} />
       {declared && <p className="notice success" role="status">{declared}</p>}
-      <div className="split">
-        <form className="panel" onSubmit={onSubmit} noValidate aria-label={declare ? 'Déclaration d’absence' : 'Demande d’absence'} key={formKey}>
+      <form className="request-form" onSubmit={onSubmit} noValidate aria-label={declare ? 'Déclaration d’absence' : 'Demande d’absence'} key={formKey}>
+        <div className="panel fields">
           {declare && (
             <>
               <label htmlFor={`${id}-employee`}>Salarié</label>
@@ -149,13 +182,13 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
             </>
           )}
           <label htmlFor={`${id}-type`}>Motif</label>
-          <select {...field('type')} value={draft.type} onChange={set('type')} required>
-            <option value="">Choisissez un motif…</option>
+          <select {...field('type')} value={draft.type} onChange={set('type')} required disabled={!employee}>
+            <option value="">{employee ? 'Choisissez un motif…' : 'Choisissez d’abord un salarié…'}</option>
             {groups.map(([category, list]) => (
               <optgroup key={category} label={category}>
                 {list.map((candidate) => (
-                  <option key={candidate.id} value={candidate.id}>
-                    {candidate.name} ({candidate.code})
+                  <option key={candidate.id} value={candidate.id} disabled={!candidate.available && String(candidate.id) !== draft.type}>
+                    {candidate.name} ({candidate.code}){candidate.available ? '' : ' — indisponible'}
                   </option>
                 ))}
               </optgroup>
@@ -165,9 +198,20 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
           {type && (
             <p className="muted hint">
               Décompté en {hourly ? 'heures' : 'jours'}
-              {type.half_day_allowed ? ', demi-journées possibles' : ''}
+              {hourly ? '' : type.half_day_allowed ? ', demi-journées possibles' : ', par journées entières'}
               {type.documents_expected ? ' · justificatif attendu' : ''}
             </p>
+          )}
+          {type && !type.available && <p className="notice warning">{type.unavailable_reason}</p>}
+          {unavailable.length > 0 && (
+            <details className="unavailable">
+              <summary>{unavailable.length === 1 ? '1 motif indisponible' : `${unavailable.length} motifs indisponibles`} : pourquoi</summary>
+              <ul>
+                {unavailable.map((candidate) => (
+                  <li key={candidate.id}><strong>{candidate.name} ({candidate.code})</strong> : {candidate.unavailable_reason}</li>
+                ))}
+              </ul>
+            </details>
           )}
           <OpenYears type={type} employee={employee} askEmployee={declare} />
 
@@ -180,34 +224,44 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
             {!hourly && (
               <div>
                 <label htmlFor={`${id}-date_end`}>Dernier jour</label>
-                <input type="date" {...field('date_end')} value={draft.date_end} min={draft.date_start || undefined} onChange={set('date_end')} />
+                <input type="date" {...field('date_end')} value={draft.date_end} min={draft.date_start || undefined} onChange={set('date_end')}
+                  aria-describedby={errors.date_end?.length ? `${id}-date_end-error` : `${id}-date_end-hint`} />
+                <p className="muted hint" id={`${id}-date_end-hint`}>Vide : une seule journée.</p>
                 {errorOf('date_end')}
               </div>
             )}
           </div>
 
-          {type && !hourly && type.half_day_allowed && (
-            <div className="row">
-              <div>
-                <label htmlFor={`${id}-start_half`}>Le premier jour</label>
-                <select {...field('start_half')} value={draft.start_half ?? ''} onChange={set('start_half')}>
-                  <option value="">Journée entière</option>
-                  <option value="morning">Le matin seulement</option>
-                  <option value="afternoon">À partir de l’après-midi</option>
-                </select>
-                {errorOf('start_half')}
-              </div>
-              <div>
-                <label htmlFor={`${id}-end_half`}>Le dernier jour</label>
-                <select {...field('end_half')} value={draft.end_half ?? ''} onChange={set('end_half')}>
-                  <option value="">Journée entière</option>
-                  <option value="morning">Jusqu’à midi</option>
-                  <option value="afternoon">L’après-midi seulement</option>
-                </select>
-                {errorOf('end_half')}
-              </div>
-            </div>
+          {halfDays && oneDay && (
+            <fieldset className="choices" aria-describedby={halfErrors.length ? `${id}-half-error` : undefined}>
+              <legend>Cette journée</legend>
+              {([
+                ['day', 'Journée entière', 'compte 1 jour'],
+                ['morning', 'Matin seulement', 'compte ½ jour'],
+                ['afternoon', 'Après-midi seulement', 'compte ½ jour'],
+              ] as const).map(([value, label, counted]) => (
+                <label key={value} className="check">
+                  <input type="radio" name={`${id}-part`} value={value} checked={draft.part === value}
+                    onChange={() => changed({ part: value })} />
+                  {label} <span className="muted">({counted})</span>
+                </label>
+              ))}
+            </fieldset>
           )}
+          {halfDays && !oneDay && (
+            <fieldset className="choices" aria-describedby={halfErrors.length ? `${id}-half-error` : undefined}>
+              <legend>Demi-journées</legend>
+              <label className="check">
+                <input type="checkbox" checked={draft.starts_afternoon} onChange={(event) => changed({ starts_afternoon: event.target.checked })} />
+                Commence l’après-midi <span className="muted">(le premier jour compte ½ jour)</span>
+              </label>
+              <label className="check">
+                <input type="checkbox" checked={draft.ends_at_noon} onChange={(event) => changed({ ends_at_noon: event.target.checked })} />
+                Finit à midi <span className="muted">(le dernier jour compte ½ jour)</span>
+              </label>
+            </fieldset>
+          )}
+          {halfDays && <FieldError id={`${id}-half`} messages={halfErrors.length ? halfErrors : undefined} />}
 
           {hourly && (
             <div className="row">
@@ -236,17 +290,9 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
             aria-describedby={fileErrors.length || errors.add_documents?.length ? `${id}-documents-error` : undefined} />
           <FieldError id={`${id}-documents`} messages={fileErrors.length ? fileErrors : errors.add_documents} />
           {files.length > 1 && <p className="muted">{files.map((file) => file.name).join(', ')}</p>}
+        </div>
 
-          {other.length > 0 && <p className="notice error" role="alert">{other.join(' ')}</p>}
-          {submit.error && !(submit.error instanceof ApiFailure) && <ErrorNotice error={submit.error} />}
-          <div className="actions">
-            <button type="submit" className="primary" disabled={submit.isPending || !draft.type || !employee}>
-              {submit.isPending ? 'Envoi…' : declare ? 'Déclarer l’absence' : 'Envoyer la demande'}
-            </button>
-          </div>
-        </form>
-
-        <aside className="panel preview" aria-labelledby={`${id}-preview`} aria-live="polite">
+        <section className="panel preview" aria-labelledby={`${id}-preview`} aria-live="polite">
           <h2 id={`${id}-preview`}>Aperçu</h2>
           {!settled.type || !settled.date_start || !settled.employee ? (
             <p className="muted">Choisissez {declare ? 'un salarié, ' : ''}un motif et des dates : le décompte s’affiche ici.</p>
@@ -257,8 +303,18 @@ export function AbsenceRequestForm(props: { declare?: false; employee: number; o
           ) : (
             preview.data && <PreviewBody preview={preview.data} />
           )}
-        </aside>
-      </div>
+        </section>
+
+        <div className="send">
+          {other.length > 0 && <p className="notice error" role="alert">{other.join(' ')}</p>}
+          {submit.error && !(submit.error instanceof ApiFailure) && <ErrorNotice error={submit.error} />}
+          <div className="actions">
+            <button type="submit" className="primary" disabled={submit.isPending || !draft.type || !employee || !previewCurrent}>
+              {submit.isPending ? 'Envoi…' : declare ? 'Déclarer l’absence' : 'Envoyer la demande'}
+            </button>
+          </div>
+        </div>
+      </form>
     </Page>
   );
 }

@@ -12,6 +12,21 @@ export function useMyPlanning(range: { from: string; to: string } | null) {
   });
 }
 
+/**
+ * One's pending absence requests meeting the window: the planning marks their days with
+ * pending_request only, « Mon planning » shows their reason there (not the planned post).
+ */
+export function useMyPendingAbsences(employee: number, range: { from: string; to: string } | null) {
+  return useQuery({
+    queryKey: queryKeys.absences.pendingIn(employee, range),
+    queryFn: () => ok(api.GET('/api/absences/', {
+      params: { query: { employee, status: 'pending', from: range!.from, to: range!.to, page_size: 200 } },
+    })),
+    enabled: range != null,
+    placeholderData: keepPreviousData,
+  });
+}
+
 /** The perimeter's planning of a month, filtered by establishment and team ('' for all). */
 export function useTeamPlanning(first: string, last: string, establishment: string, team: string) {
   return useQuery({

@@ -1,5 +1,5 @@
-/** The legend of a planning grid: the kinds of cell both plannings draw, then the grid's own last kind. */
-export function PlanningLegend({ last }: { last: { swatch: string; label: string } }) {
+/** The legend of a planning grid: the kinds of cell both plannings draw, then the grid's own last kinds. */
+export function PlanningLegend({ last }: { last: { swatch: string; label: string } | Array<{ swatch: string; label: string }> }) {
   return (
     <ul className="legend" aria-label="Légende">
       <li><span className="swatch work" /> Travaillé</li>
@@ -7,7 +7,9 @@ export function PlanningLegend({ last }: { last: { swatch: string; label: string
       <li><span className="swatch absence" /> Absence</li>
       <li><span className="swatch pending" /> Demande en attente</li>
       <li><span className="swatch rest" /> Repos</li>
-      <li><span className={`swatch ${last.swatch}`} /> {last.label}</li>
+      {(Array.isArray(last) ? last : [last]).map((item) => (
+        <li key={item.swatch}><span className={`swatch ${item.swatch}`} /> {item.label}</li>
+      ))}
     </ul>
   );
 }
