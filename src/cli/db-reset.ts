@@ -2,11 +2,19 @@
  * `npm run db:reset`: with DATABASE_URL, drops the application schemas (every row of the
  * organisation, requests, counters, audit, jobs) and migrates again. The reference data
  * (categories, reasons, counter associations, contract types, public holidays) comes with
- * the migrations; no demo data is loaded.
+ * the migrations; no demo data is loaded, unless `--demo` is given: then the demo
+ * organisation and its year of history (src/org/demo-history.ts), as `npm start` loads
+ * them, with the demo password of DATA_DIR/secrets.json and the files in STORAGE_DIR.
  */
 import '../check-node.js';
+import path from 'node:path';
 import { withClient } from '../db/client.js';
-import { CliError, cliSessionOptions, ensureServiceRoles, migrate, requireDatabaseUrl, runCommand } from './common.js';
+import { INPUT_CONTRACT } from '../http/input-contract.js';
+import { DEMO_LOGINS } from '../org/demo.js';
+import { loadDemoOrganisation } from '../org/demo-history.js';
+import { FileStorage } from '../storage/storage.js';
+import { CliError, cliSessionOptions, dataDirFrom, ensureServiceRoles, migrate, requireDatabaseUrl, runCommand } from './common.js';
+import { SecretStore } from './secrets.js';
 
 const APPLICATION_SCHEMAS = ['app_public', 'app_hidden', 'app_private', 'graphile_migrate', 'graphile_worker'];
 
@@ -65,6 +73,28 @@ runCommand('db:reset', async () => {
   log(`  ${summary.counter_kinds} counter kinds, ${summary.counter_associations} counter associations`);
   log(`  ${summary.contract_types} contract types`);
   log(`  ${summary.holidays} public holidays in ${summary.year}`);
-  log('No organisation loaded: npm run org:import -- FILE.json loads one.');
+  if (!process.argv.slice(2).includes('--demo')) {
+    log('No organisation loaded: npm run org:import -- FILE.json loads one (or db:reset -- --demo, the demo).');
+    return 0;
+  }
+
+  const dataDir = dataDirFrom(process.env);
+  const password = (await new SecretStore(dataDir).get('demo_password')).demo_password;
+  const storageDir = path.resolve(process.env.STORAGE_DIR || path.join(dataDir, 'storage'));
+  const loaded = await withClient(databaseUrl, options, (client) =>
+    loadDemoOrganisation(client, {
+      password,
+      timeZone: process.env.TZ_BUSINESS || 'Europe/Paris',
+      storage: new FileStorage(storageDir),
+      maxFileBytes: INPUT_CONTRACT.documentMaxBytes,
+    }));
+  const history = loaded.history;
+  log(
+    history
+      ? `Demo organisation loaded with its history: ${history.steps} steps in ${(history.milliseconds / 1000).toFixed(1)} s ` +
+          `(${history.absences} absences, ${history.shiftChanges} day-change requests, ${history.documents} documents in ${storageDir}).`
+      : 'Demo organisation loaded without its history: the DATABASE_URL user may not become wfm_visitor.',
+  );
+  log(`Demo logins (${DEMO_LOGINS.map((login) => login.username).join(', ')}), password: ${password} (kept in ${path.join(dataDir, 'secrets.json')}).`);
   return 0;
 });

@@ -19,8 +19,10 @@ import { connectionUrl, DEFAULT_EMBEDDED_PORT, EMBEDDED_SUPERUSER, startEmbedded
 import { sessionOptions } from '../db/pool.js';
 import { waitForDatabase } from '../db/reachable.js';
 import { ROLES } from '../db/roles.js';
-import { buildDemoOrganisation, DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
-import { importOrganisation } from '../org/import.js';
+import { DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
+import { loadDemoOrganisation } from '../org/demo-history.js';
+import { FileStorage } from '../storage/storage.js';
+import { INPUT_CONTRACT } from '../http/input-contract.js';
 import { startWorker } from '../../worker/runner.js';
 import { createApp } from '../server.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand } from './common.js';
@@ -80,22 +82,24 @@ interface DemoOutcome {
   invitations: number;
 }
 
-/** Loads the demo organisation in one transaction; the demo password comes from the data directory. */
+/** Loads the demo organisation and its year of history in one transaction (src/org/demo-history.ts). */
 async function loadDemo(client: pg.ClientBase, config: Config, password: string): Promise<DemoOutcome> {
-  const { rows } = await client.query<{ today: string; outbox: string }>(
-    "select to_char(app_hidden.today(), 'YYYY-MM-DD') as today, (select count(*) from app_private.email_outbox)::text as outbox",
-  );
-  const document = buildDemoOrganisation({ today: rows[0]!.today, password, timeZone: config.businessTimeZone });
-  await client.query('begin');
-  try {
-    await importOrganisation(client, document);
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
+  const loaded = await loadDemoOrganisation(client, {
+    password,
+    timeZone: config.businessTimeZone,
+    storage: new FileStorage(config.storageDir),
+    maxFileBytes: INPUT_CONTRACT.documentMaxBytes,
+  });
+  const history = loaded.history;
+  if (history) {
+    log(
+      `Demo history: ${history.steps} steps in ${(history.milliseconds / 1000).toFixed(1)} s (${history.absences} absences, ` +
+        `${history.shiftChanges} day-change requests, ${history.documents} documents, ${history.notificationsRead} notifications read).`,
+    );
+  } else {
+    log(`Demo history not loaded: the database user may not become ${ROLES.visitor}, whose requests it replays.`);
   }
-  const { rows: after } = await client.query<{ outbox: string }>('select count(*)::text as outbox from app_private.email_outbox');
-  return { loaded: true, invitations: Number(after[0]!.outbox) - Number(rows[0]!.outbox) };
+  return { loaded: true, invitations: loaded.invitations };
 }
 
 /** The demo logins present (and active) in the database. */

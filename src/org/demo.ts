@@ -39,7 +39,7 @@ type PostKey =
   | 'ESAT-ATL' | 'ESAT-CUI' | 'ESAT-EV' | 'ESAT-ADM';
 type Day = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 type Week = Partial<Record<Day, PostKey>>;
-type EstablishmentKey = 'FOYER' | 'IME' | 'ESAT';
+export type EstablishmentKey = 'FOYER' | 'IME' | 'ESAT';
 type TeamKey = 'FOYER-EDUC' | 'NUIT' | 'IME-EDUC' | 'IME-SOIN' | 'ESAT-PROD' | 'ADMIN';
 
 const ESTABLISHMENTS: Array<{ key: EstablishmentKey; name: string; count_base: 'ouvrables' | 'ouvres' }> = [
@@ -402,18 +402,12 @@ function resolve(rule: DateRule | undefined, calendar: Calendar): string | null 
 
 const money = (value: number) => value.toFixed(2);
 
-/** Counters of the current business year (CCN 66 customs for CT, ANC and RTT). */
-function counters(spec: StaffSpec, start: string, calendar: Calendar) {
-  if (spec.contract.type === 'Intérim') return []; // paid leave is the agency's
-  const year = calendar.year;
+/** The counters of one year (CCN 66 customs for CT, ANC and RTT), `seniority` whole years of service. */
+function yearCounters(spec: StaffSpec, year: number, cp: number, seniority: number) {
   const list: Array<{ code: string; year: number; acquired: string }> = [];
-  // Paid leave: 25 days a year, pro rata for contracts that began this year.
-  const yearStart = `${year}-01-01`;
-  const cp = start < yearStart ? 25 : Math.min(25, Math.round(((calendar.monthsSince(start) * 25) / 12) * 100) / 100);
   list.push({ code: 'CP', year, acquired: money(cp) });
   if (spec.ct) list.push({ code: 'CT', year, acquired: money(spec.ct) });
   // Seniority leave: 2 days per 5 years of service, at most 6.
-  const seniority = calendar.yearsSince(start);
   if (seniority >= 5) list.push({ code: 'ANC', year, acquired: money(Math.min(6, Math.floor(seniority / 5) * 2)) });
   if (spec.rtt) list.push({ code: 'RTT', year, acquired: money(12) });
   // CSE member: 18 hours a month.
@@ -422,8 +416,63 @@ function counters(spec: StaffSpec, start: string, calendar: Calendar) {
   return list;
 }
 
+/**
+ * Counters of the current business year, and of the year before for the contracts that
+ * ran all of it (the demo's history, src/org/demo-history.ts, draws on them).
+ */
+function counters(spec: StaffSpec, start: string, calendar: Calendar) {
+  if (spec.contract.type === 'Intérim') return []; // paid leave is the agency's
+  const year = calendar.year;
+  // Paid leave: 25 days a year, pro rata for contracts that began this year.
+  const yearStart = `${year}-01-01`;
+  const cp = start < yearStart ? 25 : Math.min(25, Math.round(((calendar.monthsSince(start) * 25) / 12) * 100) / 100);
+  const seniority = calendar.yearsSince(start);
+  const previous = start <= `${year - 1}-01-01` ? yearCounters(spec, year - 1, 25, seniority - 1) : [];
+  return [...previous, ...yearCounters(spec, year, cp, seniority)];
+}
+
+/** What the demo's history needs to know of a demo employee (src/org/demo-history.ts). */
+export interface DemoStaffFacts {
+  key: string;
+  establishment: EstablishmentKey;
+  /** Contract start (YYYY-MM-DD) and end (null: open-ended) for `today`. */
+  start: string;
+  end: string | null;
+  counterCodes: string[];
+  /** The planned post of each weekday, 1 (Monday) to 7, with its hours; absent: rest. */
+  week: Partial<Record<number, { code: string; start_time: string; end_time: string; break_start_time: string | null; break_end_time: string | null; break_paid: boolean }>>;
+}
+
+/** The demo employees as the history sees them, for the business date `today`. */
+export function demoStaffFacts(today: string): Map<string, DemoStaffFacts> {
+  const calendar = new Calendar(today);
+  const posts = new Map(POSTS.map((p) => [p.key, p]));
+  const days: Day[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  const facts = new Map<string, DemoStaffFacts>();
+  for (const spec of STAFF) {
+    const start = resolve(spec.contract.start, calendar)!;
+    const week: DemoStaffFacts['week'] = {};
+    days.forEach((day, index) => {
+      const key = spec.week[day];
+      if (!key) return;
+      const p = posts.get(key)!;
+      week[index + 1] = { code: p.code, start_time: p.start_time, end_time: p.end_time, break_start_time: p.break_start_time,
+        break_end_time: p.break_end_time, break_paid: p.break_paid };
+    });
+    facts.set(spec.key, {
+      key: spec.key,
+      establishment: spec.establishment,
+      start,
+      end: resolve(spec.contract.end, calendar),
+      counterCodes: [...new Set(counters(spec, start, calendar).map((c) => c.code))],
+      week,
+    });
+  }
+  return facts;
+}
+
 /** UTC offset of a zone at a local date and time, as "+01:00". */
-function zoneOffset(date: string, time: string, timeZone: string): string {
+export function zoneOffset(date: string, time: string, timeZone: string): string {
   // The offset at the UTC instant of the same wall time is the right one except within an
   // hour of a change, which never falls on Friday 18:00 or Monday 08:00 in Europe.
   const instant = new Date(`${date}T${time}:00Z`);

@@ -2,7 +2,7 @@
  * `npm run db:reset` (CONTRACT section 1), then the demo organisation of `npm start`
  * loaded into the reset database through `npm run org:import`.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -177,4 +177,24 @@ describe('the demo organisation', () => {
     );
     expect(onCall.rows).toEqual([{ start: '2026-11-20 18:00', end: '2026-11-23 08:00' }]);
   });
+});
+
+describe('db:reset -- --demo', () => {
+  it('resets, then loads the demo and its year of history with the demo password of DATA_DIR', async () => {
+    const storage = path.join(dir, 'demo-storage');
+    const result = await runCommand(SCRIPTS.dbReset, ['--demo'], commandEnv({
+      DATABASE_URL: databaseUrl(database.name), DATA_DIR: path.join(dir, 'demo-data'), STORAGE_DIR: storage,
+    }), 240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/Demo organisation loaded with its history: \d{3} steps in \d+\.\d s \(\d+ absences, \d+ day-change requests, \d+ documents in /);
+    const secrets = JSON.parse(await readFile(path.join(dir, 'demo-data', 'secrets.json'), 'utf8')) as Record<string, string>;
+    expect(result.stdout).toContain(`password: ${secrets.demo_password}`);
+    expect(await count('select count(*) from app_public.establishments')).toBe(3);
+    expect(await count("select count(*) from app_public.absences where status = 'pending'")).toBeGreaterThan(5);
+    expect(await count("select count(*) from app_private.audit_log where model = 'absence' and verb = 'Refus'")).toBeGreaterThan(3);
+    // The documents of the history are in STORAGE_DIR, one file each.
+    const keys = (await db.query<{ storage_key: string }>('select storage_key from app_public.absence_documents')).rows;
+    expect(keys.length).toBeGreaterThan(3);
+    for (const { storage_key: key } of keys) expect((await stat(path.join(storage, key.slice(0, 2), key))).isFile()).toBe(true);
+  }, 300_000);
 });

@@ -92,6 +92,9 @@ describe('npm start with DATABASE_URL', () => {
     const second = start(await env({ DEMO_DATA: '1' }));
     await second.waitFor(READY);
     expect(second.stdout).toContain('Demo organisation loaded.');
+    // With its year of history, replayed through the API's functions (test/api/demo-history.test.ts).
+    expect(second.stdout).toMatch(/Demo history: \d{3} steps in \d+\.\d s \(\d+ absences, \d+ day-change requests, \d+ documents/);
+    expect((await db.query("select count(*)::int as n from app_public.absences where status = 'pending'")).rows[0].n).toBeGreaterThan(5);
     const logins = printedLogins(second);
     expect(logins.get('manager1')?.role).toBe('Manager n1');
     const answer = await me(printedUrl(second), 'manager1', logins.get('manager1')!.password);
@@ -105,7 +108,8 @@ describe('npm start with DATABASE_URL', () => {
     expect(third.stdout).not.toContain('Demo logins');
     expect((await db.query('select count(*)::int as n from app_public.establishments')).rows[0].n).toBe(3);
     expect((await third.stop()).code, third.output).toBe(0);
-  }, 120_000);
+    // Three starts, the second loading the demo and its history: minutes on a loaded machine.
+  }, 180_000);
 });
 
 /** The server processes (src/cli/server-process.ts) among the descendants of `pid`. */
@@ -180,6 +184,7 @@ describe('npm start without DATABASE_URL (embedded PostgreSQL)', () => {
     await first.waitFor(READY, 180_000);
     expect(first.stdout).toContain('Created a new embedded database cluster.');
     expect(first.stdout).toContain('Demo organisation loaded.');
+    expect(first.stdout).toMatch(/Demo history: \d{3} steps in /);
     const url = printedUrl(first);
     expect(first.stdout).toContain(`API docs: ${url}/api/docs/`);
 
