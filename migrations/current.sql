@@ -7,4 +7,5 @@
 --!include notifications/functions.sql
 --!include delegations/api.sql
 --!include delegations/routing.sql
+--!include guards.sql
 --!include finalize.sql

@@ -219,11 +219,27 @@ alter table app_public.delegations enable row level security;
 alter table app_public.delegation_establishments enable row level security;
 drop policy if exists select_readable on app_public.delegations;
 create policy select_readable on app_public.delegations for select to wfm_visitor, wfm_api
-  using (id in (select app_hidden.readable_delegation_ids()));
+  using ((select app_hidden.current_account_id()) in (delegator_account_id, delegate_account_id, created_by)
+         or id in (select app_hidden.readable_delegation_ids()));
 drop policy if exists select_readable on app_public.delegation_establishments;
 create policy select_readable on app_public.delegation_establishments for select to wfm_visitor, wfm_api
   using (delegation_id in (select app_hidden.readable_delegation_ids()));
--- Writes go through app_public.delegation_create / delegation_end (security definer) only.
+-- Writes: app_public.delegation_create and delegation_end (which check every rule) run as
+-- wfm_api; the policies bound them to the author's own delegations or, for RH, those of the
+-- deciders of their perimeter.
+drop policy if exists insert_author on app_public.delegations;
+create policy insert_author on app_public.delegations for insert to wfm_api
+  with check (created_by = (select app_hidden.current_account_id())
+              and (delegator_account_id = (select app_hidden.current_account_id())
+                   or (select app_hidden.account_is_hr(app_hidden.current_account_id()))));
+drop policy if exists update_readable on app_public.delegations;
+create policy update_readable on app_public.delegations for update to wfm_api
+  using (id in (select app_hidden.readable_delegation_ids()))
+  with check (id in (select app_hidden.readable_delegation_ids()));
+drop policy if exists insert_author on app_public.delegation_establishments;
+create policy insert_author on app_public.delegation_establishments for insert to wfm_api
+  with check (exists (select 1 from app_public.delegations d
+                      where d.id = delegation_id and d.created_by = (select app_hidden.current_account_id())));
 
 create or replace trigger _500_audit after insert or update on app_public.delegations
   for each row execute function app_private.tg__audit('delegation');

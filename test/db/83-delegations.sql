@@ -77,6 +77,7 @@ select is((select count(*) from app_public.delegations)::int, 0, 'nothing writte
 select lives_ok($$select pg_temp.delegate('bruno', '2026-11-16', '2026-11-20', 'absences')$$,
   'mgr1 delegates its absence decisions to bruno from 16 to 20 November over all its perimeter');
 select (select d.id from app_public.delegations d where d.delegate_account_id = tests.id('accounts', 'bruno')) as d1 \gset
+select tests.as_owner();
 select is((select count(*) from app_private.audit_log l where l.model = 'delegation' and l.target_id = :d1)::int, 1,
   'the creation is audited');
 select tests.authenticate_as('da');
@@ -100,6 +101,7 @@ select is(pg_temp.route('alice', 'bruno'), array['admin', 'rh1'],
 select tests.authenticate_as('alice');
 select is(tests.absence_create(pg_temp.body('alice', 'CP', '2026-11-30', '2026-12-01')) ->> 'has_recipient', 'true',
   'has_recipient reflects the routing');
+select tests.as_owner();
 select is((select array_agg(a.username order by a.username) from app_public.notifications n
            join app_public.accounts a on a.id = n.account_id where n.title = 'Nouvelle demande d''absence'),
   array['bruno', 'mgr1'], 'the filing''s notification goes to mgr1 and its delegate bruno');
