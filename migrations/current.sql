@@ -3,6 +3,7 @@
 
 --!include delegations/tables.sql
 --!include perimeter.sql
+--!include planning/policies.sql
 --!include audit/functions.sql
 --!include notifications/functions.sql
 --!include delegations/api.sql

@@ -9,7 +9,7 @@
 -- admin (Admin, whole), da (DA, E1); alice (E1, team T1 on E1), bruno (E1, secondary E2),
 -- chloe (E2), david (E3), farid (no workplace); mgr1_noemp (Manager n1 E3, no employee record).
 begin;
-select plan(52);
+select plan(55);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.route(p_employee text, p_author text, p_permission text default 'absences.decide_absence')
@@ -125,6 +125,12 @@ select ok(not app_hidden.permission_in(app_hidden.account_permission_codes(tests
 select ok(not pg_temp.may('bruno', 'absences.decide_absence', 'farid'),
   'an employee without a main workplace is outside the delegated perimeter');
 
+select is((select count(*) from app_public.employees e, unnest(array['absences.view_absence_queue', 'absences.decide_absence',
+                                                                    'planning.decide_shift_change']) p
+           where app_hidden.may(tests.id('accounts', 'bruno'), p, e.id, '2026-11-16 12:00+01')
+                 <> (e.id in (select app_hidden.perimeter_employee_ids(p, tests.id('accounts', 'bruno'), '2026-11-16 12:00+01'))))::int,
+  0, 'with a delegation, the shortcut may() equals the plain rule (membership of perimeter_employee_ids)');
+
 -- ------------------------------------------------------------ decisions by delegation
 select tests.authenticate_as('bruno');
 select is((tests.absence_validate(:a1, '{"version": 1}')) ->> 'status', 'validated', 'the delegate validates alice''s request');
@@ -173,6 +179,15 @@ select ok(pg_temp.may('gaelle', 'planning.decide_shift_change', 'chloe', '2026-1
   'the delegate decides for mgr2 over E2');
 select is(pg_temp.error_of($$select pg_temp.delegate('chloe', '2026-11-16', '2026-11-18', 'absences', null, 'mgr1')$$),
   'WV801 delegator', 'RH n2 cannot delegate for a decider outside its perimeter (mgr1, E1)');
+select tests.freeze('2026-11-17 10:00+01');
+select tests.authenticate_as('chloe');
+select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s1 \gset
+select tests.authenticate_as('gaelle');
+select is(app_public.shift_change_validate(:s1, 1) ->> 'status', 'validated', 'the delegate validates a day change for mgr2');
+select tests.as_owner();
+select is((select r.on_behalf_of from app_public.shift_change_requests r where r.id = :s1), tests.id('accounts', 'mgr2'),
+  'the day-change decision records on whose behalf');
+select tests.freeze('2026-11-16 10:00+01');
 select tests.authenticate_as('mgr2');
 select is(jsonb_array_length(app_public.delegations_list(p_role => 'given') -> 'results'), 1,
   'the delegator lists the delegation given in its name');
