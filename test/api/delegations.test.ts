@@ -1,0 +1,119 @@
+/**
+ * Dated delegations of decisions over HTTP (issue 30): create, list given / received, end early;
+ * a delegate reads the queue and decides for the delegator, the decision carrying both names
+ * (decided_by, on_behalf_of, the requester's notification « X, par délégation de Y »); the
+ * filing's notification reaches the delegate; bad input answers under its field and writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/server.js';
+
+let env: TestEnv;
+let E: Record<string, number>;
+let EST: Record<string, number>;
+let ACC: Record<string, number>;
+let CP: number;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  E = env.ids.employees!;
+  EST = env.ids.establishments!;
+  ACC = env.ids.accounts!;
+  CP = (await env.db.query<{ id: number }>("select id from app_public.absence_types where code = 'CP'")).rows[0]!.id;
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+const count = async () => Number((await env.db.query('select count(*) from app_public.delegations')).rows[0].count);
+
+describe('delegations', () => {
+  it('refuses bad input under its field and writes nothing', async () => {
+    const token = await env.login('mgr1');
+    const bad = await env.post('/api/delegations/', token, {
+      delegate: ACC.mgr1, start_date: '2026-11-20', end_date: '2026-11-16', kinds: 'absences', establishments: [EST.E2],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      delegate: ['On ne se délègue pas ses propres décisions.'],
+      end_date: ['La date de fin précède la date de début.'],
+      establishments: ['Hors du périmètre de décision du délégant : IME Les Peupliers.'],
+    });
+    const shape = await env.post('/api/delegations/', token, { delegate: ACC.bruno, start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'tout' });
+    expect(shape.status).toBe(400);
+    expect(Object.keys(shape.body)).toEqual(['kinds']);
+    expect(await count()).toBe(0);
+  });
+
+  it('only a decider delegates; a delegate does not re-delegate', async () => {
+    for (const user of ['alice', 'da', 'paie', 'farid']) {
+      const res = await env.post('/api/delegations/', await env.login(user), { delegate: ACC.bruno, start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'absences' });
+      expect(res.status, user).toBe(403);
+    }
+    expect(await count()).toBe(0);
+  });
+
+  it('a delegate receives the filing, decides for the delegator and the requester reads both names', async () => {
+    const mgr1 = await env.login('mgr1');
+    const created = await env.post('/api/delegations/', mgr1, {
+      delegate: ACC.bruno, start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'absences', comment: 'Congés',
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      delegator: ACC.mgr1, delegator_name: 'Julien Petit', delegate: ACC.bruno, delegate_name: 'Bruno Lambert',
+      start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'absences', all_establishments: true, establishments: [],
+      is_active: true, is_over: false, ended_at: null,
+    });
+    const bruno = await env.login('bruno');
+    expect((await env.post('/api/delegations/', bruno, { delegate: ACC.chloe, start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'absences' })).status).toBe(403);
+
+    const given = await env.get('/api/delegations/?role=given', mgr1);
+    expect(given.body.results.map((d: { id: number }) => d.id)).toEqual([created.body.id]);
+    const received = await env.get('/api/delegations/?role=received&active=true', bruno);
+    expect(received.body.results.map((d: { id: number }) => d.id)).toEqual([created.body.id]);
+    expect((await env.get('/api/delegations/', await env.login('chloe'))).body.count).toBe(0);
+
+    const me = await env.get('/api/auth/me/', bruno);
+    expect(me.body).toMatchObject({ can_view_absence_queue: true, can_decide_absences: true, can_decide_shift_changes: false });
+
+    const alice = await env.login('alice');
+    const filed = await env.post('/api/absences/', alice, { employee: E.alice, type: CP, date_start: '2026-11-30', date_end: '2026-11-30' });
+    expect(filed.status).toBe(201);
+    expect(filed.body.has_recipient).toBe(true);
+    const told = await env.get('/api/notifications/', bruno);
+    expect(told.body.results.map((n: { title: string }) => n.title)).toContain("Nouvelle demande d'absence");
+
+    const queue = await env.get('/api/absences/?status=pending', bruno);
+    expect(queue.body.results.map((a: { id: number }) => a.id)).toContain(filed.body.id);
+    const decided = await env.post(`/api/absences/${filed.body.id}/validate/`, bruno, { version: filed.body.version });
+    expect(decided.status).toBe(200);
+    const row = (await env.db.query('select decided_by, on_behalf_of from app_public.absences where id = $1', [filed.body.id])).rows[0];
+    expect(row).toEqual({ decided_by: ACC.bruno, on_behalf_of: ACC.mgr1 });
+    const notes = await env.get('/api/notifications/', alice);
+    expect(notes.body.results[0].body).toContain('Décision de Bruno Lambert, par délégation de Julien Petit.');
+
+    // Ended early: the delegate decides no more.
+    expect((await env.post(`/api/delegations/${created.body.id}/end/`, bruno)).status).toBe(403);
+    const ended = await env.post(`/api/delegations/${created.body.id}/end/`, mgr1);
+    expect(ended.status).toBe(200);
+    expect(ended.body).toMatchObject({ is_active: false, is_over: true, ended_by: ACC.mgr1 });
+    expect((await env.post(`/api/delegations/${created.body.id}/end/`, mgr1)).status).toBe(400);
+    expect((await env.post(`/api/delegations/${created.body.id}/end/`, await env.login('chloe'))).status).toBe(404);
+    const again = await env.post('/api/absences/', alice, { employee: E.alice, type: CP, date_start: '2026-12-07', date_end: '2026-12-07' });
+    const late = await env.post(`/api/absences/${again.body.id}/validate/`, bruno, { version: again.body.version });
+    expect([403, 404]).toContain(late.status);
+  });
+
+  it('RH n2 names a delegate for an absent decider of its perimeter', async () => {
+    const rh2 = await env.login('rh2');
+    const body = { delegate: ACC.gaelle, delegator: ACC.mgr2, start_date: '2026-11-17', end_date: '2026-11-18', kinds: 'both' };
+    const notAway = await env.post('/api/delegations/', rh2, body);
+    expect(notAway.status).toBe(400);
+    expect(Object.keys(notAway.body)).toEqual(['delegator']);
+    const away = await env.post('/api/absences/', rh2, { employee: E.mgr2, type: CP, date_start: '2026-11-17', date_end: '2026-11-18' });
+    expect(away.body.status).toBe('validated');
+    const created = await env.post('/api/delegations/', rh2, body);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ delegator: ACC.mgr2, delegate: ACC.gaelle, created_by: ACC.rh2 });
+    expect((await env.post('/api/delegations/', await env.login('mgr1'), body)).status).toBe(403);
+  });
+});
