@@ -4,9 +4,10 @@
 -- |----------------------------------------|--------------------------------|----------------------|---------------|
 -- | a decider (decide_absence or           | for themself, own rights only  | their own            | given, received|
 -- |   decide_shift_change held itself)     |                                |                      |               |
--- | RH n1 / RH n2 (their own role)         | for an absent decider of their | those of deciders of | those of their|
+-- | RH n1 / RH n2 / Admin (own role), or a | for an absent decider of their | those of deciders of | those of their|
 -- |                                        | perimeter (granted absence over| their perimeter      | perimeter     |
 -- |                                        | the interval)                  |                      |               |
+-- |   superuser                            |                                |                      |               |
 -- | the delegate                           | never re-delegates (no chains) | no                   | received      |
 --
 -- The delegate's effective perimeter is extended in sql/perimeter.sql (account_permission_codes,
@@ -36,15 +37,17 @@ begin
 end;
 $$;
 
--- Does the account hold an active RH n1 or RH n2 role itself today? Never NULL.
+-- Does the account manage the delegations of others: an active RH n1, RH n2 or Admin role of
+-- its own today (the Admin holds every right of RH), or an active superuser? Never NULL.
 create or replace function app_hidden.account_is_hr(p_account int) returns boolean
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
-  return coalesce(exists (select 1 from app_public.role_attributions ra
-                          join app_public.roles r on r.id = ra.role_id
-                          join app_public.accounts a on a.id = ra.account_id and a.is_active
-                          where ra.account_id = p_account and r.name in ('RH n1', 'RH n2')
-                            and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)), false);
+  return coalesce(exists (select 1 from app_public.accounts a where a.id = p_account and a.is_active and a.is_superuser)
+                  or exists (select 1 from app_public.role_attributions ra
+                             join app_public.roles r on r.id = ra.role_id
+                             join app_public.accounts a on a.id = ra.account_id and a.is_active
+                             where ra.account_id = p_account and r.name in ('Admin', 'RH n1', 'RH n2')
+                               and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)), false);
 end;
 $$;
 
@@ -332,7 +335,7 @@ begin
     end if;
   else
     if not app_hidden.account_is_hr(v_account) then
-      perform app_hidden.forbidden('Seuls RH n1 et RH n2 créent une délégation pour un autre décideur.', 'WF801');
+      perform app_hidden.forbidden('Seuls RH n1, RH n2 et Admin créent une délégation pour un autre décideur.', 'WF801');
     end if;
     select a.employee_id into v_delegator_employee from app_public.accounts a where a.id = v_delegator and a.is_active;
     if not found then
@@ -422,7 +425,7 @@ $$;
 comment on function app_public.delegation_create(integer, date, date, text, integer[], integer, text) is
 'Issue 30, POST /api/delegations/: a decider delegates its own decisions (absences, day changes or both)
 to another active account over a date interval, for all or some establishments of its own perimeter;
-RH n1 / RH n2 create one for an absent decider of their perimeter (a granted absence over the interval).
+RH n1 / RH n2 / Admin (or a superuser) create one for an absent decider of their perimeter (a granted absence over the interval).
 A delegation received is never delegated again. Audited.';
 
 -- POST /api/delegations/<id>/end/: ends a delegation now (the delegator, its author, or RH
@@ -490,5 +493,5 @@ end;
 $$;
 comment on function app_public.delegations_list(text, boolean, integer, integer, integer) is
 'Issue 30, GET /api/delegations/: one page of the delegations the caller reads (given, received, authored;
-RH: those of the deciders of their perimeter), newest first; filters role (given / received), active,
+RH and Admin: those of the deciders of their perimeter), newest first; filters role (given / received), active,
 account (delegator or delegate).';

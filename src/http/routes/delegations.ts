@@ -9,7 +9,7 @@ const RULES =
   'périmètre ou certains de ses établissements, pour les absences, les modifications de journée ou les deux. ' +
   'Pendant l’intervalle, le délégataire lit la file et décide comme le délégant — jamais au-delà des droits et du ' +
   'périmètre propres du délégant, jamais sur ses propres demandes ni sur celles du délégant ; une décision enregistre ' +
-  'les deux noms (`decided_by`, `on_behalf_of`). RH n1 / RH n2 créent une délégation pour un décideur absent de leur ' +
+  'les deux noms (`decided_by`, `on_behalf_of`). RH n1, RH n2 et Admin (ou un superutilisateur) créent une délégation pour un décideur absent de leur ' +
   'périmètre (absence accordée sur l’intervalle). Une délégation reçue ne se délègue pas. Les délégations peuvent se ' +
   'chevaucher et être terminées plus tôt. Création, fin et décisions par délégation sont journalisées.';
 
@@ -49,7 +49,7 @@ export const delegationModule: RouteModule = {
       path: '/api/delegations/',
       operationId: 'delegations_list',
       summary: 'Délégations données, reçues, ou (RH) celles des décideurs de son périmètre',
-      description: `${RULES} Chacun lit les délégations qu’il a données, reçues ou créées ; RH n1 / RH n2 lisent aussi ` +
+      description: `${RULES} Chacun lit les délégations qu’il a données, reçues ou créées ; RH n1, RH n2 et Admin lisent aussi ` +
         'celles des décideurs de leur périmètre. Les plus récentes d’abord.',
       tags: ['Délégations'],
       auth: 'account',
@@ -88,7 +88,7 @@ export const delegationModule: RouteModule = {
           end_date: s.date({ description: 'Dernier jour (inclus), pas avant aujourd’hui, au plus un an après le début.' }),
           kinds: s.enum(['absences', 'shift_changes', 'both'], { description: 'Décisions déléguées.' }),
           establishments: s.nullable(s.array(s.id(), { description: 'Établissements du périmètre du délégant ; vide ou absent : tout son périmètre.' })),
-          delegator: s.nullable(s.id('RH n1 / RH n2 seulement : le décideur absent pour qui la délégation est créée.')),
+          delegator: s.nullable(s.id('RH n1, RH n2, Admin seulement : le décideur absent pour qui la délégation est créée.')),
           comment: s.nullable(s.text(INPUT_CONTRACT.commentMaxLength)),
         },
         ['delegate', 'start_date', 'end_date', 'kinds'],
@@ -114,7 +114,7 @@ export const delegationModule: RouteModule = {
       path: '/api/delegations/{id}/end/',
       operationId: 'delegations_end',
       summary: 'Mettre fin à une délégation maintenant',
-      description: `${RULES} Le délégant, l’auteur de la délégation, ou RH n1 / RH n2 pour un décideur de leur périmètre ` +
+      description: `${RULES} Le délégant, l’auteur de la délégation, ou RH n1, RH n2, Admin pour un décideur de leur périmètre ` +
         'y mettent fin (403 pour les autres lecteurs, 404 pour qui ne la lit pas) ; une délégation déjà terminée : 400 sous status.',
       tags: ['Délégations'],
       auth: 'account',
