@@ -116,4 +116,34 @@ describe('delegations', () => {
     expect(created.body).toMatchObject({ delegator: ACC.mgr2, delegate: ACC.gaelle, created_by: ACC.rh2 });
     expect((await env.post('/api/delegations/', await env.login('mgr1'), body)).status).toBe(403);
   });
+
+  it('the matrix of a delegate: decisions within the delegator\'s rights only', async () => {
+    // mgr2 (Manager n2, E2) delegates its absence decisions to emma (Intérimaire, E1), today only.
+    await env.db.query(
+      `insert into app_public.delegations (delegator_account_id, delegate_account_id, start_date, end_date, kinds, created_by)
+       values ($1, $2, '2026-11-16', '2026-11-16', 'absences', $1)`, [ACC.mgr2, ACC.emma]);
+    const pending = async (employee: string, date: string) => (await env.db.query<{ id: number }>(
+      `insert into app_public.absences (employee_id, type_id, date_start, date_end, status, author_account_id)
+       values ($1, $2, $3, $3, 'pending', $4) returning id`, [E[employee], CP, date, ACC[employee]])).rows[0]!.id;
+    const emma = await env.login('emma');
+    const cases: Array<[string, string, number[]]> = [
+      ['gaelle', 'in the delegator\'s perimeter (E2)', [200]],
+      ['alice', 'outside it (E1 only)', [404]],
+      ['emma', 'the delegate\'s own request', [403]],
+      ['mgr2', 'the delegator\'s own request', [403]],
+    ];
+    for (const [employee, label, statuses] of cases) {
+      const id = await pending(employee, '2026-12-21');
+      const res = await env.post(`/api/absences/${id}/validate/`, emma, { version: 1 });
+      expect(statuses, `${label}: ${res.status} ${res.text}`).toContain(res.status);
+    }
+    // Day changes were not delegated; nor are documents, records or payroll.
+    const shift = await env.post('/api/shift-change-requests/', await env.login('gaelle'), {
+      date: '2026-11-18', reason: 'urgence', slots: [{ start_time: '07:15', end_time: '11:45' }],
+    });
+    expect(shift.status).toBe(201);
+    expect((await env.post(`/api/shift-change-requests/${shift.body.id}/validate/`, emma, { version: 1 })).status).toBe(403);
+    expect((await env.patch(`/api/employees/${E.gaelle}/`, emma, { first_name: 'G' })).status).toBe(404);
+    expect((await env.get('/api/payroll/options/', emma)).status).toBe(403);
+  });
 });
