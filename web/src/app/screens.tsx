@@ -7,7 +7,7 @@ import type { ReactNode } from 'react';
 import type { Schemas } from '../api/client';
 import { paths, type AppPath, type ScreenName } from '../lib/paths';
 import { AbsenceDeclarationScreen, AbsenceRequestScreen } from '../routes/absence-request';
-import { AccountScreen, CalendarFeedsScreen } from '../routes/account';
+import { AccountScreen, CalendarFeedsScreen, DelegationsScreen } from '../routes/account';
 import { CountersScreen } from '../routes/counters';
 import { ImpersonationScreen } from '../routes/impersonation';
 import { MyRequestScreen } from '../routes/my-request';
@@ -54,6 +54,7 @@ export const SCREENS: Screen[] = [
   { name: 'notifications', label: 'Notifications', element: <NotificationsScreen />, shown: () => true, menu: paths.notifications() },
   { name: 'account', label: 'Mon compte', element: <AccountScreen />, shown: () => true, menu: paths.account() },
   { name: 'calendarFeeds', label: 'Agendas', element: <CalendarFeedsScreen />, shown: () => true, parent: 'account' },
+  { name: 'delegations', label: 'Délégations', element: <DelegationsScreen />, shown: () => true, parent: 'account' },
   { name: 'impersonation', label: 'Emprunter une identité', element: <ImpersonationScreen />, shown: (me) => me.can_impersonate, menu: paths.impersonation() },
 ];
 

@@ -1,5 +1,6 @@
 import { AccountSummary } from '../features/account/components/AccountSummary';
 import { CalendarFeeds } from '../features/calendar-feeds/components/CalendarFeeds';
+import { Delegations } from '../features/delegations/components/Delegations';
 import { useSession } from '../features/session/session';
 
 /** « Mon compte ». */
@@ -11,4 +12,10 @@ export function AccountScreen() {
 /** « Mon compte › Agendas »: the account's iCalendar feeds. */
 export function CalendarFeedsScreen() {
   return <CalendarFeeds />;
+}
+
+/** « Mon compte › Délégations »: the delegations given and received, and delegating one's decisions. */
+export function DelegationsScreen() {
+  const { me } = useSession();
+  return <Delegations me={me} />;
 }
