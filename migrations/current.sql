@@ -3,7 +3,9 @@
 
 --!include delegations/tables.sql
 --!include perimeter.sql
+--!include org/policies.sql
 --!include planning/policies.sql
+--!include auth/functions.sql
 --!include audit/functions.sql
 --!include notifications/functions.sql
 --!include delegations/api.sql

@@ -73,7 +73,11 @@ describe('delegations', () => {
     expect((await env.get('/api/delegations/', await env.login('chloe'))).body.count).toBe(0);
 
     const me = await env.get('/api/auth/me/', bruno);
-    expect(me.body).toMatchObject({ can_view_absence_queue: true, can_decide_absences: true, can_decide_shift_changes: false });
+    expect(me.body).toMatchObject({
+      can_view_absence_queue: true, can_decide_absences: true, can_decide_shift_changes: false,
+      // decides by delegation, never delegates what it received
+      can_delegate_absences: false, can_delegate_shift_changes: false,
+    });
 
     const alice = await env.login('alice');
     const filed = await env.post('/api/absences/', alice, { employee: E.alice, type: CP, date_start: '2026-11-30', date_end: '2026-11-30' });

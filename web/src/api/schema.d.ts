@@ -1622,6 +1622,10 @@ export interface components {
             can_decide_absences: boolean;
             can_decide_shift_changes: boolean;
             can_view_payroll: boolean;
+            /** @description Décide lui-même des absences : peut déléguer ces décisions (une délégation reçue ne se délègue pas). */
+            can_delegate_absences: boolean;
+            /** @description Décide lui-même des modifications de journée : peut déléguer ces décisions. */
+            can_delegate_shift_changes: boolean;
             /** @description Le bouton « Emprunter une identité » : vrai seulement si le serveur l’autorise (ALLOW_IMPERSONATION), pour un superutilisateur qui n’emprunte pas déjà une identité. */
             can_impersonate: boolean;
         };

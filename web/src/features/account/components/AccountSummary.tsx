@@ -38,7 +38,7 @@ export function AccountSummary({ me, onLogout }: { me: Schemas['Me']; onLogout()
       </p>
       <h2>Délégations</h2>
       <p>
-        {me.can_decide_absences || me.can_decide_shift_changes
+        {me.can_delegate_absences || me.can_delegate_shift_changes
           ? 'Absent(e) ? Nommez qui décide à votre place, et consultez les délégations reçues : '
           : 'Consultez les délégations de décision que vous avez reçues : '}
         <AppLink to={paths.delegations()}>mes délégations</AppLink>.

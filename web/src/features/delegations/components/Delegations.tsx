@@ -22,7 +22,7 @@ const EMPTY: DelegationDraft = { delegate: null, start_date: '', end_date: '', k
  * and everybody reads the delegations given and received. The server checks every rule.
  */
 export function Delegations({ me }: { me: Schemas['Me'] }) {
-  const decides = me.can_decide_absences || me.can_decide_shift_changes;
+  const decides = me.can_delegate_absences || me.can_delegate_shift_changes;
   const given = useDelegations('given');
   const received = useDelegations('received');
   return (
@@ -72,9 +72,9 @@ function DelegationForm({ me }: { me: Schemas['Me'] }) {
     setCreated(null);
   };
   const kinds: Array<[Delegation['kinds'], string]> = [
-    ...(me.can_decide_absences ? [['absences', 'Absences'] as [Delegation['kinds'], string]] : []),
-    ...(me.can_decide_shift_changes ? [['shift_changes', 'Modifications de journée'] as [Delegation['kinds'], string]] : []),
-    ...(me.can_decide_absences && me.can_decide_shift_changes ? [['both', 'Les deux'] as [Delegation['kinds'], string]] : []),
+    ...(me.can_delegate_absences ? [['absences', 'Absences'] as [Delegation['kinds'], string]] : []),
+    ...(me.can_delegate_shift_changes ? [['shift_changes', 'Modifications de journée'] as [Delegation['kinds'], string]] : []),
+    ...(me.can_delegate_absences && me.can_delegate_shift_changes ? [['both', 'Les deux'] as [Delegation['kinds'], string]] : []),
   ];
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
