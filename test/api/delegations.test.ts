@@ -147,7 +147,13 @@ describe('delegations', () => {
     });
     expect(shift.status).toBe(201);
     expect((await env.post(`/api/shift-change-requests/${shift.body.id}/validate/`, emma, { version: 1 })).status).toBe(403);
-    expect((await env.patch(`/api/employees/${E.gaelle}/`, emma, { first_name: 'G' })).status).toBe(404);
+    // The delegate reads the employees it decides for (their names in the queue), never writes them
+    // nor reads their social security number.
+    const record = await env.get(`/api/employees/${E.gaelle}/`, emma);
+    expect(record.status).toBe(200);
+    expect(record.body).not.toHaveProperty('social_security_number');
+    expect((await env.patch(`/api/employees/${E.gaelle}/`, emma, { first_name: 'G' })).status).toBe(403);
+    expect((await env.get(`/api/employees/${E.david}/`, emma)).status).toBe(404);
     expect((await env.get('/api/payroll/options/', emma)).status).toBe(403);
   });
 });
