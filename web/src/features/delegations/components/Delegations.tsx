@@ -86,7 +86,7 @@ function DelegationForm({ me }: { me: Schemas['Me'] }) {
   const people = (candidates.data?.results ?? []).filter((employee) => employee.account?.is_active && employee.account.id !== me.id);
 
   return (
-    <form className="panel" onSubmit={onSubmit} noValidate aria-labelledby={`${id}-title`}>
+    <form className="panel delegation-form" onSubmit={onSubmit} noValidate aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Déléguer mes décisions</h2>
       <label htmlFor={`${id}-search`}>Délégataire (rechercher par nom)</label>
       <input id={`${id}-search`} type="search" value={search} maxLength={100} autoComplete="off"
