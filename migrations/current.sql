@@ -8,6 +8,8 @@
 --!include auth/functions.sql
 --!include audit/functions.sql
 --!include notifications/functions.sql
+--!include shift_change/functions.sql
+--!include absences/json.sql
 --!include delegations/api.sql
 --!include delegations/routing.sql
 --!include guards.sql

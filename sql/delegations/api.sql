@@ -174,6 +174,46 @@ $$;
 create or replace trigger _200_on_behalf_of before update on app_public.shift_change_requests
   for each row execute function app_private.tg_shift_change_requests__on_behalf_of();
 
+-- The queue's mark (issue 30, « par délégation de X »): does the acting account hold a
+-- delegation in force now (one check per list, app_hidden.current_account_has_delegation), and
+-- the delegator through whom it sees this employee's requests: null when its own queue shows
+-- them (or when it holds no delegation).
+create or replace function app_hidden.current_account_has_delegation() returns boolean
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+begin
+  return coalesce(exists (select 1 from app_public.delegations d
+                          where d.delegate_account_id = app_hidden.current_account_id()
+                            and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, app_hidden.now())), false);
+end;
+$$;
+
+create or replace function app_hidden.delegation_mark(p_employee int) returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_at timestamptz := app_hidden.now();
+begin
+  if p_employee is null or v_account is null
+     or app_hidden.may_own(v_account, 'absences.view_absence_queue', p_employee, v_at) then
+    return null;
+  end if;
+  return (select n.name
+          from app_public.delegations d
+          join app_public.accounts da on da.id = d.delegator_account_id and da.is_active
+          join app_hidden.account_names(array[d.delegator_account_id]) n on true
+          where d.delegate_account_id = v_account
+            and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+            and app_hidden.may_own(d.delegator_account_id, 'absences.view_absence_queue', p_employee, v_at)
+            and (d.all_establishments
+                 or exists (select 1 from app_public.delegation_establishments de
+                            where de.delegation_id = d.id
+                              and de.establishment_id in (select app_hidden.employee_establishments(p_employee,
+                                                                                                   app_hidden.business_date(v_at)))))
+          order by d.delegator_account_id
+          limit 1);
+end;
+$$;
+
 -- « X, par délégation de Y »: the display name of an account deciding for another.
 create or replace function app_hidden.delegated_name(p_account int, p_on_behalf_of int) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$

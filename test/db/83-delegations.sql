@@ -9,7 +9,7 @@
 -- admin (Admin, whole), da (DA, E1); alice (E1, team T1 on E1), bruno (E1, secondary E2),
 -- chloe (E2), david (E3), farid (no workplace); mgr1_noemp (Manager n1 E3, no employee record).
 begin;
-select plan(55);
+select plan(59);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.route(p_employee text, p_author text, p_permission text default 'absences.decide_absence')
@@ -131,6 +131,16 @@ select is((select count(*) from app_public.employees e, unnest(array['absences.v
                  <> (e.id in (select app_hidden.perimeter_employee_ids(p, tests.id('accounts', 'bruno'), '2026-11-16 12:00+01'))))::int,
   0, 'with a delegation, the shortcut may() equals the plain rule (membership of perimeter_employee_ids)');
 
+-- ------------------------------------------------------------ the queue's mark
+select tests.authenticate_as('bruno');
+select is(app_hidden.absences_json(array[:a1], null, true) -> 0 ->> 'by_delegation_of', 'Julien Petit',
+  'the delegate''s queue marks the request « par délégation de Julien Petit »');
+select is(app_hidden.absences_list_json_text(array[:a1], null), (app_hidden.absences_json(array[:a1], null, true))::text,
+  'the list text builder writes the same record, mark included');
+select tests.authenticate_as('mgr1');
+select is(app_hidden.absences_json(array[:a1], null, true) -> 0 ->> 'by_delegation_of', null,
+  'the delegator''s own queue carries no mark');
+
 -- ------------------------------------------------------------ decisions by delegation
 select tests.authenticate_as('bruno');
 select is((tests.absence_validate(:a1, '{"version": 1}')) ->> 'status', 'validated', 'the delegate validates alice''s request');
@@ -184,6 +194,8 @@ select tests.authenticate_as('chloe');
 select (app_public.shift_change_create(p_date => '2026-11-20', p_reason => 'urgence', p_is_remote => true) ->> 'id')::int as s1 \gset
 select tests.authenticate_as('gaelle');
 select is(app_public.shift_change_validate(:s1, 1) ->> 'status', 'validated', 'the delegate validates a day change for mgr2');
+select is(app_public.shift_change_get(:s1) ->> 'on_behalf_of_name', 'Nadia Roux',
+  'the day-change record names on whose behalf it was decided');
 select tests.as_owner();
 select is((select r.on_behalf_of from app_public.shift_change_requests r where r.id = :s1), tests.id('accounts', 'mgr2'),
   'the day-change decision records on whose behalf');
