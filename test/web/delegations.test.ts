@@ -60,6 +60,10 @@ describe('Délégations', () => {
     await delegate.locator('.notification', { hasText: "Nouvelle demande d'absence" }).waitFor();
     await delegate.getByRole('link', { name: 'File des demandes' }).click();
     await delegate.getByRole('heading', { name: 'File des demandes', level: 1 }).waitFor();
+    const row = delegate.locator('table.queue tbody tr', { hasText: 'du 14/12/2026 au 15/12/2026' });
+    await poll(() => row.locator('th').textContent()).toBe('Alice Martinpar délégation de Julien Petit');
+    await checkPage(delegate, 'File des demandes (par délégation)');
+    await screenshots(delegate, 'delegations-queue');
     await delegate.getByRole('button', { name: /Examiner la demande de Alice Martin, Congés payés, du 14\/12\/2026 au 15\/12\/2026/ }).click();
     const dialog = delegate.getByRole('dialog', { name: 'Demande d’absence' });
     await dialog.getByRole('form', { name: 'Décision' }).waitFor();

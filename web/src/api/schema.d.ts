@@ -1991,6 +1991,11 @@ export interface components {
             /** @description Compte qui a décidé. */
             decided_by: number | null;
             decided_by_name?: string | null;
+            /** @description Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon. */
+            on_behalf_of?: number | null;
+            on_behalf_of_name?: string | null;
+            /** @description Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre. */
+            by_delegation_of?: string | null;
             /** Format: date-time */
             decided_at: string | null;
             decision_reason: string | null;
@@ -2051,6 +2056,10 @@ export interface components {
             /** Format: date-time */
             decided_at?: string | null;
             decision_reason?: string | null;
+            /** @description Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon. */
+            on_behalf_of?: number | null;
+            /** @description Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre. */
+            by_delegation_of?: string | null;
             corrected_by?: number | null;
             cancellation_comment?: string | null;
             /** Format: date-time */
