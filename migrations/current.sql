@@ -10,6 +10,7 @@
 --!include notifications/functions.sql
 --!include shift_change/functions.sql
 --!include absences/json.sql
+--!include absences/api.sql
 --!include delegations/api.sql
 --!include delegations/routing.sql
 --!include guards.sql

@@ -464,6 +464,28 @@ begin
 end;
 $$;
 
+-- Does the account's own scope (no delegation, sql/delegations/) of the permission cover the
+-- employee at that time? Never NULL.
+create or replace function app_hidden.may_own(p_account int, p_permission text, p_employee int, p_at timestamptz)
+returns boolean
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_whole boolean;
+  v_ids int[];
+begin
+  if p_employee is null or p_account is null then
+    return false;
+  end if;
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.own_permission_scopes(array[p_account], p_permission, p_at) s;
+  if v_whole then
+    return exists (select 1 from app_public.employees e where e.id = p_employee);
+  end if;
+  return coalesce(exists (select 1 from app_hidden.employee_establishments(p_employee, app_hidden.business_date(p_at)) x(id)
+                          where x.id = any (v_ids)), false);
+end;
+$$;
+
 -- Does the acting account hold the permission on the whole association? Lists and policies
 -- test it first: the whole association needs no list of employees to filter with.
 create or replace function app_hidden.perimeter_is_whole(p_permission text) returns boolean

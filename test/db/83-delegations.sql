@@ -9,7 +9,7 @@
 -- admin (Admin, whole), da (DA, E1); alice (E1, team T1 on E1), bruno (E1, secondary E2),
 -- chloe (E2), david (E3), farid (no workplace); mgr1_noemp (Manager n1 E3, no employee record).
 begin;
-select plan(59);
+select plan(60);
 select tests.freeze('2026-11-16 10:00+01');
 
 create function pg_temp.route(p_employee text, p_author text, p_permission text default 'absences.decide_absence')
@@ -156,6 +156,9 @@ select ok((select n.body from app_public.notifications n where n.title = 'Demand
 select tests.authenticate_as('bruno');
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, :a1), 'WC201', null,
   'never deciding twice: a stale version is 409');
+select is(app_hidden.absence_filer_error(tests.id('employees', 'alice')),
+  'Une délégation permet de décider des demandes, pas de déclarer une absence pour un autre salarié.',
+  'a delegation hands over the decisions, not the declarations for others');
 -- The delegate's own request and the delegator's.
 select (tests.absence_create(pg_temp.body('bruno', 'CP', '2026-12-07')) ->> 'id')::int as a2 \gset
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, :a2), 'WF202', null,

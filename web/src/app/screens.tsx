@@ -48,7 +48,8 @@ export const SCREENS: Screen[] = [
     name: 'queue', label: 'File des demandes', element: <QueueScreen />, shown: (me) => me.can_view_absence_queue, menu: paths.queue(),
     children: ['queueAbsence', 'queueDayChange'],
   },
-  { name: 'absenceDeclaration', label: 'Déclarer une absence', element: <AbsenceDeclarationScreen />, shown: (me) => me.can_decide_absences, menu: paths.absenceDeclaration() },
+  // Declaring for others needs the decision held by the account itself, not by delegation (issue 30).
+  { name: 'absenceDeclaration', label: 'Déclarer une absence', element: <AbsenceDeclarationScreen />, shown: (me) => me.can_delegate_absences, menu: paths.absenceDeclaration() },
   { name: 'teamPlanning', label: 'Planning d’équipe', element: <TeamPlanningScreen />, shown: (me) => me.can_view_absence_queue, menu: paths.teamPlanning() },
   { name: 'payroll', label: 'Paie', element: <PayrollScreen />, shown: (me) => me.can_view_payroll, menu: paths.payroll() },
   { name: 'notifications', label: 'Notifications', element: <NotificationsScreen />, shown: () => true, menu: paths.notifications() },
