@@ -513,3 +513,23 @@ comment on function app_public.delegations_list(text, boolean, integer, integer,
 'Issue 30, GET /api/delegations/: one page of the delegations the caller reads (given, received, authored;
 RH and Admin: those of the deciders of their perimeter), newest first; filters role (given / received), active,
 account (delegator or delegate).';
+
+-- The back-office page of one delegation (sql text of src/backoffice/resources/delegations.ts):
+-- one the caller reads, else 404.
+create or replace function app_public.delegation_get(p_id int) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_doc jsonb;
+begin
+  if p_id is not null and p_id in (select app_hidden.readable_delegation_ids()) then
+    select j.doc into v_doc from app_hidden.delegations_json(array[p_id]) j;
+  end if;
+  if v_doc is null then
+    perform app_hidden.not_found('Délégation introuvable.', 'WN801');
+  end if;
+  return v_doc;
+end;
+$$;
+comment on function app_public.delegation_get(integer) is
+'Issue 30, back-office: one delegation the caller reads (given, received, authored; RH and Admin: those of
+the deciders of their perimeter), else 404.';

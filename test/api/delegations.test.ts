@@ -157,3 +157,37 @@ describe('delegations', () => {
     expect((await env.get('/api/payroll/options/', emma)).status).toBe(403);
   });
 });
+
+describe('back-office « Délégations de décision »', () => {
+  it('RH lists the delegations of its perimeter with filters, reads one and ends it; others do not reach it', async () => {
+    const { enrolAs } = await import('../helpers/backoffice.js');
+    const { rows: [row] } = await env.db.query<{ id: number }>(
+      `insert into app_public.delegations (delegator_account_id, delegate_account_id, start_date, end_date, kinds, created_by)
+       values ($1, $2, '2026-11-16', '2026-11-27', 'both', $1) returning id`, [ACC.mgr3, ACC.david]);
+    const rh1 = (await enrolAs(env, 'rh1')).visitor;
+    const list = await rh1.get('/backoffice/delegations/');
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`href="/backoffice/delegations/${row!.id}/"`);
+    expect(list.text).toContain('absences et modifications de journée');
+    const filtered = await rh1.get(`/backoffice/delegations/?account=${ACC.david}&active=true`);
+    expect(filtered.text).toContain(`href="/backoffice/delegations/${row!.id}/"`);
+    const none = await rh1.get(`/backoffice/delegations/?account=${ACC.alice}`);
+    expect(none.text).not.toContain(`href="/backoffice/delegations/${row!.id}/"`);
+    expect((await rh1.get('/backoffice/delegations/?active=peut-etre')).status).toBe(400);
+
+    const detail = await rh1.get(`/backoffice/delegations/${row!.id}/`);
+    expect(detail.status).toBe(200);
+    expect(detail.text).toContain('Paul Fontaine');
+    expect(detail.text).toContain('David Mercier');
+    const ended = await rh1.submit(`/backoffice/delegations/${row!.id}/terminer/`, {}, `/backoffice/delegations/${row!.id}/`);
+    expect(ended.status).toBeLessThan(400);
+    const { rows: [after] } = await env.db.query('select ended_at, ended_by from app_public.delegations where id = $1', [row!.id]);
+    expect(after.ended_by).toBe(ACC.rh1);
+    expect(after.ended_at).not.toBeNull();
+    expect((await env.db.query("select count(*) from app_private.audit_log where model = 'delegation' and target_id = $1", [row!.id])).rows[0].count).toBe('2');
+
+    // RH n2 (E2) does not read a delegation of mgr3 (E3).
+    const rh2 = (await enrolAs(env, 'rh2')).visitor;
+    expect((await rh2.get(`/backoffice/delegations/${row!.id}/`)).status).toBe(404);
+  });
+});

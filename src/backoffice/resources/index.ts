@@ -3,6 +3,7 @@ import type { Resource } from '../registry.js';
 import { absenceCategoriesResource } from './absence-categories.js';
 import { absenceTypesResource } from './absence-types.js';
 import { counterAssociationsResource } from './counter-associations.js';
+import { delegationResource } from './delegations.js';
 import { countersResource } from './counters.js';
 import { postsResource } from './posts.js';
 import { absenceResource } from './absences.js';
@@ -18,6 +19,7 @@ export const RESOURCES: readonly Resource[] = [
   absenceResource,
   employeeResource,
   roleAttributionResource,
+  delegationResource,
   teamResource,
   establishmentResource,
   divisionResource,
