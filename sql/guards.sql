@@ -47,5 +47,9 @@ insert into app_private.never_null_guards (helper, why) values
   ('app_hidden.may_write_counter(integer)', 'current_account_is_staff() or coalesce(may(...), false)'),
   ('app_hidden.may_decide_absence_of(integer)', 'coalesce(may(...) and is_current_employee(...) is false, false)'),
   ('app_hidden.calendar_feed_allowed(text)', 'coalesce(case ... end, false)'),
-  ('app_hidden.sent(text[],text,boolean)', 'case of two coalesce(..., false)')
+  ('app_hidden.sent(text[],text,boolean)', 'case of two coalesce(..., false)'),
+  ('app_hidden.account_is_hr(integer)', 'coalesce(exists ..., false)'),
+  ('app_hidden.may_own(integer,text,integer,timestamp with time zone)', 'false for a NULL account or employee; exists otherwise'),
+  ('app_hidden.delegation_grants(text,text)', 'coalesce(case ... end, false)'),
+  ('app_hidden.delegation_active(date,date,timestamp with time zone,timestamp with time zone)', 'coalesce(..., false)')
 on conflict (helper) do update set why = excluded.why;

@@ -49,10 +49,10 @@ language sql immutable parallel safe as $$
   select coalesce((p_start is null or p_start <= p_on) and (p_end is null or p_end >= p_on), false);
 $$;
 
--- The permissions an account may use at a time (no perimeter involved): its explicit ones and
+-- The permissions an account holds itself at a time (no perimeter, no delegation): its explicit ones and
 -- those of its role attributions active on that day; '*' alone for a superuser, who holds them
 -- all; none for an inactive or unknown account. Never NULL.
-create or replace function app_hidden.account_permission_codes(p_account int, p_at timestamptz default null)
+create or replace function app_hidden.account_own_permission_codes(p_account int, p_at timestamptz default null)
 returns text[]
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
@@ -69,6 +69,44 @@ begin
                                                     ra.start_date, ra.end_date)) end
     from app_public.accounts a
     where a.id = p_account and a.is_active), '{}');
+end;
+$$;
+
+-- Is the delegation in force at that instant: its business date within [start_date, end_date]
+-- and not ended before. Never NULL.
+create or replace function app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamptz,
+                                                        p_at timestamptz) returns boolean
+language sql stable parallel safe as $$
+  select coalesce(app_hidden.date_in(app_hidden.business_date(p_at), p_start, p_end)
+                  and (p_ended_at is null or p_ended_at > p_at), false);
+$$;
+
+-- The permissions an account may use at a time: its own (account_own_permission_codes) and,
+-- during a delegation it received (sql/delegations/tables.sql), the queue and decision
+-- permissions of the delegation's kinds that the delegator holds itself (own codes only: a
+-- delegate never hands on what it received, no chains). Never NULL; '*' alone for a superuser.
+create or replace function app_hidden.account_permission_codes(p_account int, p_at timestamptz default null)
+returns text[]
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_at timestamptz := coalesce(p_at, app_hidden.now());
+  v_own text[] := app_hidden.account_own_permission_codes(p_account, v_at);
+begin
+  if v_own = array['*'] or not exists (select 1 from app_public.accounts a where a.id = p_account and a.is_active) then
+    return v_own;
+  end if;
+  return array(select x from unnest(v_own) x
+               union
+               select p.code
+               from app_public.delegations d
+               join app_public.accounts da on da.id = d.delegator_account_id and da.is_active
+               cross join unnest(array['absences.view_absence_queue', 'absences.decide_absence',
+                                       'planning.decide_shift_change']) p(code)
+               where d.delegate_account_id = p_account
+                 and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+                 and app_hidden.delegation_grants(d.kinds, p.code)
+                 and app_hidden.permission_in(app_hidden.account_own_permission_codes(d.delegator_account_id, v_at),
+                                              p.code));
 end;
 $$;
 
@@ -125,7 +163,7 @@ $$;
 --   period does not widen the establishments it may put others on call for). No permission (or an inactive account): whole = false and an empty list.
 -- Set-wise, so that routing a filing to its deciders computes every decider's scope in one
 -- statement; plpgsql with force_generic_plan (docs/architecture.md, Performance notes).
-create or replace function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
+create or replace function app_hidden.own_permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
 returns table (account_id int, whole boolean, establishment_ids int[])
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
 set plan_cache_mode = force_generic_plan rows 10 as $$
@@ -179,6 +217,80 @@ begin
   from acc
   left join flags f on f.account_id = acc.id
   left join restricted r on r.account_id = acc.id;
+end;
+$$;
+
+-- The scope of a permission for accounts at a time (one row per existing account, as
+-- own_permission_scopes above), extended by the delegations each account received that are in
+-- force at p_at and hand over the permission (app_hidden.delegation_grants: the queue and the
+-- decisions of the delegation's kinds): over the delegator's own scope (never a delegation the
+-- delegator received: no chains), all of it (all_establishments) or the delegation's
+-- establishments within it. An inactive delegator hands over nothing; so does a delegator who
+-- lost the permission. The delegator's own requests are excluded by each decision
+-- (app_hidden.delegation_decision_check, sql/delegations/api.sql), not here.
+create or replace function app_hidden.permission_scopes(p_accounts int[], p_permission text, p_at timestamptz)
+returns table (account_id int, whole boolean, establishment_ids int[])
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp
+set plan_cache_mode = force_generic_plan rows 10 as $$
+declare
+  v_delegations int;
+begin
+  if not app_hidden.delegation_grants('both', p_permission) then
+    return query select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at);
+    return;
+  end if;
+  select count(*) into v_delegations
+  from app_public.delegations d
+  where d.delegate_account_id = any (p_accounts)
+    and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, p_at)
+    and app_hidden.delegation_grants(d.kinds, p_permission);
+  if v_delegations = 0 then
+    return query select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at);
+    return;
+  end if;
+  return query
+  with own as (
+    select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at)
+  ),
+  dl as (
+    select d.id, d.delegate_account_id, d.delegator_account_id, d.all_establishments
+    from app_public.delegations d
+    join app_public.accounts a on a.id = d.delegate_account_id and a.is_active
+    where d.delegate_account_id = any (p_accounts)
+      and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, p_at)
+      and app_hidden.delegation_grants(d.kinds, p_permission)
+  ),
+  delegator as (
+    select * from app_hidden.own_permission_scopes(array(select distinct dl.delegator_account_id from dl),
+                                                   p_permission, p_at)
+  ),
+  -- Per delegation: the whole association (a delegator of the whole association handing all
+  -- of it), or establishments.
+  handed as (
+    select dl.delegate_account_id,
+           dl.all_establishments and g.whole as whole,
+           case when dl.all_establishments and not g.whole then g.establishment_ids
+                when dl.all_establishments then '{}'::int[]
+                else array(select de.establishment_id from app_public.delegation_establishments de
+                           where de.delegation_id = dl.id
+                             and (g.whole or de.establishment_id = any (g.establishment_ids))) end as ids
+    from dl join delegator g on g.account_id = dl.delegator_account_id
+    where g.whole or cardinality(g.establishment_ids) > 0
+  ),
+  received as (
+    select h.delegate_account_id, bool_or(h.whole) as whole,
+           coalesce(array_agg(distinct e.id) filter (where e.id is not null), '{}'::int[]) as ids
+    from handed h
+    left join lateral unnest(h.ids) e(id) on true
+    group by h.delegate_account_id
+  )
+  select o.account_id,
+         o.whole or coalesce(r.whole, false),
+         case when o.whole or coalesce(r.whole, false) then null::int[]
+              else array(select distinct x from unnest(o.establishment_ids || coalesce(r.ids, '{}')) x
+                         where x is not null order by 1) end
+  from own o
+  left join received r on r.delegate_account_id = o.account_id;
 end;
 $$;
 
@@ -349,6 +461,28 @@ begin
   end if;
   return exists (select 1 from app_hidden.employee_establishments(p_employee, app_hidden.business_date(v_at)) x(id)
                  where x.id = any (v_ids));
+end;
+$$;
+
+-- Does the account's own scope (no delegation, sql/delegations/) of the permission cover the
+-- employee at that time? Never NULL.
+create or replace function app_hidden.may_own(p_account int, p_permission text, p_employee int, p_at timestamptz)
+returns boolean
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_whole boolean;
+  v_ids int[];
+begin
+  if p_employee is null or p_account is null then
+    return false;
+  end if;
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.own_permission_scopes(array[p_account], p_permission, p_at) s;
+  if v_whole then
+    return exists (select 1 from app_public.employees e where e.id = p_employee);
+  end if;
+  return coalesce(exists (select 1 from app_hidden.employee_establishments(p_employee, app_hidden.business_date(p_at)) x(id)
+                          where x.id = any (v_ids)), false);
 end;
 $$;
 

@@ -130,7 +130,10 @@ language sql stable as $$
   select case
     when p_employee is null or p_employee = app_hidden.current_employee_id() then null
     when app_hidden.employee_name(p_employee) is null then 'Salarié introuvable.'
-    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then null
+    -- A delegation (issue 30) hands over the decisions, not the declarations: one's own rights only.
+    when app_hidden.may_own(app_hidden.current_account_id(), 'absences.decide_absence', p_employee, app_hidden.now()) then null
+    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then
+      'Une délégation permet de décider des demandes, pas de déclarer une absence pour un autre salarié.'
     when app_hidden.current_account_has('absences.decide_absence') then
       'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
     else 'Vous ne pouvez déposer une absence que pour vous-même.'

@@ -68,6 +68,10 @@ $$;
 create or replace function app_hidden.absences_json(p_ids int[], p_public_url text, p_in_list boolean default false) returns jsonb
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
+declare
+  -- The queue's mark « par délégation de X » (sql/delegations/api.sql), looked up per row only
+  -- for a caller holding a delegation.
+  v_marks boolean := app_hidden.current_account_has_delegation();
 begin
   return (
     with ids as (
@@ -106,6 +110,8 @@ begin
         'decided_by', a.decided_by,
         'decided_at', a.decided_at,
         'decision_reason', a.decision_reason,
+        'on_behalf_of', a.on_behalf_of,
+        'by_delegation_of', case when v_marks then app_hidden.delegation_mark(a.employee_id) end,
         'corrected_by', a.corrected_by,
         'cancellation_comment', a.cancellation_comment,
         'cancellation_requested_at', a.cancellation_requested_at,
@@ -137,6 +143,8 @@ $$;
 create or replace function app_hidden.absences_list_json_text(p_ids int[], p_public_url text) returns text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan as $$
+declare
+  v_marks boolean := app_hidden.current_account_has_delegation();
 begin
   return (
     with ids as (
@@ -174,10 +182,12 @@ begin
         ', "cancelled_by": ', coalesce((a.cancelled_by)::text, 'null'),
         ', "corrected_by": ', coalesce((a.corrected_by)::text, 'null'),
         ', "counted_unit": ', coalesce(to_json(a.counted_unit)::text, 'null'),
+        ', "on_behalf_of": ', coalesce((a.on_behalf_of)::text, 'null'),
         ', "status_label": ', coalesce(to_json(app_hidden.absence_status_label(a.status))::text, 'null'),
         ', "submitted_at": ', coalesce(to_json(a.submitted_at)::text, 'null'),
         ', "employee_name": ', coalesce(to_json(e.first_name || ' ' || e.last_name)::text, 'null'),
         ', "decision_reason": ', coalesce(to_json(a.decision_reason)::text, 'null'),
+        ', "by_delegation_of": ', coalesce(to_json(case when v_marks then app_hidden.delegation_mark(a.employee_id) end)::text, 'null'),
         ', "counted_quantity": ', coalesce(to_json(app_hidden.fmt_quantity(a.counted_quantity))::text, 'null'),
         ', "cancellation_comment": ', coalesce(to_json(a.cancellation_comment)::text, 'null'),
         ', "cancellation_decided_at": ', coalesce(to_json(a.cancellation_decided_at)::text, 'null'),

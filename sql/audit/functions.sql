@@ -63,7 +63,13 @@ begin
   select p_actor, act.username, act.display_name, p_impersonator, imp.username, imp.display_name,
          p_verb, p_model, p_target_id, p_before, p_after, nullif(current_setting('app.client_address', true), '')
   from (select 1) one
-  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
+  -- A decision by delegation (sql/delegations/api.sql): « X, par délégation de Y ».
+  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username)
+                                        || coalesce(', par délégation de ' || (
+                                             select coalesce(e2.first_name || ' ' || e2.last_name, a2.username)
+                                             from app_public.accounts a2 left join app_public.employees e2 on e2.id = a2.employee_id
+                                             where a2.id = nullif(current_setting('app.on_behalf_of', true), '')::int), '')
+                                        as display_name
                      from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
                      where a.id = p_actor) act on true
   left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name

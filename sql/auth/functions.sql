@@ -274,6 +274,12 @@ language sql stable as $$
            'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
            'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
            'can_view_payroll', app_hidden.current_account_has('employee.view_payroll'),
+           -- The decisions the account takes itself, which it may delegate (issue 30): a delegate
+           -- decides by delegation but never delegates what it received.
+           'can_delegate_absences', app_hidden.permission_in(app_hidden.account_own_permission_codes(a.id),
+                                                             'absences.decide_absence'),
+           'can_delegate_shift_changes', app_hidden.permission_in(app_hidden.account_own_permission_codes(a.id),
+                                                                  'planning.decide_shift_change'),
            'can_impersonate', coalesce(current_setting('app.allow_impersonation', true), '') = 'on'
                               and coalesce(current_setting('app.impersonator_id', true), '') = ''
                               and a.is_superuser and a.is_active)
@@ -291,7 +297,9 @@ comment on function app_public.me() is
 'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, display_name (the employee''s
 name, else the username), the role of highest display precedence among those held today, every role held
 today (roles, in that precedence), and the interface hints can_view_absence_queue, can_decide_absences,
-can_decide_shift_changes, can_view_payroll and can_impersonate (the API enforces the rules anyway).';
+can_decide_shift_changes, can_view_payroll, can_delegate_absences, can_delegate_shift_changes (the
+decisions held by the account itself, which it may delegate) and can_impersonate (the API enforces the
+rules anyway).';
 
 -- PUT /api/employees/<id>/account-activation/
 -- HR (change_account_activation) opens or closes any account of its perimeter; DA and

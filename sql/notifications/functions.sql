@@ -242,19 +242,16 @@ begin
 end;
 $$;
 
--- The accounts to notify of a filing: the attached deciders, else the unattached ones.
+-- The accounts to notify of a filing: the attached deciders, else the unattached ones, with the
+-- delegates of those who delegated and without those away (app_private.route_filing_with_delegations).
 create or replace function app_private.route_deciders(p_employee_id int, p_on date, p_decide_permission text,
                                            p_author_account_id int)
 returns setof int
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
-  return query
-    with candidates as (
-      select * from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, p_author_account_id)
-    )
-    select c.account_id from candidates c
-    where c.attached = exists (select 1 from candidates x where x.attached)
-    order by c.account_id;
+  -- Issue 30: presence and delegations (sql/delegations/routing.sql) on top of the SPEC routing.
+  return query select app_private.route_filing_with_delegations(p_employee_id, p_on, p_decide_permission,
+                                                                 p_author_account_id);
 end;
 $$;
 

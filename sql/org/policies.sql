@@ -33,15 +33,22 @@ begin
     return query select e.id from app_public.employees e;
     return;
   end if;
-  if not app_hidden.current_account_has('employee.view_payroll') then
+  if not app_hidden.current_account_has('employee.view_payroll')
+     and not app_hidden.current_account_has('absences.view_absence_queue') then
     -- Without the payroll permission its perimeter is empty (most employees): no scope to compute.
     return query select x.id from (select app_hidden.current_employee_id()) x(id) where x.id is not null;
     return;
   end if;
+  -- The queue without the directory: a delegate (issue 30; every role holding the queue holds
+  -- the directory) reads the employees of the perimeter it decides for, as its delegator does.
   return query
     select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
     union
-    select app_hidden.perimeter_employee_ids('employee.view_payroll');
+    select app_hidden.perimeter_employee_ids('employee.view_payroll')
+    where app_hidden.current_account_has('employee.view_payroll')
+    union
+    select app_hidden.perimeter_employee_ids('absences.view_absence_queue')
+    where app_hidden.current_account_has('absences.view_absence_queue');
 end;
 $$;
 

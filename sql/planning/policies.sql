@@ -26,9 +26,12 @@ create policy delete_own on app_public.shift_change_requests for delete to wfm_a
 -- employee (a validated request) and by HR (back-office).
 alter table app_public.day_modifications enable row level security;
 drop policy if exists select_readable on app_public.day_modifications;
+-- (A decider of the employee's day changes reads them too: a delegate without the directory,
+-- issue 30, writes the day of the request it grants.)
 create policy select_readable on app_public.day_modifications for select to wfm_visitor, wfm_api
   using ((select app_hidden.current_account_has('employee.view_employee_directory'))
-         or employee_id in (select app_hidden.readable_employee_ids()));
+         or employee_id in (select app_hidden.readable_employee_ids())
+         or employee_id in (select app_hidden.perimeter_employee_ids('planning.decide_shift_change')));
 drop policy if exists insert_decider_or_hr on app_public.day_modifications;
 create policy insert_decider_or_hr on app_public.day_modifications for insert to wfm_api
   with check (employee_id in (select app_hidden.perimeter_employee_ids('planning.decide_shift_change'))

@@ -21,7 +21,11 @@ begin
     names as (
       select n.id, n.name
       from app_hidden.account_display_names(
-             array(select x from req, unnest(array[req.decided_by, req.corrected_by]) x where x is not null)) n
+             array(select x from req, unnest(array[req.decided_by, req.corrected_by, req.on_behalf_of]) x where x is not null)) n
+    ),
+    -- The queue's mark « par délégation de X » (sql/delegations/api.sql), for a caller holding a delegation.
+    marks as (
+      select app_hidden.current_account_has_delegation() as has_any
     )
     select r.id, jsonb_build_object(
       'id', r.id,
@@ -41,6 +45,9 @@ begin
       'requested_minutes', r.requested_minutes,
       'decided_by', r.decided_by,
       'decided_by_name', dn.name,
+      'on_behalf_of', r.on_behalf_of,
+      'on_behalf_of_name', bn.name,
+      'by_delegation_of', case when mk.has_any then app_hidden.delegation_mark(r.employee_id) end,
       'decided_at', r.decided_at,
       'decision_reason', r.decision_reason,
       'corrected_by', r.corrected_by,
@@ -56,6 +63,8 @@ begin
     left join app_public.shift_change_reasons rs on rs.code = r.reason
     left join names dn on dn.id = r.decided_by
     left join names cn on cn.id = r.corrected_by
+    left join names bn on bn.id = r.on_behalf_of
+    cross join marks mk
     cross join lateral (
       select coalesce(jsonb_agg(app_hidden.slot_json_with(r.slots[i], p.code, p.label) order by i), '[]'::jsonb) as slots
       from generate_subscripts(r.slots, 1) i

@@ -16,7 +16,9 @@ afterAll(async () => {
 
 const FLAGS = ['can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll'] as const;
 // can_impersonate is false for everyone here: impersonation is off (test/api/impersonation.test.ts turns it on).
-const KEYS = ['id', 'username', 'employee_id', 'display_name', 'roles', 'role', 'can_impersonate', ...FLAGS].sort();
+// can_delegate_absences / can_delegate_shift_changes: the decisions held by the account itself
+// (issue 30); without any delegation in the fixture they equal the two decision flags.
+const KEYS = ['id', 'username', 'employee_id', 'display_name', 'roles', 'role', 'can_impersonate', 'can_delegate_absences', 'can_delegate_shift_changes', ...FLAGS].sort();
 
 type Expected = { role: string | null; flags: [boolean, boolean, boolean, boolean]; employee: boolean };
 
@@ -87,6 +89,7 @@ describe('GET /api/auth/me/', () => {
       else expect(body.display_name).not.toBe(username);
       expect(FLAGS.map((flag) => body[flag])).toEqual(expected.flags);
       expect(body.can_impersonate).toBe(false);
+      expect([body.can_delegate_absences, body.can_delegate_shift_changes]).toEqual([expected.flags[1], expected.flags[2]]);
     });
   }
 

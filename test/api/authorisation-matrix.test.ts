@@ -611,6 +611,24 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '204 204 204 204 204 204   -   - 403   -   -',
     noemp_out: '404 404 404 404 404 404 403 403 404   -   -',
   },
+  delegations_list: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
+  // Only a decider delegates (its own decisions); the staff account holds none.
+  delegations_create: {
+    any:       '201 201 201 403 201 201 403 403 403 403 201',
+    noemp:     '201 201 201 403 201 201 403 403 403   -   -',
+  },
+  // own: the caller's own delegation (its delegator); in / out: one given by the employee's account:
+  // ended by Admin, RH and superusers over their perimeter, unseen (404) by the others.
+  delegations_end: {
+    own:       '200 200 200 200 200 200 200 200 200   -   -',
+    in:        '200 200 200 404 404 404   -   - 404   - 200',
+    out:       '  -   - 404 404 404 404 404 404   - 404   -',
+    noemp_in:  '200 200 200 404 404 404   -   - 404   -   -',
+    noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
+  },
   payroll_options: {
     any:       '200 200 200 403 403 403 403 403 200 403 200',
     noemp:     '200 200 200 403 403 403 403 403 200   -   -',

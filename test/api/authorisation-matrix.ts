@@ -222,6 +222,16 @@ export class Arrangement {
     return rows[0]!.id;
   }
 
+  /** A delegation given by the account of an employee (inserted as the owner) to farid, in force. */
+  async freshDelegation(employee: string): Promise<number> {
+    const { rows } = await this.env.db.query<{ id: number }>(
+      `insert into app_public.delegations (delegator_account_id, delegate_account_id, start_date, end_date, kinds)
+       values ($1, $2, '2026-11-16', '2026-11-20', 'absences') returning id`,
+      [this.accountId(employee), this.accountId('farid')],
+    );
+    return rows[0]!.id;
+  }
+
   async freshAttachment(employee: string): Promise<number> {
     const res = await this.env.request('POST', `/api/employees/${this.employeeId(employee)}/attachments/`, {
       token: await this.token('root'), form: form({ title: this.unique('Pièce') }, [['file', PDF, 'piece.pdf']]),
@@ -448,6 +458,11 @@ export const OPERATIONS: Record<string, Operation> = {
   events_partial_update: write(async (t, a) => ({ path: `/api/events/${await a.freshEvent(t.employee!)}/`, body: { title: a.unique('Réunion') } })),
   events_delete: write(async (t, a) => ({ path: `/api/events/${await a.freshEvent(t.employee!)}/` })),
 
+  delegations_list: read(async () => ({ path: '/api/delegations/' }), 'none'),
+  delegations_create: write(async (_t, a) => ({
+    path: '/api/delegations/', body: { delegate: a.accountId('farid'), start_date: '2026-11-16', end_date: '2026-11-20', kinds: 'absences' },
+  }), 'none'),
+  delegations_end: write(async (t, a) => ({ path: `/api/delegations/${await a.freshDelegation(t.employee!)}/end/` })),
   on_call_periods_list: read(async () => ({ path: '/api/on-call-periods/' }), 'none'),
   on_call_periods_create: write(async (t, a) => ({ path: '/api/on-call-periods/', body: a.onCallBody(t.employee!) })),
   on_call_periods_read: read(async (t, a) => ({ path: `/api/on-call-periods/${a.onCall[t.employee!]}/` })),

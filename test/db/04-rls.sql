@@ -212,6 +212,8 @@ returns jsonb language sql immutable as $$
   select jsonb_strip_nulls(jsonb_build_object('role', p_role)) || jsonb_build_object(
     'can_view_absence_queue', p_queue, 'can_decide_absences', p_decide,
     'can_decide_shift_changes', p_shift, 'can_view_payroll', p_payroll,
+    -- the decisions held by the account itself (issue 30): without delegations, the decision hints
+    'can_delegate_absences', p_decide, 'can_delegate_shift_changes', p_shift,
     -- impersonation is off here (app.allow_impersonation unset): test/db/36 turns it on
     'can_impersonate', false);
 $$;

@@ -10,7 +10,7 @@ import { appPath, parseId, paths, patterns, type ScreenName } from '../../web/sr
 const SAMPLES: { [K in ScreenName]: Parameters<(typeof paths)[K]> } = {
   planning: [], myRequests: [], myAbsence: [42], myDayChange: [7], absenceRequest: [], absenceDeclaration: [], counters: [],
   queue: [], queueAbsence: [42], queueDayChange: [7], teamPlanning: [], payroll: [], notifications: [], account: [],
-  calendarFeeds: [], impersonation: [],
+  calendarFeeds: [], delegations: [], impersonation: [],
 };
 
 describe('web application paths', () => {

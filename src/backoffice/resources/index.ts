@@ -4,6 +4,7 @@ import { absenceCategoriesResource } from './absence-categories.js';
 import { absenceTypesResource } from './absence-types.js';
 import { counterAssociationsResource } from './counter-associations.js';
 import { counterRulesResource } from './counter-rules.js';
+import { delegationResource } from './delegations.js';
 import { countersResource } from './counters.js';
 import { postsResource } from './posts.js';
 import { absenceResource } from './absences.js';
@@ -19,6 +20,7 @@ export const RESOURCES: readonly Resource[] = [
   absenceResource,
   employeeResource,
   roleAttributionResource,
+  delegationResource,
   teamResource,
   establishmentResource,
   divisionResource,

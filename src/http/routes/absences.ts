@@ -85,6 +85,10 @@ const absence = s.object(
     decided_by: nullableInt,
     decided_at: nullableDateTime,
     decision_reason: nullableString,
+    on_behalf_of: s.nullable(s.int({ description: 'Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon.' })),
+    by_delegation_of: s.nullable(s.string({
+      description: 'Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre.',
+    })),
     corrected_by: nullableInt,
     cancellation_comment: nullableString,
     cancellation_requested_at: nullableDateTime,

@@ -27,13 +27,15 @@ export const authRoutes: RouteModule = {
         can_decide_absences: s.bool(),
         can_decide_shift_changes: s.bool(),
         can_view_payroll: s.bool(),
+        can_delegate_absences: s.bool({ description: 'Décide lui-même des absences : peut déléguer ces décisions (une délégation reçue ne se délègue pas).' }),
+        can_delegate_shift_changes: s.bool({ description: 'Décide lui-même des modifications de journée : peut déléguer ces décisions.' }),
         can_impersonate: s.bool({
           description: 'Le bouton « Emprunter une identité » : vrai seulement si le serveur l’autorise (ALLOW_IMPERSONATION), ' +
             'pour un superutilisateur qui n’emprunte pas déjà une identité.',
         }),
       },
       ['id', 'username', 'employee_id', 'display_name', 'roles', 'can_view_absence_queue', 'can_decide_absences', 'can_decide_shift_changes', 'can_view_payroll',
-        'can_impersonate'],
+        'can_delegate_absences', 'can_delegate_shift_changes', 'can_impersonate'],
     ),
   },
   routes: [

@@ -9,6 +9,7 @@ import { auditLogRoutes } from './audit-log.js';
 import { authRoutes } from './auth.js';
 import { calendarFeedRoutes } from './calendar-feeds.js';
 import { counterRoutes } from './counters.js';
+import { delegationModule } from './delegations.js';
 import { documentRoutes } from './documents.js';
 import { employeeModule } from './employees.js';
 import { exportRoutes } from './exports.js';
@@ -44,6 +45,7 @@ export const routeModules: RouteModule[] = [
   documentRoutes,
   eventModule,
   onCallModule,
+  delegationModule,
   payrollModule,
   notificationRoutes,
   calendarFeedRoutes,

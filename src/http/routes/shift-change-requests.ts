@@ -72,6 +72,11 @@ export const shiftChangeRoutes: RouteModule = {
         requested_minutes: s.int({ description: 'Durée nette demandée ; égale à planned_minutes sans créneau.' }),
         decided_by: s.nullable(s.int({ description: 'Compte qui a décidé.' })),
         decided_by_name: s.nullable(s.string()),
+        on_behalf_of: s.nullable(s.int({ description: 'Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon.' })),
+        on_behalf_of_name: s.nullable(s.string()),
+        by_delegation_of: s.nullable(s.string({
+          description: 'Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre.',
+        })),
         decided_at: s.nullable(s.dateTime()),
         decision_reason: s.nullable(s.string()),
         corrected_by: s.nullable(s.int({ description: 'Compte RH qui a corrigé la demande au back-office.' })),

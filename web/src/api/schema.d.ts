@@ -1381,6 +1381,50 @@ export interface paths {
         patch: operations["on_call_periods_partial_update"];
         trace?: never;
     };
+    "/api/delegations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Délégations données, reçues, ou (RH) celles des décideurs de son périmètre
+         * @description Délégation datée des décisions (issue 30). Un décideur (un compte qui décide lui-même des absences ou des modifications de journée) nomme un délégataire pour un intervalle de dates (début et fin inclus), sur tout son périmètre ou certains de ses établissements, pour les absences, les modifications de journée ou les deux. Pendant l’intervalle, le délégataire lit la file et décide comme le délégant — jamais au-delà des droits et du périmètre propres du délégant, jamais sur ses propres demandes ni sur celles du délégant ; une décision enregistre les deux noms (`decided_by`, `on_behalf_of`). RH n1, RH n2 et Admin (ou un superutilisateur) créent une délégation pour un décideur absent de leur périmètre (absence accordée sur l’intervalle). Une délégation reçue ne se délègue pas. Les délégations peuvent se chevaucher et être terminées plus tôt. Création, fin et décisions par délégation sont journalisées. Chacun lit les délégations qu’il a données, reçues ou créées ; RH n1, RH n2 et Admin lisent aussi celles des décideurs de leur périmètre. Les plus récentes d’abord.
+         */
+        get: operations["delegations_list"];
+        put?: never;
+        /**
+         * Déléguer ses décisions (ou, RH, celles d’un décideur absent)
+         * @description Délégation datée des décisions (issue 30). Un décideur (un compte qui décide lui-même des absences ou des modifications de journée) nomme un délégataire pour un intervalle de dates (début et fin inclus), sur tout son périmètre ou certains de ses établissements, pour les absences, les modifications de journée ou les deux. Pendant l’intervalle, le délégataire lit la file et décide comme le délégant — jamais au-delà des droits et du périmètre propres du délégant, jamais sur ses propres demandes ni sur celles du délégant ; une décision enregistre les deux noms (`decided_by`, `on_behalf_of`). RH n1, RH n2 et Admin (ou un superutilisateur) créent une délégation pour un décideur absent de leur périmètre (absence accordée sur l’intervalle). Une délégation reçue ne se délègue pas. Les délégations peuvent se chevaucher et être terminées plus tôt. Création, fin et décisions par délégation sont journalisées.
+         */
+        post: operations["delegations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/delegations/{id}/end/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mettre fin à une délégation maintenant
+         * @description Délégation datée des décisions (issue 30). Un décideur (un compte qui décide lui-même des absences ou des modifications de journée) nomme un délégataire pour un intervalle de dates (début et fin inclus), sur tout son périmètre ou certains de ses établissements, pour les absences, les modifications de journée ou les deux. Pendant l’intervalle, le délégataire lit la file et décide comme le délégant — jamais au-delà des droits et du périmètre propres du délégant, jamais sur ses propres demandes ni sur celles du délégant ; une décision enregistre les deux noms (`decided_by`, `on_behalf_of`). RH n1, RH n2 et Admin (ou un superutilisateur) créent une délégation pour un décideur absent de leur périmètre (absence accordée sur l’intervalle). Une délégation reçue ne se délègue pas. Les délégations peuvent se chevaucher et être terminées plus tôt. Création, fin et décisions par délégation sont journalisées. Le délégant, l’auteur de la délégation, ou RH n1, RH n2, Admin pour un décideur de leur périmètre y mettent fin (403 pour les autres lecteurs, 404 pour qui ne la lit pas) ; une délégation déjà terminée : 400 sous status.
+         */
+        post: operations["delegations_end"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payroll/options/": {
         parameters: {
             query?: never;
@@ -1732,6 +1776,10 @@ export interface components {
             can_decide_absences: boolean;
             can_decide_shift_changes: boolean;
             can_view_payroll: boolean;
+            /** @description Décide lui-même des absences : peut déléguer ces décisions (une délégation reçue ne se délègue pas). */
+            can_delegate_absences: boolean;
+            /** @description Décide lui-même des modifications de journée : peut déléguer ces décisions. */
+            can_delegate_shift_changes: boolean;
             /** @description Le bouton « Emprunter une identité » : vrai seulement si le serveur l’autorise (ALLOW_IMPERSONATION), pour un superutilisateur qui n’emprunte pas déjà une identité. */
             can_impersonate: boolean;
         };
@@ -2127,6 +2175,11 @@ export interface components {
             /** @description Compte qui a décidé. */
             decided_by: number | null;
             decided_by_name?: string | null;
+            /** @description Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon. */
+            on_behalf_of?: number | null;
+            on_behalf_of_name?: string | null;
+            /** @description Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre. */
+            by_delegation_of?: string | null;
             /** Format: date-time */
             decided_at: string | null;
             decision_reason: string | null;
@@ -2187,6 +2240,10 @@ export interface components {
             /** Format: date-time */
             decided_at?: string | null;
             decision_reason?: string | null;
+            /** @description Décision par délégation : le compte délégant pour qui decided_by a décidé ; null sinon. */
+            on_behalf_of?: number | null;
+            /** @description Pour le lecteur : le délégant par qui il voit cette demande dans sa file (« par délégation de X ») ; null quand sa propre file la montre. */
+            by_delegation_of?: string | null;
             corrected_by?: number | null;
             cancellation_comment?: string | null;
             /** Format: date-time */
@@ -2430,6 +2487,41 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        Delegation: {
+            id: number;
+            /** @description Compte délégant. */
+            delegator: number;
+            delegator_name: string | null;
+            /** @description Compte délégataire. */
+            delegate: number;
+            delegate_name: string | null;
+            /** Format: date */
+            start_date: string;
+            /** Format: date */
+            end_date: string;
+            /** @enum {string} */
+            kinds: "absences" | "shift_changes" | "both";
+            /** @description Tout le périmètre du délégant (sinon : establishments). */
+            all_establishments: boolean;
+            establishments: number[];
+            establishment_names: string[];
+            comment: string | null;
+            created_by: number | null;
+            created_by_name: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Fin anticipée, ou null.
+             */
+            ended_at: string | null;
+            ended_by: number | null;
+            ended_by_name: string | null;
+            /** @description En vigueur maintenant. */
+            is_active: boolean;
+            /** @description Terminée (plus tôt, ou date de fin passée). */
+            is_over: boolean;
         };
         PayrollLine: {
             employee: number;
@@ -11308,6 +11400,290 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OnCallPeriod"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    delegations_list: {
+        parameters: {
+            query?: {
+                /** @description given : données ; received : reçues. */
+                role?: "given" | "received";
+                /** @description true : en vigueur maintenant ; false : les autres. */
+                active?: boolean;
+                /** @description Délégations dont ce compte est délégant ou délégataire. */
+                account?: number;
+                /** @description Page (à partir de 1). */
+                page?: number;
+                /** @description Taille de page (défaut 50, au plus 200). */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["Delegation"][];
+                    };
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Introuvable (ou hors du périmètre de l’appelant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    delegations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Compte délégataire (actif, autre que le délégant). */
+                    delegate: number;
+                    /**
+                     * Format: date
+                     * @description Premier jour (inclus).
+                     */
+                    start_date: string;
+                    /**
+                     * Format: date
+                     * @description Dernier jour (inclus), pas avant aujourd’hui, au plus un an après le début.
+                     */
+                    end_date: string;
+                    /**
+                     * @description Décisions déléguées.
+                     * @enum {string}
+                     */
+                    kinds: "absences" | "shift_changes" | "both";
+                    /** @description Établissements du périmètre du délégant ; vide ou absent : tout son périmètre. */
+                    establishments?: number[] | null;
+                    /** @description RH n1, RH n2, Admin seulement : le décideur absent pour qui la délégation est créée. */
+                    delegator?: number | null;
+                    comment?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Créé */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delegation"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Action interdite pour ce compte */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Corps dans un autre format que JSON (Content-Type: application/json ; multipart/form-data pour un dépôt de fichier) : rien n’a été écrit */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    delegations_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delegation"];
                 };
             };
             /** @description Données invalides : messages par champ (non_field_errors hors champ) */

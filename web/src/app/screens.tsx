@@ -7,7 +7,7 @@ import type { ReactNode } from 'react';
 import type { Schemas } from '../api/client';
 import { paths, type AppPath, type ScreenName } from '../lib/paths';
 import { AbsenceDeclarationScreen, AbsenceRequestScreen } from '../routes/absence-request';
-import { AccountScreen, CalendarFeedsScreen } from '../routes/account';
+import { AccountScreen, CalendarFeedsScreen, DelegationsScreen } from '../routes/account';
 import { CountersScreen } from '../routes/counters';
 import { ImpersonationScreen } from '../routes/impersonation';
 import { MyRequestScreen } from '../routes/my-request';
@@ -48,12 +48,14 @@ export const SCREENS: Screen[] = [
     name: 'queue', label: 'File des demandes', element: <QueueScreen />, shown: (me) => me.can_view_absence_queue, menu: paths.queue(),
     children: ['queueAbsence', 'queueDayChange'],
   },
-  { name: 'absenceDeclaration', label: 'Déclarer une absence', element: <AbsenceDeclarationScreen />, shown: (me) => me.can_decide_absences, menu: paths.absenceDeclaration() },
+  // Declaring for others needs the decision held by the account itself, not by delegation (issue 30).
+  { name: 'absenceDeclaration', label: 'Déclarer une absence', element: <AbsenceDeclarationScreen />, shown: (me) => me.can_delegate_absences, menu: paths.absenceDeclaration() },
   { name: 'teamPlanning', label: 'Planning d’équipe', element: <TeamPlanningScreen />, shown: (me) => me.can_view_absence_queue, menu: paths.teamPlanning() },
   { name: 'payroll', label: 'Paie', element: <PayrollScreen />, shown: (me) => me.can_view_payroll, menu: paths.payroll() },
   { name: 'notifications', label: 'Notifications', element: <NotificationsScreen />, shown: () => true, menu: paths.notifications() },
   { name: 'account', label: 'Mon compte', element: <AccountScreen />, shown: () => true, menu: paths.account() },
   { name: 'calendarFeeds', label: 'Agendas', element: <CalendarFeedsScreen />, shown: () => true, parent: 'account' },
+  { name: 'delegations', label: 'Délégations', element: <DelegationsScreen />, shown: () => true, parent: 'account' },
   { name: 'impersonation', label: 'Emprunter une identité', element: <ImpersonationScreen />, shown: (me) => me.can_impersonate, menu: paths.impersonation() },
 ];
 

@@ -21,6 +21,7 @@ export const patterns = {
   notifications: '/notifications',
   account: '/compte',
   calendarFeeds: '/compte/agendas',
+  delegations: '/compte/delegations',
   impersonation: '/emprunt',
 } as const;
 
@@ -50,6 +51,7 @@ export const paths = {
   notifications: () => patterns.notifications,
   account: () => patterns.account,
   calendarFeeds: () => patterns.calendarFeeds,
+  delegations: () => patterns.delegations,
   impersonation: () => patterns.impersonation,
 } satisfies Record<ScreenName, (...args: never[]) => string>;
 

@@ -66,6 +66,11 @@ export const queryKeys = {
   calendarFeeds: {
     all: ['calendar-feeds'] as const,
   },
+  delegations: {
+    all: ['delegations'] as const,
+    list: (role: 'given' | 'received') => ['delegations', role] as const,
+    candidates: (search: string) => ['delegations', 'candidates', search] as const,
+  },
 };
 
 /** What a change of one's own requests (filing, withdrawal, cancellation request) makes stale. */

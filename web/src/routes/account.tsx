@@ -1,6 +1,7 @@
 import { AccountSummary } from '../features/account/components/AccountSummary';
 import { CalendarFeeds } from '../features/calendar-feeds/components/CalendarFeeds';
 import { EmailPreferencesForm } from '../features/notifications/components/EmailPreferences';
+import { Delegations } from '../features/delegations/components/Delegations';
 import { useSession } from '../features/session/session';
 
 /** « Mon compte », with its e-mail preferences. */
@@ -17,4 +18,10 @@ export function AccountScreen() {
 /** « Mon compte › Agendas »: the account's iCalendar feeds. */
 export function CalendarFeedsScreen() {
   return <CalendarFeeds />;
+}
+
+/** « Mon compte › Délégations »: the delegations given and received, and delegating one's decisions. */
+export function DelegationsScreen() {
+  const { me } = useSession();
+  return <Delegations me={me} />;
 }

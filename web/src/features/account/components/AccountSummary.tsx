@@ -40,6 +40,13 @@ export function AccountSummary({ me, onLogout, children }: { me: Schemas['Me']; 
         Suivez votre planning{me.can_view_absence_queue ? ' et les absences de votre périmètre' : ''} dans l’agenda de votre
         téléphone : <AppLink to={paths.calendarFeeds()}>abonner mon agenda (flux iCalendar)</AppLink>.
       </p>
+      <h2>Délégations</h2>
+      <p>
+        {me.can_delegate_absences || me.can_delegate_shift_changes
+          ? 'Absent(e) ? Nommez qui décide à votre place, et consultez les délégations reçues : '
+          : 'Consultez les délégations de décision que vous avez reçues : '}
+        <AppLink to={paths.delegations()}>mes délégations</AppLink>.
+      </p>
       {children}
       <button type="button" onClick={onLogout}>
         Se déconnecter

@@ -160,7 +160,10 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
                 <tbody>
                   {absences.data?.results.map((absence) => (
                     <tr key={absence.id} className={`status-${absence.status}`}>
-                      <th scope="row" data-label="Salarié">{absence.employee_name}</th>
+                      <th scope="row" data-label="Salarié">
+                        {absence.employee_name}
+                        {absence.by_delegation_of && <span className="delegation-mark">par délégation de {absence.by_delegation_of}</span>}
+                      </th>
                       <td data-label="Motif">{absence.type_name} <span className="code">{absence.type_code}</span></td>
                       <td data-label="Période">{absencePeriod(absence)}</td>
                       <td data-label="Décompte">{quantity(absence.counted_quantity, absence.counted_unit)}</td>
@@ -182,7 +185,10 @@ export function Queue({ open, onOpen, onClose }: { open: PanelItem | null; onOpe
                 <tbody>
                   {shifts.data?.results.map((request) => (
                     <tr key={request.id} className={`status-${request.status}`}>
-                      <th scope="row" data-label="Salarié">{request.employee_name}</th>
+                      <th scope="row" data-label="Salarié">
+                        {request.employee_name}
+                        {request.by_delegation_of && <span className="delegation-mark">par délégation de {request.by_delegation_of}</span>}
+                      </th>
                       <td data-label="Journée">{frDate(request.date)}</td>
                       <td data-label="Prévu → demandé">{minutes(request.planned_minutes)} → {minutes(request.requested_minutes)}{request.is_remote ? ' · télétravail' : ''}</td>
                       <td data-label="Statut"><span className="badge">{SHIFT_STATUS[request.status]}</span></td>
