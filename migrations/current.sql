@@ -1,17 +1,1 @@
--- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
--- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
-
---!include delegations/tables.sql
---!include perimeter.sql
---!include org/policies.sql
---!include planning/policies.sql
---!include auth/functions.sql
---!include audit/functions.sql
---!include notifications/functions.sql
---!include shift_change/functions.sql
---!include absences/json.sql
---!include absences/api.sql
---!include delegations/api.sql
---!include delegations/routing.sql
---!include guards.sql
---!include finalize.sql
+-- Enter migration here

@@ -167,6 +167,8 @@ CASE
         ELSE '00:00:00'::time without time zone
     END))
 END) STORED,
+    on_behalf_of integer,
+    cancellation_on_behalf_of integer,
     CONSTRAINT absences_comment_check CHECK ((char_length(comment) <= app_hidden.comment_max_length())),
     CONSTRAINT absences_counted_unit_check CHECK ((counted_unit = ANY (ARRAY['day'::text, 'hour'::text]))),
     CONSTRAINT absences_dates CHECK ((date_end >= date_start)),
@@ -627,7 +629,10 @@ CREATE FUNCTION app_hidden.absence_filer_error(p_employee integer) RETURNS text
   select case
     when p_employee is null or p_employee = app_hidden.current_employee_id() then null
     when app_hidden.employee_name(p_employee) is null then 'Salarié introuvable.'
-    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then null
+    -- A delegation (issue 30) hands over the decisions, not the declarations: one's own rights only.
+    when app_hidden.may_own(app_hidden.current_account_id(), 'absences.decide_absence', p_employee, app_hidden.now()) then null
+    when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then
+      'Une délégation permet de décider des demandes, pas de déclarer une absence pour un autre salarié.'
     when app_hidden.current_account_has('absences.decide_absence') then
       'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
     else 'Vous ne pouvez déposer une absence que pour vous-même.'
@@ -1110,6 +1115,10 @@ CREATE FUNCTION app_hidden.absences_json(p_ids integer[], p_public_url text, p_i
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
+declare
+  -- The queue's mark « par délégation de X » (sql/delegations/api.sql), looked up per row only
+  -- for a caller holding a delegation.
+  v_marks boolean := app_hidden.current_account_has_delegation();
 begin
   return (
     with ids as (
@@ -1148,6 +1157,8 @@ begin
         'decided_by', a.decided_by,
         'decided_at', a.decided_at,
         'decision_reason', a.decision_reason,
+        'on_behalf_of', a.on_behalf_of,
+        'by_delegation_of', case when v_marks then app_hidden.delegation_mark(a.employee_id) end,
         'corrected_by', a.corrected_by,
         'cancellation_comment', a.cancellation_comment,
         'cancellation_requested_at', a.cancellation_requested_at,
@@ -1180,6 +1191,8 @@ CREATE FUNCTION app_hidden.absences_list_json_text(p_ids integer[], p_public_url
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
+declare
+  v_marks boolean := app_hidden.current_account_has_delegation();
 begin
   return (
     with ids as (
@@ -1217,10 +1230,12 @@ begin
         ', "cancelled_by": ', coalesce((a.cancelled_by)::text, 'null'),
         ', "corrected_by": ', coalesce((a.corrected_by)::text, 'null'),
         ', "counted_unit": ', coalesce(to_json(a.counted_unit)::text, 'null'),
+        ', "on_behalf_of": ', coalesce((a.on_behalf_of)::text, 'null'),
         ', "status_label": ', coalesce(to_json(app_hidden.absence_status_label(a.status))::text, 'null'),
         ', "submitted_at": ', coalesce(to_json(a.submitted_at)::text, 'null'),
         ', "employee_name": ', coalesce(to_json(e.first_name || ' ' || e.last_name)::text, 'null'),
         ', "decision_reason": ', coalesce(to_json(a.decision_reason)::text, 'null'),
+        ', "by_delegation_of": ', coalesce(to_json(case when v_marks then app_hidden.delegation_mark(a.employee_id) end)::text, 'null'),
         ', "counted_quantity": ', coalesce(to_json(app_hidden.fmt_quantity(a.counted_quantity))::text, 'null'),
         ', "cancellation_comment": ', coalesce(to_json(a.cancellation_comment)::text, 'null'),
         ', "cancellation_decided_at": ', coalesce(to_json(a.cancellation_decided_at)::text, 'null'),
@@ -1462,6 +1477,26 @@ $$;
 ALTER FUNCTION app_hidden.account_in_role_reach(p_account integer) OWNER TO postgres;
 
 --
+-- Name: account_is_hr(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.account_is_hr(p_account integer) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return coalesce(exists (select 1 from app_public.accounts a where a.id = p_account and a.is_active and a.is_superuser)
+                  or exists (select 1 from app_public.role_attributions ra
+                             join app_public.roles r on r.id = ra.role_id
+                             join app_public.accounts a on a.id = ra.account_id and a.is_active
+                             where ra.account_id = p_account and r.name in ('Admin', 'RH n1', 'RH n2')
+                               and app_hidden.date_in(app_hidden.today(), ra.start_date, ra.end_date)), false);
+end;
+$$;
+
+ALTER FUNCTION app_hidden.account_is_hr(p_account integer) OWNER TO postgres;
+
+--
 -- Name: account_names(integer[]); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -1477,10 +1512,10 @@ $$;
 ALTER FUNCTION app_hidden.account_names(p_ids integer[]) OWNER TO postgres;
 
 --
--- Name: account_permission_codes(integer, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+-- Name: account_own_permission_codes(integer, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
-CREATE FUNCTION app_hidden.account_permission_codes(p_account integer, p_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS text[]
+CREATE FUNCTION app_hidden.account_own_permission_codes(p_account integer, p_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS text[]
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -1498,6 +1533,38 @@ begin
                                                     ra.start_date, ra.end_date)) end
     from app_public.accounts a
     where a.id = p_account and a.is_active), '{}');
+end;
+$$;
+
+ALTER FUNCTION app_hidden.account_own_permission_codes(p_account integer, p_at timestamp with time zone) OWNER TO postgres;
+
+--
+-- Name: account_permission_codes(integer, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.account_permission_codes(p_account integer, p_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS text[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_at timestamptz := coalesce(p_at, app_hidden.now());
+  v_own text[] := app_hidden.account_own_permission_codes(p_account, v_at);
+begin
+  if v_own = array['*'] or not exists (select 1 from app_public.accounts a where a.id = p_account and a.is_active) then
+    return v_own;
+  end if;
+  return array(select x from unnest(v_own) x
+               union
+               select p.code
+               from app_public.delegations d
+               join app_public.accounts da on da.id = d.delegator_account_id and da.is_active
+               cross join unnest(array['absences.view_absence_queue', 'absences.decide_absence',
+                                       'planning.decide_shift_change']) p(code)
+               where d.delegate_account_id = p_account
+                 and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+                 and app_hidden.delegation_grants(d.kinds, p.code)
+                 and app_hidden.permission_in(app_hidden.account_own_permission_codes(d.delegator_account_id, v_at),
+                                              p.code));
 end;
 $$;
 
@@ -2706,6 +2773,23 @@ $$;
 ALTER FUNCTION app_hidden.current_account_has(p_permission text) OWNER TO postgres;
 
 --
+-- Name: current_account_has_delegation(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.current_account_has_delegation() RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return coalesce(exists (select 1 from app_public.delegations d
+                          where d.delegate_account_id = app_hidden.current_account_id()
+                            and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, app_hidden.now())), false);
+end;
+$$;
+
+ALTER FUNCTION app_hidden.current_account_has_delegation() OWNER TO postgres;
+
+--
 -- Name: current_account_id(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -2716,6 +2800,18 @@ CREATE FUNCTION app_hidden.current_account_id() RETURNS integer
 $$;
 
 ALTER FUNCTION app_hidden.current_account_id() OWNER TO postgres;
+
+--
+-- Name: current_account_is_hr(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.current_account_is_hr() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select coalesce(app_hidden.account_is_hr(app_hidden.current_account_id()), false);
+$$;
+
+ALTER FUNCTION app_hidden.current_account_is_hr() OWNER TO postgres;
 
 --
 -- Name: current_account_is_staff(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -2890,6 +2986,201 @@ CREATE FUNCTION app_hidden.de_name(p_name text) RETURNS text
 $$;
 
 ALTER FUNCTION app_hidden.de_name(p_name text) OWNER TO postgres;
+
+--
+-- Name: delegated_name(integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegated_name(p_account integer, p_on_behalf_of integer) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select concat((select n.name from app_hidden.account_names(array[p_account]) n),
+                ', par délégation de ', (select n.name from app_hidden.account_names(array[p_on_behalf_of]) n));
+$$;
+
+ALTER FUNCTION app_hidden.delegated_name(p_account integer, p_on_behalf_of integer) OWNER TO postgres;
+
+--
+-- Name: delegation_active(date, date, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  select coalesce(app_hidden.date_in(app_hidden.business_date(p_at), p_start, p_end)
+                  and (p_ended_at is null or p_ended_at > p_at), false);
+$$;
+
+ALTER FUNCTION app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone) OWNER TO postgres;
+
+--
+-- Name: delegation_decision_check(text, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegation_decision_check(p_permission text, p_employee integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_at timestamptz := app_hidden.now();
+  v_delegator int;
+begin
+  if app_hidden.may_own(v_account, p_permission, p_employee, v_at) then
+    return null;
+  end if;
+  select x into v_delegator from app_hidden.delegators_for(v_account, p_permission, p_employee, v_at) x limit 1;
+  if v_delegator is null then
+    -- No delegation covers it: the caller's other checks decided (the back-office, a
+    -- superuser); only a delegation from the employee themself is refused here.
+    if not exists (select 1 from app_public.delegations d
+                   join app_public.accounts da on da.id = d.delegator_account_id
+                   where d.delegate_account_id = v_account and da.employee_id = p_employee
+                     and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+                     and app_hidden.delegation_grants(d.kinds, p_permission)) then
+      return null;
+    end if;
+    perform app_hidden.forbidden(
+      'Vous décidez ici par délégation : une délégation ne permet pas de décider des demandes de la personne qui l''a donnée.',
+      'WF803');
+  end if;
+  perform set_config('app.on_behalf_of', v_delegator::text, true);
+  return v_delegator;
+end;
+$$;
+
+ALTER FUNCTION app_hidden.delegation_decision_check(p_permission text, p_employee integer) OWNER TO postgres;
+
+--
+-- Name: delegation_grants(text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegation_grants(p_kinds text, p_permission text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  select coalesce(case p_permission
+                    when 'absences.view_absence_queue' then p_kinds in ('absences', 'shift_changes', 'both')
+                    when 'absences.decide_absence' then p_kinds in ('absences', 'both')
+                    when 'planning.decide_shift_change' then p_kinds in ('shift_changes', 'both')
+                    else false end, false);
+$$;
+
+ALTER FUNCTION app_hidden.delegation_grants(p_kinds text, p_permission text) OWNER TO postgres;
+
+--
+-- Name: delegation_mark(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegation_mark(p_employee integer) RETURNS text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_at timestamptz := app_hidden.now();
+begin
+  if p_employee is null or v_account is null
+     or app_hidden.may_own(v_account, 'absences.view_absence_queue', p_employee, v_at) then
+    return null;
+  end if;
+  return (select n.name
+          from app_public.delegations d
+          join app_public.accounts da on da.id = d.delegator_account_id and da.is_active
+          join app_hidden.account_names(array[d.delegator_account_id]) n on true
+          where d.delegate_account_id = v_account
+            and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+            and app_hidden.may_own(d.delegator_account_id, 'absences.view_absence_queue', p_employee, v_at)
+            and (d.all_establishments
+                 or exists (select 1 from app_public.delegation_establishments de
+                            where de.delegation_id = d.id
+                              and de.establishment_id in (select app_hidden.employee_establishments(p_employee,
+                                                                                                   app_hidden.business_date(v_at)))))
+          order by d.delegator_account_id
+          limit 1);
+end;
+$$;
+
+ALTER FUNCTION app_hidden.delegation_mark(p_employee integer) OWNER TO postgres;
+
+--
+-- Name: delegations_json(integer[]); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegations_json(p_ids integer[]) RETURNS TABLE(id integer, doc jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with est as (
+    select de.delegation_id, jsonb_agg(de.establishment_id order by de.establishment_id) as ids,
+           jsonb_agg(e.name order by de.establishment_id) as names
+    from app_public.delegation_establishments de
+    join app_public.establishments e on e.id = de.establishment_id
+    where de.delegation_id = any (p_ids)
+    group by de.delegation_id
+  ),
+  names as (
+    select * from app_hidden.account_names(array(
+      select x from app_public.delegations d,
+             unnest(array[d.delegator_account_id, d.delegate_account_id, d.created_by, d.ended_by]) x
+      where d.id = any (p_ids) and x is not null))
+  )
+  select d.id,
+         jsonb_build_object('id', d.id,
+                            'delegator', d.delegator_account_id, 'delegator_name', n1.name,
+                            'delegate', d.delegate_account_id, 'delegate_name', n2.name,
+                            'start_date', d.start_date, 'end_date', d.end_date, 'kinds', d.kinds,
+                            'all_establishments', d.all_establishments,
+                            'establishments', coalesce(est.ids, '[]'::jsonb),
+                            'establishment_names', coalesce(est.names, '[]'::jsonb),
+                            'comment', d.comment,
+                            'created_by', d.created_by, 'created_by_name', n3.name, 'created_at', d.created_at,
+                            'ended_at', d.ended_at, 'ended_by', d.ended_by, 'ended_by_name', n4.name,
+                            'is_active', app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, app_hidden.now()),
+                            'is_over', d.ended_at is not null or d.end_date < app_hidden.today())
+  from app_public.delegations d
+  left join est on est.delegation_id = d.id
+  left join names n1 on n1.id = d.delegator_account_id
+  left join names n2 on n2.id = d.delegate_account_id
+  left join names n3 on n3.id = d.created_by
+  left join names n4 on n4.id = d.ended_by
+  where d.id = any (p_ids);
+$$;
+
+ALTER FUNCTION app_hidden.delegations_json(p_ids integer[]) OWNER TO postgres;
+
+--
+-- Name: delegators_for(integer, text, integer, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) RETURNS SETOF integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_day date := app_hidden.business_date(p_at);
+begin
+  if p_employee is null or p_account is null then
+    return;
+  end if;
+  return query
+  select distinct d.delegator_account_id
+  from app_public.delegations d
+  join app_public.accounts da on da.id = d.delegator_account_id and da.is_active
+  where d.delegate_account_id = p_account
+    and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, p_at)
+    and app_hidden.delegation_grants(d.kinds, p_permission)
+    and da.employee_id is distinct from p_employee
+    and app_hidden.may_own(d.delegator_account_id, p_permission, p_employee, p_at)
+    and (d.all_establishments
+         or exists (select 1 from app_public.delegation_establishments de
+                    where de.delegation_id = d.id
+                      and de.establishment_id in (select app_hidden.employee_establishments(p_employee, v_day))))
+  order by 1;
+end;
+$$;
+
+ALTER FUNCTION app_hidden.delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) OWNER TO postgres;
 
 --
 -- Name: division_choices(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -5454,6 +5745,21 @@ $$;
 ALTER FUNCTION app_hidden.keys_sent(p_sent text[], p_keys text[], p_given boolean[]) OWNER TO postgres;
 
 --
+-- Name: kinds_permissions(text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.kinds_permissions(p_kinds text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  select case p_kinds when 'absences' then array['absences.decide_absence']
+                      when 'shift_changes' then array['planning.decide_shift_change']
+                      when 'both' then array['absences.decide_absence', 'planning.decide_shift_change']
+                      else '{}'::text[] end;
+$$;
+
+ALTER FUNCTION app_hidden.kinds_permissions(p_kinds text) OWNER TO postgres;
+
+--
 -- Name: last_accepted_year(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -5593,6 +5899,33 @@ CREATE FUNCTION app_hidden.may_decide_absence_of(p_employee integer) RETURNS boo
 $$;
 
 ALTER FUNCTION app_hidden.may_decide_absence_of(p_employee integer) OWNER TO postgres;
+
+--
+-- Name: may_own(integer, text, integer, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_whole boolean;
+  v_ids int[];
+begin
+  if p_employee is null or p_account is null then
+    return false;
+  end if;
+  select s.whole, s.establishment_ids into v_whole, v_ids
+  from app_hidden.own_permission_scopes(array[p_account], p_permission, p_at) s;
+  if v_whole then
+    return exists (select 1 from app_public.employees e where e.id = p_employee);
+  end if;
+  return coalesce(exists (select 1 from app_hidden.employee_establishments(p_employee, app_hidden.business_date(p_at)) x(id)
+                          where x.id = any (v_ids)), false);
+end;
+$$;
+
+ALTER FUNCTION app_hidden.may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) OWNER TO postgres;
 
 --
 -- Name: may_write_counter(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -5899,6 +6232,18 @@ $$;
 ALTER FUNCTION app_hidden.notification_preferences_json(p_account_id integer) OWNER TO postgres;
 
 --
+-- Name: on_behalf_of_id(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.on_behalf_of_id() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  select nullif(current_setting('app.on_behalf_of', true), '')::int;
+$$;
+
+ALTER FUNCTION app_hidden.on_behalf_of_id() OWNER TO postgres;
+
+--
 -- Name: on_call_comment_max_length(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -6143,6 +6488,70 @@ end;
 $$;
 
 ALTER FUNCTION app_hidden.outcomes_merge(p_outcomes jsonb[]) OWNER TO postgres;
+
+--
+-- Name: own_permission_scopes(integer[], text, timestamp with time zone); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone) RETURNS TABLE(account_id integer, whole boolean, establishment_ids integer[])
+    LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 10
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+begin
+  return query
+  with acc as (
+    select a.id, a.is_active, a.is_superuser,
+           exists (select 1 from app_public.account_permissions ap
+                   where ap.account_id = a.id and ap.permission_code = p_permission) as explicit
+    from app_public.accounts a
+    where a.id = any (p_accounts)
+  ),
+  attr as (
+    -- Attributions granting the permission that day; "open" = a role outside the manager
+    -- workspace or without establishments: it covers the whole association.
+    select ra.account_id, ra.id,
+           not r.opens_manager_workspace
+           or not exists (select 1 from app_public.role_attribution_establishments rae
+                          where rae.attribution_id = ra.id) as open
+    from app_public.role_attributions ra
+    join app_public.role_permissions rp on rp.role_id = ra.role_id and rp.permission_code = p_permission
+    join app_public.roles r on r.id = ra.role_id
+    where ra.account_id = any (p_accounts)
+      and app_hidden.date_in(app_hidden.business_date(p_at), ra.start_date, ra.end_date)
+  ),
+  flags as (
+    select attr.account_id, bool_or(attr.open) as open from attr group by attr.account_id
+  ),
+  -- Establishments of the restricted attributions, and of the on-call periods active at p_at.
+  restricted as (
+    select x.account_id, array_agg(distinct x.establishment_id) as ids
+    from (select attr.account_id, rae.establishment_id
+          from attr join app_public.role_attribution_establishments rae on rae.attribution_id = attr.id
+          union all
+          select op.account_id, ope.establishment_id
+          from app_public.on_call_periods op
+          join app_public.on_call_period_establishments ope on ope.period_id = op.id
+          where op.account_id = any (p_accounts) and op.start_at <= p_at and p_at < op.end_at
+            -- SPEC Permissions rule 9: the queue and the decisions of a manager role, nothing else.
+            and p_permission in ('absences.view_absence_queue', 'absences.decide_absence',
+                                 'planning.decide_shift_change')) x
+    group by x.account_id
+  )
+  select acc.id,
+         acc.is_active and (acc.is_superuser or acc.explicit or coalesce(f.open, false)),
+         case when not acc.is_active then '{}'::int[]
+              when acc.is_superuser or acc.explicit then null::int[]
+              when f.account_id is null then '{}'::int[]
+              when f.open then null::int[]
+              else coalesce(r.ids, '{}'::int[]) end
+  from acc
+  left join flags f on f.account_id = acc.id
+  left join restricted r on r.account_id = acc.id;
+end;
+$$;
+
+ALTER FUNCTION app_hidden.own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone) OWNER TO postgres;
 
 --
 -- Name: page_limit(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -6681,56 +7090,65 @@ CREATE FUNCTION app_hidden.permission_scopes(p_accounts integer[], p_permission 
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
+declare
+  v_delegations int;
 begin
+  if not app_hidden.delegation_grants('both', p_permission) then
+    return query select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at);
+    return;
+  end if;
+  select count(*) into v_delegations
+  from app_public.delegations d
+  where d.delegate_account_id = any (p_accounts)
+    and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, p_at)
+    and app_hidden.delegation_grants(d.kinds, p_permission);
+  if v_delegations = 0 then
+    return query select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at);
+    return;
+  end if;
   return query
-  with acc as (
-    select a.id, a.is_active, a.is_superuser,
-           exists (select 1 from app_public.account_permissions ap
-                   where ap.account_id = a.id and ap.permission_code = p_permission) as explicit
-    from app_public.accounts a
-    where a.id = any (p_accounts)
+  with own as (
+    select * from app_hidden.own_permission_scopes(p_accounts, p_permission, p_at)
   ),
-  attr as (
-    -- Attributions granting the permission that day; "open" = a role outside the manager
-    -- workspace or without establishments: it covers the whole association.
-    select ra.account_id, ra.id,
-           not r.opens_manager_workspace
-           or not exists (select 1 from app_public.role_attribution_establishments rae
-                          where rae.attribution_id = ra.id) as open
-    from app_public.role_attributions ra
-    join app_public.role_permissions rp on rp.role_id = ra.role_id and rp.permission_code = p_permission
-    join app_public.roles r on r.id = ra.role_id
-    where ra.account_id = any (p_accounts)
-      and app_hidden.date_in(app_hidden.business_date(p_at), ra.start_date, ra.end_date)
+  dl as (
+    select d.id, d.delegate_account_id, d.delegator_account_id, d.all_establishments
+    from app_public.delegations d
+    join app_public.accounts a on a.id = d.delegate_account_id and a.is_active
+    where d.delegate_account_id = any (p_accounts)
+      and app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, p_at)
+      and app_hidden.delegation_grants(d.kinds, p_permission)
   ),
-  flags as (
-    select attr.account_id, bool_or(attr.open) as open from attr group by attr.account_id
+  delegator as (
+    select * from app_hidden.own_permission_scopes(array(select distinct dl.delegator_account_id from dl),
+                                                   p_permission, p_at)
   ),
-  -- Establishments of the restricted attributions, and of the on-call periods active at p_at.
-  restricted as (
-    select x.account_id, array_agg(distinct x.establishment_id) as ids
-    from (select attr.account_id, rae.establishment_id
-          from attr join app_public.role_attribution_establishments rae on rae.attribution_id = attr.id
-          union all
-          select op.account_id, ope.establishment_id
-          from app_public.on_call_periods op
-          join app_public.on_call_period_establishments ope on ope.period_id = op.id
-          where op.account_id = any (p_accounts) and op.start_at <= p_at and p_at < op.end_at
-            -- SPEC Permissions rule 9: the queue and the decisions of a manager role, nothing else.
-            and p_permission in ('absences.view_absence_queue', 'absences.decide_absence',
-                                 'planning.decide_shift_change')) x
-    group by x.account_id
+  -- Per delegation: the whole association (a delegator of the whole association handing all
+  -- of it), or establishments.
+  handed as (
+    select dl.delegate_account_id,
+           dl.all_establishments and g.whole as whole,
+           case when dl.all_establishments and not g.whole then g.establishment_ids
+                when dl.all_establishments then '{}'::int[]
+                else array(select de.establishment_id from app_public.delegation_establishments de
+                           where de.delegation_id = dl.id
+                             and (g.whole or de.establishment_id = any (g.establishment_ids))) end as ids
+    from dl join delegator g on g.account_id = dl.delegator_account_id
+    where g.whole or cardinality(g.establishment_ids) > 0
+  ),
+  received as (
+    select h.delegate_account_id, bool_or(h.whole) as whole,
+           coalesce(array_agg(distinct e.id) filter (where e.id is not null), '{}'::int[]) as ids
+    from handed h
+    left join lateral unnest(h.ids) e(id) on true
+    group by h.delegate_account_id
   )
-  select acc.id,
-         acc.is_active and (acc.is_superuser or acc.explicit or coalesce(f.open, false)),
-         case when not acc.is_active then '{}'::int[]
-              when acc.is_superuser or acc.explicit then null::int[]
-              when f.account_id is null then '{}'::int[]
-              when f.open then null::int[]
-              else coalesce(r.ids, '{}'::int[]) end
-  from acc
-  left join flags f on f.account_id = acc.id
-  left join restricted r on r.account_id = acc.id;
+  select o.account_id,
+         o.whole or coalesce(r.whole, false),
+         case when o.whole or coalesce(r.whole, false) then null::int[]
+              else array(select distinct x from unnest(o.establishment_ids || coalesce(r.ids, '{}')) x
+                         where x is not null order by 1) end
+  from own o
+  left join received r on r.delegate_account_id = o.account_id;
 end;
 $$;
 
@@ -7328,6 +7746,33 @@ $$;
 ALTER FUNCTION app_hidden.raise_errors(p_errors jsonb) OWNER TO postgres;
 
 --
+-- Name: readable_delegation_ids(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.readable_delegation_ids() RETURNS SETOF integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+begin
+  if v_account is null then
+    return;
+  end if;
+  return query
+  select d.id from app_public.delegations d
+  where d.delegator_account_id = v_account or d.delegate_account_id = v_account or d.created_by = v_account
+  union
+  select d.id from app_public.delegations d
+  join app_public.accounts a on a.id = d.delegator_account_id
+  where app_hidden.account_is_hr(v_account)
+    and app_hidden.may(v_account, 'employee.change_employee_record', a.employee_id);
+end;
+$$;
+
+ALTER FUNCTION app_hidden.readable_delegation_ids() OWNER TO postgres;
+
+--
 -- Name: readable_employee_ids(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -7341,15 +7786,22 @@ begin
     return query select e.id from app_public.employees e;
     return;
   end if;
-  if not app_hidden.current_account_has('employee.view_payroll') then
+  if not app_hidden.current_account_has('employee.view_payroll')
+     and not app_hidden.current_account_has('absences.view_absence_queue') then
     -- Without the payroll permission its perimeter is empty (most employees): no scope to compute.
     return query select x.id from (select app_hidden.current_employee_id()) x(id) where x.id is not null;
     return;
   end if;
+  -- The queue without the directory: a delegate (issue 30; every role holding the queue holds
+  -- the directory) reads the employees of the perimeter it decides for, as its delegator does.
   return query
     select app_hidden.current_employee_id() where app_hidden.current_employee_id() is not null
     union
-    select app_hidden.perimeter_employee_ids('employee.view_payroll');
+    select app_hidden.perimeter_employee_ids('employee.view_payroll')
+    where app_hidden.current_account_has('employee.view_payroll')
+    union
+    select app_hidden.perimeter_employee_ids('absences.view_absence_queue')
+    where app_hidden.current_account_has('absences.view_absence_queue');
 end;
 $$;
 
@@ -7744,6 +8196,7 @@ CREATE TABLE app_public.shift_change_requests (
     granted_slots app_public.slot[],
     granted_minutes integer,
     granted_gap_minutes integer,
+    on_behalf_of integer,
     CONSTRAINT shift_change_requests_comment_check CHECK ((char_length(comment) <= app_hidden.comment_max_length())),
     CONSTRAINT shift_change_requests_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'validated'::text, 'refused'::text]))),
     CONSTRAINT shift_change_requests_version_check CHECK ((version >= 1))
@@ -7848,7 +8301,11 @@ begin
     names as (
       select n.id, n.name
       from app_hidden.account_display_names(
-             array(select x from req, unnest(array[req.decided_by, req.corrected_by]) x where x is not null)) n
+             array(select x from req, unnest(array[req.decided_by, req.corrected_by, req.on_behalf_of]) x where x is not null)) n
+    ),
+    -- The queue's mark « par délégation de X » (sql/delegations/api.sql), for a caller holding a delegation.
+    marks as (
+      select app_hidden.current_account_has_delegation() as has_any
     )
     select r.id, jsonb_build_object(
       'id', r.id,
@@ -7868,6 +8325,9 @@ begin
       'requested_minutes', r.requested_minutes,
       'decided_by', r.decided_by,
       'decided_by_name', dn.name,
+      'on_behalf_of', r.on_behalf_of,
+      'on_behalf_of_name', bn.name,
+      'by_delegation_of', case when mk.has_any then app_hidden.delegation_mark(r.employee_id) end,
       'decided_at', r.decided_at,
       'decision_reason', r.decision_reason,
       'corrected_by', r.corrected_by,
@@ -7883,6 +8343,8 @@ begin
     left join app_public.shift_change_reasons rs on rs.code = r.reason
     left join names dn on dn.id = r.decided_by
     left join names cn on cn.id = r.corrected_by
+    left join names bn on bn.id = r.on_behalf_of
+    cross join marks mk
     cross join lateral (
       select coalesce(jsonb_agg(app_hidden.slot_json_with(r.slots[i], p.code, p.label) order by i), '[]'::jsonb) as slots
       from generate_subscripts(r.slots, 1) i
@@ -13865,6 +14327,65 @@ CREATE FUNCTION app_private.route_deciders(p_employee_id integer, p_on date, p_d
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
+  -- Issue 30: presence and delegations (sql/delegations/routing.sql) on top of the SPEC routing.
+  return query select app_private.route_filing_with_delegations(p_employee_id, p_on, p_decide_permission,
+                                                                 p_author_account_id);
+end;
+$$;
+
+ALTER FUNCTION app_private.route_deciders(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) OWNER TO postgres;
+
+--
+-- Name: route_filing_with_delegations(integer, date, text, integer); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.route_filing_with_delegations(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) RETURNS SETOF integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_at timestamptz := app_hidden.now();
+  v_today date := app_hidden.business_date(v_at);
+  v_attached boolean;
+  v_result int[];
+begin
+  for v_attached in select x from unnest(array[true, false]) x loop
+    with c as (
+      select dc.account_id,
+             exists (select 1 from app_public.accounts a
+                     join app_public.absences ab on ab.employee_id = a.employee_id
+                     where a.id = dc.account_id
+                       and ab.status in ('validated', 'cancellation_requested')
+                       and ab.date_start <= v_today and ab.date_end >= v_today) as away
+      from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, p_author_account_id) dc
+      where dc.attached = v_attached
+    ),
+    delegates as (
+      select c.account_id as delegator, d.delegate_account_id as delegate
+      from c
+      join app_public.delegations d on d.delegator_account_id = c.account_id
+      join app_public.accounts da on da.id = d.delegate_account_id and da.is_active
+      where app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, v_at)
+        and app_hidden.delegation_grants(d.kinds, p_decide_permission)
+        and d.delegate_account_id is distinct from p_author_account_id
+        and da.employee_id is distinct from p_employee_id
+        and (d.all_establishments
+             or exists (select 1 from app_public.delegation_establishments de
+                        where de.delegation_id = d.id
+                          and de.establishment_id in (select app_hidden.employee_establishments(p_employee_id, v_today))))
+    )
+    select array(select c.account_id from c
+                 where not c.away or exists (select 1 from delegates x where x.delegator = c.account_id)
+                 union
+                 select x.delegate from delegates x
+                 order by 1)
+      into v_result;
+    if cardinality(v_result) > 0 then
+      return query select unnest(v_result);
+      return;
+    end if;
+  end loop;
+  -- Everybody away without a delegate: the plain routing (attached, else unattached).
   return query
     with candidates as (
       select * from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, p_author_account_id)
@@ -13875,7 +14396,7 @@ begin
 end;
 $$;
 
-ALTER FUNCTION app_private.route_deciders(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) OWNER TO postgres;
+ALTER FUNCTION app_private.route_filing_with_delegations(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) OWNER TO postgres;
 
 --
 -- Name: security_event_names(); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -14522,6 +15043,30 @@ $$;
 ALTER FUNCTION app_private.tg_absences__guard_delete() OWNER TO postgres;
 
 --
+-- Name: tg_absences__on_behalf_of(); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.tg_absences__on_behalf_of() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  if new.decided_by is distinct from old.decided_by and new.decided_by is not null
+     and new.decided_by = app_hidden.current_account_id() then
+    new.on_behalf_of := app_hidden.delegation_decision_check('absences.decide_absence', new.employee_id);
+  end if;
+  if new.cancellation_decided_by is not null
+     and new.cancellation_decided_at is distinct from old.cancellation_decided_at
+     and new.cancellation_decided_by = app_hidden.current_account_id() then
+    new.cancellation_on_behalf_of := app_hidden.delegation_decision_check('absences.decide_absence', new.employee_id);
+  end if;
+  return new;
+end;
+$$;
+
+ALTER FUNCTION app_private.tg_absences__on_behalf_of() OWNER TO postgres;
+
+--
 -- Name: tg_absences__status_counts(); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -14827,6 +15372,27 @@ $$;
 ALTER FUNCTION app_private.tg_notifications__email() OWNER TO postgres;
 
 --
+-- Name: tg_notifications__on_behalf_of(); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.tg_notifications__on_behalf_of() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_for int := app_hidden.on_behalf_of_id();
+begin
+  if v_for is not null and new.model in ('absence', 'shift_change_request')
+     and app_hidden.current_account_id() is not null then
+    new.body := new.body || ' Décision de ' || app_hidden.delegated_name(app_hidden.current_account_id(), v_for) || '.';
+  end if;
+  return new;
+end;
+$$;
+
+ALTER FUNCTION app_private.tg_notifications__on_behalf_of() OWNER TO postgres;
+
+--
 -- Name: tg_notifications__route(); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -14891,6 +15457,25 @@ $$;
 ALTER FUNCTION app_private.tg_shift_change_requests__guard() OWNER TO postgres;
 
 --
+-- Name: tg_shift_change_requests__on_behalf_of(); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.tg_shift_change_requests__on_behalf_of() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  if new.decided_by is distinct from old.decided_by and new.decided_by is not null
+     and new.decided_by = app_hidden.current_account_id() then
+    new.on_behalf_of := app_hidden.delegation_decision_check('planning.decide_shift_change', new.employee_id);
+  end if;
+  return new;
+end;
+$$;
+
+ALTER FUNCTION app_private.tg_shift_change_requests__on_behalf_of() OWNER TO postgres;
+
+--
 -- Name: username_taken(text); Type: FUNCTION; Schema: app_private; Owner: postgres
 --
 
@@ -14936,7 +15521,13 @@ begin
   select p_actor, act.username, act.display_name, p_impersonator, imp.username, imp.display_name,
          p_verb, p_model, p_target_id, p_before, p_after, nullif(current_setting('app.client_address', true), '')
   from (select 1) one
-  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
+  -- A decision by delegation (sql/delegations/api.sql): « X, par délégation de Y ».
+  left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username)
+                                        || coalesce(', par délégation de ' || (
+                                             select coalesce(e2.first_name || ' ' || e2.last_name, a2.username)
+                                             from app_public.accounts a2 left join app_public.employees e2 on e2.id = a2.employee_id
+                                             where a2.id = nullif(current_setting('app.on_behalf_of', true), '')::int), '')
+                                        as display_name
                      from app_public.accounts a left join app_public.employees e on e.id = a.employee_id
                      where a.id = p_actor) act on true
   left join lateral (select a.username, coalesce(e.first_name || ' ' || e.last_name, a.username) as display_name
@@ -17435,6 +18026,258 @@ the caller reads, with their balances (Acquis, Pris, Planifiés, Restant), filte
 code and year, latest year first.';
 
 --
+-- Name: delegation_create(integer, date, date, text, integer[], integer, text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[] DEFAULT NULL::integer[], p_delegator integer DEFAULT NULL::integer, p_comment text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+  v_delegator int := coalesce(p_delegator, app_hidden.current_account_id());
+  v_today date := app_hidden.today();
+  v_own text[];
+  v_errors jsonb := '{}';
+  v_delegator_employee int;
+  v_perm text;
+  v_scope_whole boolean;
+  v_scope_ids int[];
+  v_outside text;
+  v_id int;
+  v_comment text := nullif(btrim(p_comment), '');
+begin
+  if v_account is null then
+    perform app_hidden.forbidden('Connectez-vous pour déléguer vos décisions.', 'WF801');
+  end if;
+  v_own := app_hidden.account_own_permission_codes(v_delegator);
+  if v_delegator = v_account then
+    if not (app_hidden.permission_in(v_own, 'absences.decide_absence')
+            or app_hidden.permission_in(v_own, 'planning.decide_shift_change')) then
+      if app_hidden.current_account_has('absences.decide_absence')
+         or app_hidden.current_account_has('planning.decide_shift_change') then
+        perform app_hidden.forbidden('Une délégation reçue ne se délègue pas : seul le titulaire des décisions peut déléguer.', 'WF802');
+      end if;
+      perform app_hidden.forbidden('Seul un compte qui décide des absences ou des modifications de journée délègue ses décisions.', 'WF801');
+    end if;
+  else
+    if not app_hidden.account_is_hr(v_account) then
+      perform app_hidden.forbidden('Seuls RH n1, RH n2 et Admin créent une délégation pour un autre décideur.', 'WF801');
+    end if;
+    select a.employee_id into v_delegator_employee from app_public.accounts a where a.id = v_delegator and a.is_active;
+    if not found then
+      perform app_hidden.invalid('delegator', 'Décideur introuvable ou compte fermé.', 'WV801');
+    end if;
+    if not app_hidden.may(v_account, 'employee.change_employee_record', v_delegator_employee) then
+      perform app_hidden.invalid('delegator', 'Ce décideur est hors de votre périmètre.', 'WV801');
+    end if;
+    if not (app_hidden.permission_in(v_own, 'absences.decide_absence')
+            or app_hidden.permission_in(v_own, 'planning.decide_shift_change')) then
+      perform app_hidden.invalid('delegator', 'Ce compte ne décide ni des absences ni des modifications de journée.', 'WV801');
+    end if;
+    if p_start_date is not null and p_end_date is not null
+       and not exists (select 1 from app_public.absences ab
+                       where ab.employee_id = v_delegator_employee
+                         and ab.status in ('validated', 'cancellation_requested')
+                         and ab.date_start <= p_end_date and ab.date_end >= p_start_date) then
+      perform app_hidden.invalid('delegator',
+        'Ce décideur n''a pas d''absence accordée sur ces dates : c''est à lui de créer sa délégation.', 'WV801');
+    end if;
+  end if;
+
+  if p_kinds is null or p_kinds not in ('absences', 'shift_changes', 'both') then
+    v_errors := app_hidden.add_error(v_errors, 'kinds', 'Choisissez : absences, modifications de journée, ou les deux.');
+  elsif not (app_hidden.permission_in(v_own, 'absences.decide_absence') or p_kinds = 'shift_changes')
+        or not (app_hidden.permission_in(v_own, 'planning.decide_shift_change') or p_kinds = 'absences') then
+    v_errors := app_hidden.add_error(v_errors, 'kinds', 'On ne délègue que les décisions que l''on prend soi-même.');
+  end if;
+  if p_start_date is null then
+    v_errors := app_hidden.add_error(v_errors, 'start_date', 'Indiquez la date de début.');
+  end if;
+  if p_end_date is null then
+    v_errors := app_hidden.add_error(v_errors, 'end_date', 'Indiquez la date de fin.');
+  elsif p_start_date is not null and p_end_date < p_start_date then
+    v_errors := app_hidden.add_error(v_errors, 'end_date', 'La date de fin précède la date de début.');
+  elsif p_end_date < v_today then
+    v_errors := app_hidden.add_error(v_errors, 'end_date', 'Une délégation ne se crée pas dans le passé.');
+  elsif p_start_date is not null and p_end_date - p_start_date > 365 then
+    v_errors := app_hidden.add_error(v_errors, 'end_date', 'Une délégation dure au plus un an.');
+  end if;
+  if p_delegate is null then
+    v_errors := app_hidden.add_error(v_errors, 'delegate', 'Choisissez le délégataire.');
+  elsif not exists (select 1 from app_public.accounts a where a.id = p_delegate and a.is_active) then
+    v_errors := app_hidden.add_error(v_errors, 'delegate', 'Délégataire introuvable ou compte fermé.');
+  elsif p_delegate = v_delegator then
+    v_errors := app_hidden.add_error(v_errors, 'delegate', 'On ne se délègue pas ses propres décisions.');
+  end if;
+  if char_length(v_comment) > app_hidden.comment_max_length() then
+    v_errors := app_hidden.add_error(v_errors, 'comment', app_hidden.max_length_message(app_hidden.comment_max_length()));
+  end if;
+  -- Establishments: within the delegator's own scope of every decision delegated.
+  if cardinality(p_establishments) > 0 and p_kinds in ('absences', 'shift_changes', 'both') then
+    if exists (select 1 from unnest(p_establishments) x where x is null
+               or not exists (select 1 from app_public.establishments e where e.id = x)) then
+      v_errors := app_hidden.add_error(v_errors, 'establishments', 'Établissement introuvable.');
+    else
+      foreach v_perm in array app_hidden.kinds_permissions(p_kinds) loop
+        select s.whole, s.establishment_ids into v_scope_whole, v_scope_ids
+        from app_hidden.own_permission_scopes(array[v_delegator], v_perm, app_hidden.now()) s;
+        if not coalesce(v_scope_whole, false) then
+          select string_agg(e.name, ', ' order by e.name) into v_outside
+          from app_public.establishments e
+          where e.id = any (p_establishments) and not e.id = any (coalesce(v_scope_ids, '{}'));
+          if v_outside is not null then
+            v_errors := app_hidden.add_error(v_errors, 'establishments',
+              format('Hors du périmètre de décision du délégant : %s.', v_outside));
+            exit;
+          end if;
+        end if;
+      end loop;
+    end if;
+  end if;
+  if v_errors <> '{}'::jsonb then
+    perform app_hidden.invalid_fields(v_errors, 'WV802');
+  end if;
+
+  insert into app_public.delegations (delegator_account_id, delegate_account_id, start_date, end_date,
+                                      all_establishments, kinds, comment, created_by)
+  values (v_delegator, p_delegate, p_start_date, p_end_date, coalesce(cardinality(p_establishments), 0) = 0,
+          p_kinds, v_comment, v_account)
+  returning id into v_id;
+  insert into app_public.delegation_establishments (delegation_id, establishment_id)
+  select distinct v_id, x from unnest(coalesce(p_establishments, '{}')) x;
+  return (select j.doc from app_hidden.delegations_json(array[v_id]) j);
+end;
+$$;
+
+ALTER FUNCTION app_public.delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text) IS 'Issue 30, POST /api/delegations/: a decider delegates its own decisions (absences, day changes or both)
+to another active account over a date interval, for all or some establishments of its own perimeter;
+RH n1 / RH n2 / Admin (or a superuser) create one for an absent decider of their perimeter (a granted absence over the interval).
+A delegation received is never delegated again. Audited.';
+
+--
+-- Name: delegation_end(integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.delegation_end(p_id integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+  d app_public.delegations;
+begin
+  if p_id is null or p_id not in (select app_hidden.readable_delegation_ids()) then
+    perform app_hidden.not_found('Délégation introuvable.', 'WN801');
+  end if;
+  select * into d from app_public.delegations x where x.id = p_id for update;
+  if not (d.delegator_account_id = v_account or d.created_by is not distinct from v_account and v_account is not null
+          or (app_hidden.account_is_hr(v_account)
+              and app_hidden.may(v_account, 'employee.change_employee_record',
+                                 (select a.employee_id from app_public.accounts a where a.id = d.delegator_account_id)))) then
+    perform app_hidden.forbidden('Seuls le délégant, l''auteur de la délégation ou RH y mettent fin.', 'WF804');
+  end if;
+  if d.ended_at is not null or d.end_date < app_hidden.today() then
+    perform app_hidden.invalid('status', 'Cette délégation est déjà terminée.', 'WV803');
+  end if;
+  update app_public.delegations x set ended_at = app_hidden.now(), ended_by = v_account, updated_at = app_hidden.now()
+  where x.id = p_id;
+  return (select j.doc from app_hidden.delegations_json(array[p_id]) j);
+end;
+$$;
+
+ALTER FUNCTION app_public.delegation_end(p_id integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_end(p_id integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.delegation_end(p_id integer) IS 'Issue 30, POST /api/delegations/<id>/end/: ends a delegation at once (the delegator, its author, or RH over
+the delegator''s perimeter); an ended or past delegation gives 400 under status. Audited.';
+
+--
+-- Name: delegation_get(integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.delegation_get(p_id integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_doc jsonb;
+begin
+  if p_id is not null and p_id in (select app_hidden.readable_delegation_ids()) then
+    select j.doc into v_doc from app_hidden.delegations_json(array[p_id]) j;
+  end if;
+  if v_doc is null then
+    perform app_hidden.not_found('Délégation introuvable.', 'WN801');
+  end if;
+  return v_doc;
+end;
+$$;
+
+ALTER FUNCTION app_public.delegation_get(p_id integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_get(p_id integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.delegation_get(p_id integer) IS 'Issue 30, back-office: one delegation the caller reads (given, received, authored; RH and Admin: those of
+the deciders of their perimeter), else 404.';
+
+--
+-- Name: delegations_list(text, boolean, integer, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.delegations_list(p_role text DEFAULT NULL::text, p_active boolean DEFAULT NULL::boolean, p_account integer DEFAULT NULL::integer, p_page integer DEFAULT 1, p_page_size integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_account int := app_hidden.current_account_id();
+begin
+  if p_role is not null and p_role not in ('given', 'received') then
+    perform app_hidden.invalid('role', 'Valeurs possibles : given, received.', 'WV804');
+  end if;
+  return (
+    with filtered as (
+      select d.id, d.start_date from app_public.delegations d
+      where d.id in (select app_hidden.readable_delegation_ids())
+        and (p_role is null or (p_role = 'given' and d.delegator_account_id = v_account)
+             or (p_role = 'received' and d.delegate_account_id = v_account))
+        and (p_active is null
+             or p_active = app_hidden.delegation_active(d.start_date, d.end_date, d.ended_at, app_hidden.now()))
+        and (p_account is null or p_account in (d.delegator_account_id, d.delegate_account_id))
+    ),
+    page as (
+      select f.id, row_number() over (order by f.start_date desc, f.id desc) as ord
+      from filtered f order by ord limit app_hidden.page_limit(p_page_size) offset app_hidden.page_offset(p_page, p_page_size)
+    )
+    select jsonb_build_object(
+      'count', (select count(*) from filtered),
+      'results', coalesce((select jsonb_agg(j.doc order by p.ord)
+                           from page p join app_hidden.delegations_json(array(select pg.id from page pg)) j on j.id = p.id),
+                          '[]'::jsonb)));
+end;
+$$;
+
+ALTER FUNCTION app_public.delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer) IS 'Issue 30, GET /api/delegations/: one page of the delegations the caller reads (given, received, authored;
+RH and Admin: those of the deciders of their perimeter), newest first; filters role (given / received), active,
+account (delegator or delegate).';
+
+--
 -- Name: division_create(text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
@@ -18939,6 +19782,12 @@ CREATE FUNCTION app_public.me() RETURNS jsonb
            'can_decide_absences', app_hidden.current_account_has('absences.decide_absence'),
            'can_decide_shift_changes', app_hidden.current_account_has('planning.decide_shift_change'),
            'can_view_payroll', app_hidden.current_account_has('employee.view_payroll'),
+           -- The decisions the account takes itself, which it may delegate (issue 30): a delegate
+           -- decides by delegation but never delegates what it received.
+           'can_delegate_absences', app_hidden.permission_in(app_hidden.account_own_permission_codes(a.id),
+                                                             'absences.decide_absence'),
+           'can_delegate_shift_changes', app_hidden.permission_in(app_hidden.account_own_permission_codes(a.id),
+                                                                  'planning.decide_shift_change'),
            'can_impersonate', coalesce(current_setting('app.allow_impersonation', true), '') = 'on'
                               and coalesce(current_setting('app.impersonator_id', true), '') = ''
                               and a.is_superuser and a.is_active)
@@ -18962,7 +19811,9 @@ ALTER FUNCTION app_public.me() OWNER TO postgres;
 COMMENT ON FUNCTION app_public.me() IS 'SPEC Account, GET /api/auth/me/: the signed-in account with employee_id, display_name (the employee''s
 name, else the username), the role of highest display precedence among those held today, every role held
 today (roles, in that precedence), and the interface hints can_view_absence_queue, can_decide_absences,
-can_decide_shift_changes, can_view_payroll and can_impersonate (the API enforces the rules anyway).';
+can_decide_shift_changes, can_view_payroll, can_delegate_absences, can_delegate_shift_changes (the
+decisions held by the account itself, which it may delegate) and can_impersonate (the API enforces the
+rules anyway).';
 
 --
 -- Name: notification_mark_read(bigint); Type: FUNCTION; Schema: app_public; Owner: wfm_api
@@ -21535,6 +22386,55 @@ ALTER TABLE app_public.day_modifications ALTER COLUMN id ADD GENERATED ALWAYS AS
 );
 
 --
+-- Name: delegation_establishments; Type: TABLE; Schema: app_public; Owner: postgres
+--
+
+CREATE TABLE app_public.delegation_establishments (
+    delegation_id integer NOT NULL,
+    establishment_id integer NOT NULL
+);
+
+ALTER TABLE app_public.delegation_establishments OWNER TO postgres;
+
+--
+-- Name: delegations; Type: TABLE; Schema: app_public; Owner: postgres
+--
+
+CREATE TABLE app_public.delegations (
+    id integer NOT NULL,
+    delegator_account_id integer NOT NULL,
+    delegate_account_id integer NOT NULL,
+    start_date date NOT NULL,
+    end_date date NOT NULL,
+    all_establishments boolean DEFAULT true NOT NULL,
+    kinds text NOT NULL,
+    comment text,
+    created_by integer,
+    created_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    ended_at timestamp with time zone,
+    ended_by integer,
+    updated_at timestamp with time zone DEFAULT app_hidden.now() NOT NULL,
+    CONSTRAINT delegations_interval CHECK ((end_date >= start_date)),
+    CONSTRAINT delegations_kinds_check CHECK ((kinds = ANY (ARRAY['absences'::text, 'shift_changes'::text, 'both'::text]))),
+    CONSTRAINT delegations_not_self CHECK ((delegator_account_id <> delegate_account_id))
+);
+
+ALTER TABLE app_public.delegations OWNER TO postgres;
+
+--
+-- Name: delegations_id_seq; Type: SEQUENCE; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE app_public.delegations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_public.delegations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: divisions; Type: TABLE; Schema: app_public; Owner: postgres
 --
 
@@ -22323,6 +23223,20 @@ ALTER TABLE ONLY app_public.day_modifications
     ADD CONSTRAINT day_modifications_pkey PRIMARY KEY (id);
 
 --
+-- Name: delegation_establishments delegation_establishments_pkey; Type: CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegation_establishments
+    ADD CONSTRAINT delegation_establishments_pkey PRIMARY KEY (delegation_id, establishment_id);
+
+--
+-- Name: delegations delegations_pkey; Type: CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegations
+    ADD CONSTRAINT delegations_pkey PRIMARY KEY (id);
+
+--
 -- Name: divisions divisions_pkey; Type: CONSTRAINT; Schema: app_public; Owner: postgres
 --
 
@@ -22764,6 +23678,24 @@ CREATE INDEX counters_year_idx ON app_public.counters USING btree (year, code) W
 CREATE INDEX day_modifications_date_idx ON app_public.day_modifications USING btree (date);
 
 --
+-- Name: delegation_establishments_establishment_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX delegation_establishments_establishment_idx ON app_public.delegation_establishments USING btree (establishment_id);
+
+--
+-- Name: delegations_delegate_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX delegations_delegate_idx ON app_public.delegations USING btree (delegate_account_id, start_date, end_date);
+
+--
+-- Name: delegations_delegator_idx; Type: INDEX; Schema: app_public; Owner: postgres
+--
+
+CREATE INDEX delegations_delegator_idx ON app_public.delegations USING btree (delegator_account_id, start_date, end_date);
+
+--
 -- Name: divisions_name_key; Type: INDEX; Schema: app_public; Owner: postgres
 --
 
@@ -23028,6 +23960,18 @@ CREATE TRIGGER _050_perimeter_changed AFTER INSERT OR DELETE OR UPDATE OR TRUNCA
 CREATE TRIGGER _050_perimeter_changed AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.accounts FOR EACH STATEMENT EXECUTE FUNCTION app_hidden.tg__perimeter_changed();
 
 --
+-- Name: delegation_establishments _050_perimeter_changed; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _050_perimeter_changed AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.delegation_establishments FOR EACH STATEMENT EXECUTE FUNCTION app_hidden.tg__perimeter_changed();
+
+--
+-- Name: delegations _050_perimeter_changed; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _050_perimeter_changed AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.delegations FOR EACH STATEMENT EXECUTE FUNCTION app_hidden.tg__perimeter_changed();
+
+--
 -- Name: employee_secondary_establishments _050_perimeter_changed; Type: TRIGGER; Schema: app_public; Owner: postgres
 --
 
@@ -23244,6 +24188,24 @@ CREATE TRIGGER _200_guard BEFORE DELETE OR UPDATE ON app_public.shift_change_req
 CREATE TRIGGER _200_guard_delete BEFORE DELETE ON app_public.absences FOR EACH ROW EXECUTE FUNCTION app_private.tg_absences__guard_delete();
 
 --
+-- Name: absences _200_on_behalf_of; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _200_on_behalf_of BEFORE UPDATE ON app_public.absences FOR EACH ROW EXECUTE FUNCTION app_private.tg_absences__on_behalf_of();
+
+--
+-- Name: notifications _200_on_behalf_of; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _200_on_behalf_of BEFORE INSERT ON app_public.notifications FOR EACH ROW EXECUTE FUNCTION app_private.tg_notifications__on_behalf_of();
+
+--
+-- Name: shift_change_requests _200_on_behalf_of; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _200_on_behalf_of BEFORE UPDATE ON app_public.shift_change_requests FOR EACH ROW EXECUTE FUNCTION app_private.tg_shift_change_requests__on_behalf_of();
+
+--
 -- Name: absence_documents _200_uploaded_by_request; Type: TRIGGER; Schema: app_public; Owner: postgres
 --
 
@@ -23332,6 +24294,18 @@ CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.counter_rules FOR
 --
 
 CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.day_modifications FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('day_modification');
+
+--
+-- Name: delegation_establishments _500_audit; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.delegation_establishments FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit_child('delegation_establishment', 'delegation_id');
+
+--
+-- Name: delegations _500_audit; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit AFTER INSERT OR UPDATE ON app_public.delegations FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('delegation');
 
 --
 -- Name: divisions _500_audit; Type: TRIGGER; Schema: app_public; Owner: postgres
@@ -23482,6 +24456,18 @@ CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.counter_rules FOR E
 --
 
 CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.day_modifications FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('day_modification');
+
+--
+-- Name: delegation_establishments _500_audit_delete; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.delegation_establishments FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit_child('delegation_establishment', 'delegation_id');
+
+--
+-- Name: delegations _500_audit_delete; Type: TRIGGER; Schema: app_public; Owner: postgres
+--
+
+CREATE TRIGGER _500_audit_delete BEFORE DELETE ON app_public.delegations FOR EACH ROW EXECUTE FUNCTION app_private.tg__audit('delegation');
 
 --
 -- Name: divisions _500_audit_delete; Type: TRIGGER; Schema: app_public; Owner: postgres
@@ -23775,6 +24761,13 @@ ALTER TABLE ONLY app_public.absences
     ADD CONSTRAINT absences_cancellation_decided_by_fkey FOREIGN KEY (cancellation_decided_by) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
 
 --
+-- Name: absences absences_cancellation_on_behalf_of_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.absences
+    ADD CONSTRAINT absences_cancellation_on_behalf_of_fkey FOREIGN KEY (cancellation_on_behalf_of) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
+
+--
 -- Name: absences absences_cancelled_by_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
 --
 
@@ -23801,6 +24794,13 @@ ALTER TABLE ONLY app_public.absences
 
 ALTER TABLE ONLY app_public.absences
     ADD CONSTRAINT absences_employee_id_fkey FOREIGN KEY (employee_id) REFERENCES app_public.employees(id) ON DELETE CASCADE;
+
+--
+-- Name: absences absences_on_behalf_of_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.absences
+    ADD CONSTRAINT absences_on_behalf_of_fkey FOREIGN KEY (on_behalf_of) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
 
 --
 -- Name: absences absences_type_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
@@ -23913,6 +24913,48 @@ ALTER TABLE ONLY app_public.day_modifications
 
 ALTER TABLE ONLY app_public.day_modifications
     ADD CONSTRAINT day_modifications_updated_by_fkey FOREIGN KEY (updated_by) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
+
+--
+-- Name: delegation_establishments delegation_establishments_delegation_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegation_establishments
+    ADD CONSTRAINT delegation_establishments_delegation_id_fkey FOREIGN KEY (delegation_id) REFERENCES app_public.delegations(id) ON DELETE CASCADE;
+
+--
+-- Name: delegation_establishments delegation_establishments_establishment_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegation_establishments
+    ADD CONSTRAINT delegation_establishments_establishment_id_fkey FOREIGN KEY (establishment_id) REFERENCES app_public.establishments(id) ON DELETE CASCADE;
+
+--
+-- Name: delegations delegations_created_by_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegations
+    ADD CONSTRAINT delegations_created_by_fkey FOREIGN KEY (created_by) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
+
+--
+-- Name: delegations delegations_delegate_account_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegations
+    ADD CONSTRAINT delegations_delegate_account_id_fkey FOREIGN KEY (delegate_account_id) REFERENCES app_public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: delegations delegations_delegator_account_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegations
+    ADD CONSTRAINT delegations_delegator_account_id_fkey FOREIGN KEY (delegator_account_id) REFERENCES app_public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: delegations delegations_ended_by_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.delegations
+    ADD CONSTRAINT delegations_ended_by_fkey FOREIGN KEY (ended_by) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
 
 --
 -- Name: employee_attachments employee_attachments_employee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
@@ -24137,6 +25179,13 @@ ALTER TABLE ONLY app_public.shift_change_requests
 
 ALTER TABLE ONLY app_public.shift_change_requests
     ADD CONSTRAINT shift_change_requests_employee_id_fkey FOREIGN KEY (employee_id) REFERENCES app_public.employees(id) ON DELETE CASCADE;
+
+--
+-- Name: shift_change_requests shift_change_requests_on_behalf_of_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE ONLY app_public.shift_change_requests
+    ADD CONSTRAINT shift_change_requests_on_behalf_of_fkey FOREIGN KEY (on_behalf_of) REFERENCES app_public.accounts(id) ON DELETE SET NULL;
 
 --
 -- Name: shift_change_requests shift_change_requests_reason_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: postgres
@@ -24402,6 +25451,18 @@ ALTER TABLE app_public.counters ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.day_modifications ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: delegation_establishments; Type: ROW SECURITY; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE app_public.delegation_establishments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: delegations; Type: ROW SECURITY; Schema: app_public; Owner: postgres
+--
+
+ALTER TABLE app_public.delegations ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: teams delete_entirely_in_perimeter; Type: POLICY; Schema: app_public; Owner: postgres
 --
 
@@ -24636,6 +25697,20 @@ ALTER TABLE app_public.events ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE app_public.honorability_certificates ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: delegation_establishments insert_author; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY insert_author ON app_public.delegation_establishments FOR INSERT TO wfm_api WITH CHECK ((EXISTS ( SELECT 1
+   FROM app_public.delegations d
+  WHERE ((d.id = delegation_establishments.delegation_id) AND (d.created_by = ( SELECT app_hidden.current_account_id() AS current_account_id))))));
+
+--
+-- Name: delegations insert_author; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY insert_author ON app_public.delegations FOR INSERT TO wfm_api WITH CHECK (((created_by = ( SELECT app_hidden.current_account_id() AS current_account_id)) AND ((delegator_account_id = ( SELECT app_hidden.current_account_id() AS current_account_id)) OR ( SELECT app_hidden.account_is_hr(app_hidden.current_account_id()) AS account_is_hr))));
 
 --
 -- Name: day_modifications insert_decider_or_hr; Type: POLICY; Schema: app_public; Owner: postgres
@@ -25045,7 +26120,19 @@ CREATE POLICY select_readable ON app_public.contracts FOR SELECT TO wfm_visitor,
 -- Name: day_modifications select_readable; Type: POLICY; Schema: app_public; Owner: postgres
 --
 
-CREATE POLICY select_readable ON app_public.day_modifications FOR SELECT TO wfm_visitor, wfm_api USING ((( SELECT app_hidden.current_account_has('employee.view_employee_directory'::text) AS current_account_has) OR (employee_id IN ( SELECT app_hidden.readable_employee_ids() AS readable_employee_ids))));
+CREATE POLICY select_readable ON app_public.day_modifications FOR SELECT TO wfm_visitor, wfm_api USING ((( SELECT app_hidden.current_account_has('employee.view_employee_directory'::text) AS current_account_has) OR (employee_id IN ( SELECT app_hidden.readable_employee_ids() AS readable_employee_ids)) OR (employee_id IN ( SELECT app_hidden.perimeter_employee_ids('planning.decide_shift_change'::text) AS perimeter_employee_ids))));
+
+--
+-- Name: delegation_establishments select_readable; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY select_readable ON app_public.delegation_establishments FOR SELECT TO wfm_visitor, wfm_api USING ((delegation_id IN ( SELECT app_hidden.readable_delegation_ids() AS readable_delegation_ids)));
+
+--
+-- Name: delegations select_readable; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY select_readable ON app_public.delegations FOR SELECT TO wfm_visitor, wfm_api USING (((((( SELECT app_hidden.current_account_id() AS current_account_id) = delegator_account_id) OR (( SELECT app_hidden.current_account_id() AS current_account_id) = delegate_account_id)) OR (( SELECT app_hidden.current_account_id() AS current_account_id) = created_by)) OR (id IN ( SELECT app_hidden.readable_delegation_ids() AS readable_delegation_ids))));
 
 --
 -- Name: employee_secondary_establishments select_readable; Type: POLICY; Schema: app_public; Owner: postgres
@@ -25195,6 +26282,12 @@ CREATE POLICY update_own ON app_public.notifications FOR UPDATE TO wfm_api USING
 --
 
 CREATE POLICY update_own_or_perimeter ON app_public.absences FOR UPDATE TO wfm_api USING ((employee_id IN ( SELECT app_hidden.absence_writer_employee_ids() AS absence_writer_employee_ids))) WITH CHECK ((employee_id IN ( SELECT app_hidden.absence_writer_employee_ids() AS absence_writer_employee_ids)));
+
+--
+-- Name: delegations update_readable; Type: POLICY; Schema: app_public; Owner: postgres
+--
+
+CREATE POLICY update_readable ON app_public.delegations FOR UPDATE TO wfm_api USING ((id IN ( SELECT app_hidden.readable_delegation_ids() AS readable_delegation_ids))) WITH CHECK ((id IN ( SELECT app_hidden.readable_delegation_ids() AS readable_delegation_ids)));
 
 --
 -- Name: contracts update_record_writer; Type: POLICY; Schema: app_public; Owner: postgres
@@ -25813,12 +26906,28 @@ GRANT ALL ON FUNCTION app_hidden.account_in_role_reach(p_account integer) TO wfm
 GRANT ALL ON FUNCTION app_hidden.account_in_role_reach(p_account integer) TO wfm_api;
 
 --
+-- Name: FUNCTION account_is_hr(p_account integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.account_is_hr(p_account integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.account_is_hr(p_account integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.account_is_hr(p_account integer) TO wfm_api;
+
+--
 -- Name: FUNCTION account_names(p_ids integer[]); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION app_hidden.account_names(p_ids integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.account_names(p_ids integer[]) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.account_names(p_ids integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION account_own_permission_codes(p_account integer, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.account_own_permission_codes(p_account integer, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.account_own_permission_codes(p_account integer, p_at timestamp with time zone) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.account_own_permission_codes(p_account integer, p_at timestamp with time zone) TO wfm_api;
 
 --
 -- Name: FUNCTION account_permission_codes(p_account integer, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26249,12 +27358,28 @@ GRANT ALL ON FUNCTION app_hidden.current_account_has(p_permission text) TO wfm_v
 GRANT ALL ON FUNCTION app_hidden.current_account_has(p_permission text) TO wfm_api;
 
 --
+-- Name: FUNCTION current_account_has_delegation(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.current_account_has_delegation() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.current_account_has_delegation() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.current_account_has_delegation() TO wfm_api;
+
+--
 -- Name: FUNCTION current_account_id(); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION app_hidden.current_account_id() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.current_account_id() TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.current_account_id() TO wfm_api;
+
+--
+-- Name: FUNCTION current_account_is_hr(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.current_account_is_hr() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.current_account_is_hr() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.current_account_is_hr() TO wfm_api;
 
 --
 -- Name: FUNCTION current_account_is_staff(); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -26343,6 +27468,62 @@ GRANT ALL ON FUNCTION app_hidden.day_label(p_slots app_public.slot[]) TO wfm_api
 REVOKE ALL ON FUNCTION app_hidden.de_name(p_name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.de_name(p_name text) TO wfm_api;
+
+--
+-- Name: FUNCTION delegated_name(p_account integer, p_on_behalf_of integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegated_name(p_account integer, p_on_behalf_of integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegated_name(p_account integer, p_on_behalf_of integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegated_name(p_account integer, p_on_behalf_of integer) TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegation_active(p_start date, p_end date, p_ended_at timestamp with time zone, p_at timestamp with time zone) TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_decision_check(p_permission text, p_employee integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegation_decision_check(p_permission text, p_employee integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegation_decision_check(p_permission text, p_employee integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegation_decision_check(p_permission text, p_employee integer) TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_grants(p_kinds text, p_permission text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegation_grants(p_kinds text, p_permission text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegation_grants(p_kinds text, p_permission text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegation_grants(p_kinds text, p_permission text) TO wfm_api;
+
+--
+-- Name: FUNCTION delegation_mark(p_employee integer); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegation_mark(p_employee integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegation_mark(p_employee integer) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegation_mark(p_employee integer) TO wfm_api;
+
+--
+-- Name: FUNCTION delegations_json(p_ids integer[]); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegations_json(p_ids integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegations_json(p_ids integer[]) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegations_json(p_ids integer[]) TO wfm_api;
+
+--
+-- Name: FUNCTION delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.delegators_for(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) TO wfm_api;
 
 --
 -- Name: FUNCTION division_choices(); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -27270,6 +28451,14 @@ GRANT ALL ON FUNCTION app_hidden.keys_sent(p_sent text[], p_keys text[], p_given
 GRANT ALL ON FUNCTION app_hidden.keys_sent(p_sent text[], p_keys text[], p_given boolean[]) TO wfm_api;
 
 --
+-- Name: FUNCTION kinds_permissions(p_kinds text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.kinds_permissions(p_kinds text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.kinds_permissions(p_kinds text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.kinds_permissions(p_kinds text) TO wfm_api;
+
+--
 -- Name: FUNCTION last_accepted_year(); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -27340,6 +28529,14 @@ GRANT ALL ON FUNCTION app_hidden.may(p_account integer, p_permission text, p_emp
 REVOKE ALL ON FUNCTION app_hidden.may_decide_absence_of(p_employee integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.may_decide_absence_of(p_employee integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.may_decide_absence_of(p_employee integer) TO wfm_api;
+
+--
+-- Name: FUNCTION may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.may_own(p_account integer, p_permission text, p_employee integer, p_at timestamp with time zone) TO wfm_api;
 
 --
 -- Name: FUNCTION may_write_counter(p_employee integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -27453,6 +28650,14 @@ GRANT ALL ON FUNCTION app_hidden.notification_preferences_json(p_account_id inte
 GRANT ALL ON FUNCTION app_hidden.notification_preferences_json(p_account_id integer) TO wfm_api;
 
 --
+-- Name: FUNCTION on_behalf_of_id(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.on_behalf_of_id() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.on_behalf_of_id() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.on_behalf_of_id() TO wfm_api;
+
+--
 -- Name: FUNCTION on_call_comment_max_length(); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -27499,6 +28704,14 @@ GRANT ALL ON FUNCTION app_hidden.on_call_screen_ids() TO wfm_api;
 REVOKE ALL ON FUNCTION app_hidden.outcomes_merge(p_outcomes jsonb[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.outcomes_merge(p_outcomes jsonb[]) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.outcomes_merge(p_outcomes jsonb[]) TO wfm_api;
+
+--
+-- Name: FUNCTION own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.own_permission_scopes(p_accounts integer[], p_permission text, p_at timestamp with time zone) TO wfm_api;
 
 --
 -- Name: FUNCTION page_limit(p_page_size integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -27706,6 +28919,14 @@ GRANT ALL ON FUNCTION app_hidden.quantity_fr(p_quantity numeric, p_unit text) TO
 REVOKE ALL ON FUNCTION app_hidden.raise_errors(p_errors jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.raise_errors(p_errors jsonb) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.raise_errors(p_errors jsonb) TO wfm_api;
+
+--
+-- Name: FUNCTION readable_delegation_ids(); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.readable_delegation_ids() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.readable_delegation_ids() TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.readable_delegation_ids() TO wfm_api;
 
 --
 -- Name: FUNCTION readable_employee_ids(); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -29390,6 +30611,13 @@ REVOKE ALL ON FUNCTION app_private.route_deciders(p_employee_id integer, p_on da
 GRANT ALL ON FUNCTION app_private.route_deciders(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) TO wfm_api;
 
 --
+-- Name: FUNCTION route_filing_with_delegations(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.route_filing_with_delegations(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.route_filing_with_delegations(p_employee_id integer, p_on date, p_decide_permission text, p_author_account_id integer) TO wfm_api;
+
+--
 -- Name: FUNCTION security_event_names(); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -29546,6 +30774,13 @@ REVOKE ALL ON FUNCTION app_private.tg_absences__guard_delete() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.tg_absences__guard_delete() TO wfm_api;
 
 --
+-- Name: FUNCTION tg_absences__on_behalf_of(); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_absences__on_behalf_of() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.tg_absences__on_behalf_of() TO wfm_api;
+
+--
 -- Name: FUNCTION tg_absences__status_counts(); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -29651,6 +30886,13 @@ REVOKE ALL ON FUNCTION app_private.tg_notifications__email() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.tg_notifications__email() TO wfm_api;
 
 --
+-- Name: FUNCTION tg_notifications__on_behalf_of(); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_notifications__on_behalf_of() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.tg_notifications__on_behalf_of() TO wfm_api;
+
+--
 -- Name: FUNCTION tg_notifications__route(); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -29663,6 +30905,13 @@ GRANT ALL ON FUNCTION app_private.tg_notifications__route() TO wfm_api;
 
 REVOKE ALL ON FUNCTION app_private.tg_shift_change_requests__guard() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.tg_shift_change_requests__guard() TO wfm_api;
+
+--
+-- Name: FUNCTION tg_shift_change_requests__on_behalf_of(); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_shift_change_requests__on_behalf_of() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.tg_shift_change_requests__on_behalf_of() TO wfm_api;
 
 --
 -- Name: FUNCTION username_taken(p_username text); Type: ACL; Schema: app_private; Owner: postgres
@@ -30137,6 +31386,34 @@ GRANT ALL ON FUNCTION app_public.counters_read(p_employee integer, p_year intege
 
 REVOKE ALL ON FUNCTION app_public.counters_search(p_employee integer, p_code text, p_year integer, p_page integer, p_page_size integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.counters_search(p_employee integer, p_code text, p_year integer, p_page integer, p_page_size integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.delegation_create(p_delegate integer, p_start_date date, p_end_date date, p_kinds text, p_establishments integer[], p_delegator integer, p_comment text) TO wfm_visitor;
+
+--
+-- Name: FUNCTION delegation_end(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.delegation_end(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.delegation_end(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION delegation_get(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.delegation_get(p_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.delegation_get(p_id integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.delegations_list(p_role text, p_active boolean, p_account integer, p_page integer, p_page_size integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION division_create(p_name text); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -30920,6 +32197,26 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.day_modifications TO wfm_a
 --
 
 GRANT USAGE ON SEQUENCE app_public.day_modifications_id_seq TO wfm_api;
+
+--
+-- Name: TABLE delegation_establishments; Type: ACL; Schema: app_public; Owner: postgres
+--
+
+GRANT SELECT ON TABLE app_public.delegation_establishments TO wfm_visitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.delegation_establishments TO wfm_api;
+
+--
+-- Name: TABLE delegations; Type: ACL; Schema: app_public; Owner: postgres
+--
+
+GRANT SELECT ON TABLE app_public.delegations TO wfm_visitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.delegations TO wfm_api;
+
+--
+-- Name: SEQUENCE delegations_id_seq; Type: ACL; Schema: app_public; Owner: postgres
+--
+
+GRANT USAGE ON SEQUENCE app_public.delegations_id_seq TO wfm_api;
 
 --
 -- Name: TABLE divisions; Type: ACL; Schema: app_public; Owner: postgres
