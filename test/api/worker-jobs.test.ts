@@ -13,6 +13,9 @@ import { startTestEnv, type TestEnv } from '../helpers/server.js';
 let env: TestEnv;
 let databaseName: string;
 
+/** The business clock of the spawned jobs (set on the database in beforeAll). */
+const FROZEN_NOW = '2026-11-16T10:00:00+01:00';
+
 interface RunResult {
   code: number;
   stdout: string;
@@ -62,7 +65,10 @@ beforeAll(async () => {
   databaseName = new URL(env.config.databaseUrl).pathname.slice(1);
   // The spawned job runs on the business clock of the suite: new sessions of this database
   // start with it frozen (the same setting the request transactions use).
-  await env.db.query(`alter database ${databaseName} set app.frozen_now = '2026-11-16T10:00:00+01:00'`);
+  // Only the sessions opened afterwards get it: env.db's connection already open keeps the
+  // real clock (and pg.Pool replaces it after 10 s idle), so a test that writes rows stamped
+  // by app_hidden.now() for a job to read sets the same clock on its transaction.
+  await env.db.query(`alter database ${databaseName} set app.frozen_now = '${FROZEN_NOW}'`);
 });
 afterAll(async () => {
   await env?.close();
@@ -188,8 +194,19 @@ describe('npm run job -- send_notification_digests', () => {
        values ($1, 'digest', 0, '2000-01-01') on conflict (account_id) do update set decide = 'digest', digest_hour = 0, digest_since = '2000-01-01'`,
       [mgr1],
     );
-    for (const title of ['Nouvelle demande d\'absence', 'Demande d\'annulation d\'absence']) {
-      await env.db.query("select app_private.notify($1, $2, 'corps', 'info', 'absence', null)", [mgr1, title]);
+    // Notified on the jobs' clock: the digest at the job's now gathers what was notified up to
+    // then (created_at <= now); notifications stamped with the real time, later than the
+    // frozen now, would not be due yet (0 queued).
+    const client = await env.db.connect();
+    try {
+      await client.query('begin');
+      await client.query("select set_config('app.frozen_now', $1, true)", [FROZEN_NOW]);
+      for (const title of ['Nouvelle demande d\'absence', 'Demande d\'annulation d\'absence']) {
+        await client.query("select app_private.notify($1, $2, 'corps', 'info', 'absence', null)", [mgr1, title]);
+      }
+      await client.query('commit');
+    } finally {
+      client.release();
     }
     const first = await npmJob('send_notification_digests');
     expect(first.code, first.stderr).toBe(0);
