@@ -591,9 +591,9 @@ describe('OpenAPI', () => {
     expect(list.parameters.map((p: any) => p.name)).toEqual(['status', 'from', 'to', 'employee', 'establishment', 'page', 'page_size']);
     const validate = paths['/api/shift-change-requests/{id}/validate/'].post;
     expect(Object.keys(validate.requestBody.content['application/json'].schema.properties)).toEqual(['version', 'reason', 'adjusted_slots']);
-    expect(Object.keys(validate.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '429', '503']);
-    expect(Object.keys(paths['/api/shift-change-requests/{id}/refuse/'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '429', '503']);
-    expect(Object.keys(paths['/api/shift-change-requests/{id}/'].delete.responses).sort()).toEqual(['204', '400', '401', '403', '404', '429', '503']);
+    expect(Object.keys(validate.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '415', '429', '503']);
+    expect(Object.keys(paths['/api/shift-change-requests/{id}/refuse/'].post.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '415', '429', '503']);
+    expect(Object.keys(paths['/api/shift-change-requests/{id}/'].delete.responses).sort()).toEqual(['204', '400', '401', '403', '404', '415', '429', '503']);
     expect(Object.keys(paths['/api/shift-change-requests/{id}/'].get.responses).sort()).toEqual(['200', '401', '404', '429', '503']);
     expect(res.body.components.schemas.ShiftChangeRequest.properties).toHaveProperty('granted_gap_minutes');
     expect(res.body.components.schemas.SlotInput.properties).toHaveProperty('post');

@@ -64,11 +64,11 @@ describe('Délégations', () => {
     await poll(() => row.locator('th').textContent()).toBe('Alice Martinpar délégation de Julien Petit');
     await checkPage(delegate, 'File des demandes (par délégation)');
     await screenshots(delegate, 'delegations-queue');
-    await delegate.getByRole('button', { name: /Examiner la demande de Alice Martin, Congés payés, du 14\/12\/2026 au 15\/12\/2026/ }).click();
+    await delegate.getByRole('button', { name: /Examiner la demande d’Alice Martin, Congés payés, du 14\/12\/2026 au 15\/12\/2026/ }).click();
     const dialog = delegate.getByRole('dialog', { name: 'Demande d’absence' });
     await dialog.getByRole('form', { name: 'Décision' }).waitFor();
     await dialog.getByRole('button', { name: 'Valider', exact: true }).click();
-    await poll(() => delegate.getByRole('status').filter({ hasText: 'Demande d’absence de Alice Martin validée.' }).count()).toBe(1);
+    await poll(() => delegate.getByRole('status').filter({ hasText: 'Demande d’absence d’Alice Martin validée.' }).count()).toBe(1);
 
     // The delegate reads the delegation received.
     await delegate.goto('/compte/delegations');

@@ -95,7 +95,7 @@ describe('e-mail notifications in the browser', () => {
     await dialog.getByRole('form', { name: 'Décision' }).waitFor();
     expect(await dialog.textContent()).toContain('Alice Martin');
     await dialog.getByRole('button', { name: 'Valider', exact: true }).click();
-    await poll(() => page.getByRole('status').filter({ hasText: 'Demande d’absence de Alice Martin validée.' }).count()).toBe(1);
+    await poll(() => page.getByRole('status').filter({ hasText: 'Demande d’absence d’Alice Martin validée.' }).count()).toBe(1);
     expect(page.problems).toEqual([]);
     await page.context().close();
   });
