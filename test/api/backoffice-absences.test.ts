@@ -142,6 +142,8 @@ describe('absences in the back-office: list and detail', () => {
     const page = await rh1.get(`/backoffice/absences/${abs.id}/`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('MAL — ');
+    // « Voir dans l'application »: the address of the notifications and e-mails (issue 28 point 3).
+    expect(page.text).toContain(`<a href="/file/absences/${abs.id}">Voir dans l’application</a>`);
     expect(page.text).toMatch(/<dt>Statut<\/dt><dd><strong>Validée<\/strong> \(version 1\)<\/dd>/);
     // A declaration has no decision: decided_by stays empty, and is never an input.
     expect(page.text).toMatch(/<dt>Décidée par<\/dt><dd>—<\/dd>/);

@@ -81,6 +81,7 @@ describe('day-change requests in the back-office', () => {
     expect(corrected.location).toBe(`/backoffice/shift-change-requests/${id}/?fait=correct`);
     const shown = await rh1.get(corrected.location!);
     expect(shown.text).toContain('La demande a été corrigée');
+    expect(shown.text).toContain(`<a href="/file/journees/${id}">Voir dans l’application</a>`);
     expect(shown.text).toMatch(/<dt>Corrigée par<\/dt><dd>Claire Dubois, le/);
     // The API record carries corrected_by and the next version.
     const record = await env.get(`/api/shift-change-requests/${id}/`, await env.login('rh1'));

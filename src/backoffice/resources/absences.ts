@@ -177,6 +177,7 @@ async function render(a: Absence, client: pg.PoolClient): Promise<Html> {
   const by = (id: number | null, at: string | null) => (id === null ? '—' : `${names.get(id) ?? `compte n° ${id}`}${at ? `, le ${frDateTime(at)}` : ''}`);
   const cancellation = a.cancellation_requested_at || a.cancelled_at;
   return html`
+<p><a href="/file/absences/${a.id}">Voir dans l’application</a> (le volet de décision de la file, à la même adresse que les notifications)</p>
 <section class="card" aria-labelledby="absence">
   <h2 id="absence">L’absence</h2>
   <dl class="facts">

@@ -125,6 +125,7 @@ export const shiftChangeResource = defineResource<ShiftChangeRequest>({
     title: (r) => `Demande n° ${r.id} — ${r.employee_name ?? ''}`,
     abilities: async (client, id) => callValue<Record<string, boolean>>(client, ABILITIES, { id }),
     render: async (r, client) => html`
+<p><a href="/file/journees/${r.id}">Voir dans l’application</a> (le volet de décision de la file, à la même adresse que les notifications)</p>
 <section class="card" aria-labelledby="demande">
   <h2 id="demande">La demande</h2>
   <dl class="facts">
