@@ -3,7 +3,7 @@
 -- under `code`, and by the tables' trigger for any other write); the annual cap is strictly
 -- positive or empty; the category tree has two levels; writes are for staff accounts only.
 begin;
-select plan(24);
+select plan(27);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- The field errors of a refused statement as the HTTP layer reads them: DETAIL is the JSON
@@ -77,6 +77,14 @@ select is(app_public.absence_type_save(:essai, p_code => 'ESSAI', p_name => 'x',
 -- Hour types are not taken by half-day.
 select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'ESSAI', p_name => 'x', p_category => %s, p_unit => 'hour', p_half_day_allowed => true)$$, :essai, :conges)) -> 'half_day_allowed',
   '["Un motif saisi en heures ne se prend pas par demi-journée."]', 'an hour type with half-days is refused under half_day_allowed');
+-- A caller that is not the form (GraphQL): the id list and the hours are checked under their field.
+select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'ESSAI', p_name => 'x', p_category => %s, p_contract_types => array[%s, %s])$$, :essai, :conges, :cdi, :cdi)) -> 'contract_types',
+  '["La liste contient des doublons."]', 'a contract type given twice is refused under contract_types');
+select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'ESSAI', p_name => 'x', p_category => %s, p_contract_types => array[null]::int[])$$, :essai, :conges)) -> 'contract_types',
+  '["Une liste d''identifiants (nombres entiers) est attendue."]', 'a null contract type is refused under contract_types');
+select is(pg_temp.errors_of(format($$select app_public.post_save(null, p_code => 'HEURE', p_label => 'Poste', p_establishment => %s, p_start_time => '8h', p_end_time => '16:00', p_break_end_time => '25:00')$$, :e1)),
+  jsonb_build_object('start_time', jsonb_build_array(app_hidden.time_format_message()), 'break_end_time', jsonb_build_array(app_hidden.time_format_message())),
+  'a post''s hours out of HH:MM come back under their fields');
 -- Several field errors at once.
 select is((select array_agg(k order by k) from jsonb_object_keys(pg_temp.errors_of($$select app_public.absence_type_save(null, p_code => '', p_name => '', p_annual_cap => 0)$$)) k),
   array['annual_cap', 'category', 'code', 'name'], 'every field error comes back at once');

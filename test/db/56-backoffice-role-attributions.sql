@@ -2,7 +2,7 @@
 -- the employee-record perimeter (outside: 404), never one's own, never more than the editor
 -- holds (rank and establishments), every write audited, nothing written on a refusal.
 begin;
-select plan(37);
+select plan(38);
 select tests.freeze('2026-11-16 10:00+01');
 
 create temporary table ids as
@@ -41,6 +41,9 @@ select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role =>
                         (select alice from ids)), 'WV580', null, 'the same role on an overlapping period is refused');
 select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[999999]::int[])$$,
                         (select chloe from ids)), 'WV580', null, 'an unknown establishment is refused');
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[%s, %s])$$,
+                        (select chloe from ids), (select e2 from ids), (select e2 from ids)), 'WV001', 'La liste contient des doublons.',
+                 'an establishment given twice is refused (a caller that is not the form)');
 select is((select count(*)::int from app_public.role_attributions where account_id = (select alice from ids)), 2,
           'no refusal wrote anything (Salarié and the new Manager n1)');
 
