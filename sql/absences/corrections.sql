@@ -64,22 +64,27 @@ begin
 end;
 $$;
 
--- The back-office form of an absence: {version, status?, type?, date_start?, date_end?,
--- start_half?, end_half?, start_time?, end_time?, comment?}. version is required (409 when
--- stale). status: only "pending" may be written, from validated or refused (the decisions
--- have their own actions); in the states cancellation requested and cancelled the field is
--- not editable. The other fields are the manager-side correction of PATCH /api/absences/<id>/
--- (absence_update: same rules, same counter compensation). One transaction: a refusal of
--- either part writes nothing.
-create or replace function app_public.absence_backoffice_save(p_id int, p_body jsonb, p_public_url text default null)
+-- The back-office form of an absence: p_version, p_status, p_type, p_date_start, p_date_end,
+-- p_start_half, p_end_half, p_start_time, p_end_time, p_comment, and the form's keys in p_sent
+-- (a key not sent keeps the stored value). p_version is required (409 when stale). p_status:
+-- only "pending" may be written, from validated or refused (the decisions have their own
+-- actions); in the states cancellation requested and cancelled the field is not editable. The
+-- other arguments are the manager-side correction of PATCH /api/absences/<id>/ (absence_update:
+-- same rules, same counter compensation). One transaction: a refusal of either part writes nothing.
+drop function if exists app_public.absence_backoffice_save(int, jsonb, text) cascade;
+drop function if exists app_public.absence_backoffice_save(int, int, text, int, date, date, text, text, time, time, text, text[], text) cascade;
+create or replace function app_public.absence_backoffice_save(p_id int, p_version int, p_status text default null,
+  p_type int default null, p_date_start date default null, p_date_end date default null, p_start_half text default null,
+  p_end_half text default null, p_start_time time default null, p_end_time time default null, p_comment text default null,
+  p_sent text[] default null, p_public_url text default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.absences;
-  v_status text := nullif(p_body ->> 'status', '');
+  v_status text := nullif(p_status, '');
 begin
   v := app_hidden.absence_lock(p_id);
-  perform app_hidden.absence_check_version(v, (p_body ->> 'version')::int, true);
+  perform app_hidden.absence_check_version(v, p_version, true);
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
@@ -94,16 +99,14 @@ begin
     end if;
     v := app_hidden.absence_reopen(v);
   end if;
-  -- The form's keys as absence_update's typed arguments (the form's schema has checked their types).
   return app_public.absence_update(p_id,
-    p_type => (p_body ->> 'type')::int, p_date_start => (p_body ->> 'date_start')::date,
-    p_date_end => (p_body ->> 'date_end')::date, p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
-    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
-    p_comment => p_body ->> 'comment', p_version => v.version,
-    p_sent => array(select jsonb_object_keys(p_body - 'status' - 'employee')), p_public_url => p_public_url);
+    p_type => p_type, p_date_start => p_date_start, p_date_end => p_date_end, p_start_half => p_start_half,
+    p_end_half => p_end_half, p_start_time => p_start_time, p_end_time => p_end_time,
+    p_comment => p_comment, p_version => v.version,
+    p_sent => array_remove(array_remove(p_sent, 'status'), 'employee'), p_public_url => p_public_url);
 end;
 $$;
-comment on function app_public.absence_backoffice_save(integer, jsonb, text) is
+comment on function app_public.absence_backoffice_save(integer, integer, text, integer, date, date, text, text, time without time zone, time without time zone, text, text[], text) is
 'SPEC States and transitions, Absence (back-office form): with the current version (else 409), may put a
 validated or refused absence back to pending (the only status it writes) and apply the manager-side
 correction of PATCH /api/absences/<id>/ (same rules, same counter compensation) in one transaction; the

@@ -105,49 +105,43 @@ begin
 end;
 $$;
 
--- {"contract", "version", "type", "start_date", "end_date"?, "trial_end_date"?, "job_title"?,
--- "weekly_hours"?}: that contract takes these values (an absent key empties the field).
-drop function if exists app_public.employee_contract_change(int, jsonb);
-create or replace function app_public.employee_contract_change(p_employee int, p_body jsonb) returns jsonb
+-- p_contract, p_version and the contract's fields (type, start_date, end_date, trial_end_date,
+-- job_title, weekly_hours): that contract takes these values (a null argument empties the field).
+drop function if exists app_public.employee_contract_change(int, jsonb) cascade;
+drop function if exists app_public.employee_contract_change(int, int, text, int, date, date, date, text, numeric) cascade;
+create or replace function app_public.employee_contract_change(p_employee int, p_contract int, p_version text,
+  p_type int, p_start_date date, p_end_date date default null, p_trial_end_date date default null,
+  p_job_title text default null, p_weekly_hours numeric default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_contract int;
 begin
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
-  end if;
-  v_contract := app_hidden.in_int(p_body, 'contract');
-  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  perform app_private.employee_contract_gate(p_employee, p_contract, p_version);
   return app_private.employee_contracts_save(p_employee, (
-    select jsonb_agg(case when (c ->> 'id')::int = v_contract
-                          then jsonb_build_object('id', v_contract) || (p_body - 'contract' - 'version' - 'id')
+    select jsonb_agg(case when (c ->> 'id')::int = p_contract
+                          then jsonb_build_object('id', p_contract, 'type', p_type, 'start_date', p_start_date,
+                                                  'end_date', p_end_date, 'trial_end_date', p_trial_end_date,
+                                                  'job_title', p_job_title, 'weekly_hours', p_weekly_hours)
                           else c end)
     from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c));
 end;
 $$;
-comment on function app_public.employee_contract_change(integer, jsonb) is
+comment on function app_public.employee_contract_change(integer, integer, text, integer, date, date, date, text, numeric) is
 'SPEC Permissions (employee.change_employee_record), back-office: one contract of an employee takes the
 values of the form through employee_update; 409 when the contract list changed since the form was drawn
 (version), 400 under contract for a contract of another employee.';
 
--- {"contract", "version"}: the record without that contract.
-drop function if exists app_public.employee_contract_remove(int, jsonb);
-create or replace function app_public.employee_contract_remove(p_employee int, p_body jsonb) returns jsonb
+-- p_contract, p_version: the record without that contract.
+drop function if exists app_public.employee_contract_remove(int, jsonb) cascade;
+drop function if exists app_public.employee_contract_remove(int, int, text) cascade;
+create or replace function app_public.employee_contract_remove(p_employee int, p_contract int, p_version text) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
-declare
-  v_contract int;
 begin
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
-  end if;
-  v_contract := app_hidden.in_int(p_body, 'contract');
-  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  perform app_private.employee_contract_gate(p_employee, p_contract, p_version);
   return app_private.employee_contracts_save(p_employee, coalesce((
     select jsonb_agg(c) from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c
-    where (c ->> 'id')::int <> v_contract), '[]'::jsonb));
+    where (c ->> 'id')::int <> p_contract), '[]'::jsonb));
 end;
 $$;
-comment on function app_public.employee_contract_remove(integer, jsonb) is
+comment on function app_public.employee_contract_remove(integer, integer, text) is
 'SPEC Permissions (employee.change_employee_record), back-office: removes one contract of an employee
 through employee_update; 409 when the contract list changed since the form was drawn (version).';
 

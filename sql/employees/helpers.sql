@@ -1,7 +1,7 @@
 -- Helpers shared by the employee, referential, team, event, on-call and payroll API
 -- functions: reading a JSON object field by field (a wrong type answers 400 under the field:
 -- the items of the JSON lists the API functions take, contracts, team assignments and
--- members, and the back-office's own forms), the caller's establishment scope,
+-- members, and the stored files' metadata), the caller's establishment scope,
 -- staff status, names across RLS, search patterns. An API function's body arrives as typed
 -- arguments (sql/core/arguments.sql), not through these readers.
 
@@ -60,21 +60,6 @@ begin
 end;
 $$;
 
-create or replace function app_hidden.in_bool(p_body jsonb, p_key text, p_field text default null) returns boolean
-language plpgsql immutable as $$
-declare
-  v jsonb := p_body -> p_key;
-begin
-  if v is null or jsonb_typeof(v) = 'null' then
-    return null;
-  end if;
-  if jsonb_typeof(v) <> 'boolean' then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Un booléen (true ou false) est attendu.');
-  end if;
-  return v::boolean;
-end;
-$$;
-
 -- A date YYYY-MM-DD read from any JSON object; p_field names the field in the error.
 create or replace function app_hidden.in_date(p_body jsonb, p_key text, p_field text default null) returns date
 language plpgsql immutable as $$
@@ -99,43 +84,11 @@ $$;
 
 drop function if exists app_hidden.in_timestamptz(jsonb, text, text);
 
--- A JSON array field (null when absent or null; 400 when not an array).
-create or replace function app_hidden.in_array(p_body jsonb, p_key text, p_field text default null) returns jsonb
-language plpgsql immutable as $$
-declare
-  v jsonb := p_body -> p_key;
-begin
-  if v is null or jsonb_typeof(v) = 'null' then
-    return null;
-  end if;
-  if jsonb_typeof(v) <> 'array' then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Une liste est attendue.');
-  end if;
-  return v;
-end;
-$$;
-
--- A list of ids; duplicates are refused.
-create or replace function app_hidden.in_ids(p_body jsonb, p_key text, p_field text default null) returns int[]
-language plpgsql immutable as $$
-declare
-  v jsonb := app_hidden.in_array(p_body, p_key, p_field);
-  v_ids int[];
-begin
-  if v is null then
-    return null;
-  end if;
-  if exists (select 1 from jsonb_array_elements(v) x
-             where jsonb_typeof(x) <> 'number' or (x #>> '{}') !~ '^[0-9]{1,9}$') then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Une liste d''identifiants (nombres entiers) est attendue.');
-  end if;
-  v_ids := array(select (x #>> '{}')::int from jsonb_array_elements(v) x);
-  if cardinality(v_ids) <> (select count(distinct i) from unnest(v_ids) i) then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'La liste contient des doublons.');
-  end if;
-  return v_ids;
-end;
-$$;
+-- The back-office's saves take typed arguments (issue 26): their booleans and id lists are no
+-- longer read from a JSON body.
+drop function if exists app_hidden.in_bool(jsonb, text, text);
+drop function if exists app_hidden.in_ids(jsonb, text, text);
+drop function if exists app_hidden.in_array(jsonb, text, text);
 
 -- "%text%" for ILIKE, with the wildcards of the text escaped.
 create or replace function app_hidden.like_pattern(p_search text) returns text

@@ -142,16 +142,22 @@ directory reader), with their dates and establishments (404 when the account is 
 
 -- Validates dates and establishments of an attribution of role p_role (new or changed) and
 -- writes its establishments; field errors under role, start_date, end_date, establishments.
-create or replace function app_hidden.role_attribution_fields(p_account int, p_role app_public.roles, p_id int, p_body jsonb)
+drop function if exists app_hidden.role_attribution_fields(int, app_public.roles, int, jsonb) cascade;
+drop function if exists app_hidden.role_attribution_fields(int, app_public.roles, int, date, date, int[]) cascade;
+create or replace function app_hidden.role_attribution_fields(p_account int, p_role app_public.roles, p_id int,
+  p_start_date date, p_end_date date, p_establishments int[])
 returns table (start_date date, end_date date, establishment_ids int[])
 language plpgsql stable as $$
 declare
   v_errors jsonb := '{}';
-  v_start date := app_hidden.in_date(p_body, 'start_date');
-  v_end date := app_hidden.in_date(p_body, 'end_date');
-  v_ids int[] := coalesce(app_hidden.in_ids(p_body, 'establishments'), '{}');
+  v_start date := p_start_date;
+  v_end date := p_end_date;
+  v_ids int[] := coalesce(p_establishments, '{}');
   v_unknown int;
 begin
+  if app_hidden.id_list_refusal(v_ids) is not null then
+    perform app_hidden.invalid('establishments', app_hidden.id_list_refusal(v_ids));
+  end if;
   if v_start is not null and v_end is not null and v_end < v_start then
     v_errors := app_hidden.add_error(v_errors, 'end_date', 'La fin doit être le jour du début ou après.');
   end if;
@@ -175,8 +181,11 @@ begin
 end;
 $$;
 
--- Grants a role to an account: {"role": "<name>", "start_date"?, "end_date"?, "establishments"?: [ids]}.
-create or replace function app_public.role_attribution_grant(p_account int, p_body jsonb) returns jsonb
+-- Grants a role to an account: p_role (its name), p_start_date, p_end_date, p_establishments (ids), each optional but the role.
+drop function if exists app_public.role_attribution_grant(int, jsonb) cascade;
+drop function if exists app_public.role_attribution_grant(int, text, date, date, int[]) cascade;
+create or replace function app_public.role_attribution_grant(p_account int, p_role text, p_start_date date default null,
+  p_end_date date default null, p_establishments int[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_role app_public.roles;
@@ -185,14 +194,14 @@ declare
   v_id int;
 begin
   perform app_hidden.role_attribution_check_editor(p_account);
-  v_name := app_hidden.in_trimmed(p_body, 'role');
+  v_name := app_hidden.trimmed(p_role);
   select * into v_role from app_public.roles r where r.name = v_name;
   if v_name is null then
     perform app_hidden.invalid('role', 'Choisissez un rôle.', 'WV580');
   elsif not found then
     perform app_hidden.invalid('role', format('Rôle « %s » inconnu.', v_name), 'WV580');
   end if;
-  select * into v_fields from app_hidden.role_attribution_fields(p_account, v_role, null, p_body);
+  select * into v_fields from app_hidden.role_attribution_fields(p_account, v_role, null, p_start_date, p_end_date, p_establishments);
   insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
   values (p_account, v_role.id, v_fields.start_date, v_fields.end_date)
   returning id into v_id;
@@ -203,14 +212,17 @@ begin
   return app_hidden.role_attribution_json(v_id);
 end;
 $$;
-comment on function app_public.role_attribution_grant(integer, jsonb) is
+comment on function app_public.role_attribution_grant(integer, text, date, date, integer[]) is
 'SPEC Roles and Permissions rule 6, back-office: a staff account grants a role to an account of its
 employee-record perimeter, with optional dates and establishments; never its own roles, never more than
 it holds (403), 404 outside its reach.';
 
 -- Changes the dates and establishments of an attribution (the role stays: grant another one).
--- Every key is written: an absent date is none, absent establishments are none.
-create or replace function app_public.role_attribution_change(p_id int, p_body jsonb) returns jsonb
+-- Every argument is written: a null date is none, null establishments are none.
+drop function if exists app_public.role_attribution_change(int, jsonb) cascade;
+drop function if exists app_public.role_attribution_change(int, date, date, int[]) cascade;
+create or replace function app_public.role_attribution_change(p_id int, p_start_date date default null,
+  p_end_date date default null, p_establishments int[] default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v app_public.role_attributions;
@@ -227,7 +239,7 @@ begin
   perform app_hidden.role_attribution_check_editor(v.account_id);
   perform 1 from app_public.role_attributions ra where ra.id = p_id for update;
   select * into v_role from app_public.roles r where r.id = v.role_id;
-  select * into v_fields from app_hidden.role_attribution_fields(v.account_id, v_role, p_id, p_body);
+  select * into v_fields from app_hidden.role_attribution_fields(v.account_id, v_role, p_id, p_start_date, p_end_date, p_establishments);
   v_before := app_private.role_attribution_snapshot(p_id);
   update app_public.role_attributions ra set start_date = v_fields.start_date, end_date = v_fields.end_date
   where ra.id = p_id;
@@ -243,7 +255,7 @@ begin
   return app_hidden.role_attribution_json(p_id);
 end;
 $$;
-comment on function app_public.role_attribution_change(integer, jsonb) is
+comment on function app_public.role_attribution_change(integer, date, date, integer[]) is
 'SPEC Roles, back-office: changes the dates and establishments of an attribution (every key written; the
 role stays), under the rules of the grant.';
 

@@ -205,22 +205,32 @@ comment on function app_public.absence_type_get(integer) is
 -- table): all field errors at once (400, WV516), the code clash with a post under code
 -- (app_hidden.code_namespace_clash, the trigger guarding it again under concurrency), the
 -- orphan rule of a deactivation under is_active (sql/counters/triggers.sql).
-create or replace function app_public.absence_type_save(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.absence_type_save(int, jsonb) cascade;
+drop function if exists app_public.absence_type_save(int, text, text, int, text, boolean, boolean, numeric, text, int[], boolean, boolean, boolean, text, boolean, boolean, int) cascade;
+create or replace function app_public.absence_type_save(p_id int, p_code text default null, p_name text default null,
+  p_category int default null, p_unit text default null, p_paid boolean default null, p_splittable boolean default null,
+  p_annual_cap numeric default null, p_cap_overrun text default null, p_contract_types int[] default null,
+  p_half_day_allowed boolean default null, p_documents_expected boolean default null, p_validation_required boolean default null,
+  p_annualisation_effect text default null, p_is_active boolean default null, p_employee_requestable boolean default null,
+  p_position int default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_errors jsonb := '{}';
-  v_code text := app_hidden.in_trimmed(p_body, 'code');
-  v_name text := app_hidden.in_trimmed(p_body, 'name');
-  v_category int := app_hidden.in_int(p_body, 'category');
-  v_unit text := coalesce(app_hidden.in_trimmed(p_body, 'unit'), 'day');
-  v_cap numeric := app_hidden.in_numeric(p_body, 'annual_cap');
-  v_overrun text := coalesce(app_hidden.in_trimmed(p_body, 'cap_overrun'), 'refuse');
-  v_effect text := coalesce(app_hidden.in_trimmed(p_body, 'annualisation_effect'), 'none');
-  v_half_day boolean := coalesce(app_hidden.in_bool(p_body, 'half_day_allowed'), false);
-  v_contract_types int[] := coalesce(app_hidden.in_ids(p_body, 'contract_types'), '{}');
+  v_code text := app_hidden.trimmed(p_code);
+  v_name text := app_hidden.trimmed(p_name);
+  v_category int := p_category;
+  v_unit text := coalesce(app_hidden.trimmed(p_unit), 'day');
+  v_cap numeric := p_annual_cap;
+  v_overrun text := coalesce(app_hidden.trimmed(p_cap_overrun), 'refuse');
+  v_effect text := coalesce(app_hidden.trimmed(p_annualisation_effect), 'none');
+  v_half_day boolean := coalesce(p_half_day_allowed, false);
+  v_contract_types int[] := coalesce(p_contract_types, '{}');
   v_clash text;
   v_id int := p_id;
 begin
+  if app_hidden.id_list_refusal(v_contract_types) is not null then
+    perform app_hidden.invalid('contract_types', app_hidden.id_list_refusal(v_contract_types));
+  end if;
   perform app_hidden.require_staff();
   if p_id is not null then
     perform 1 from app_public.absence_types t where t.id = p_id for update;
@@ -275,27 +285,27 @@ begin
     insert into app_public.absence_types (code, name, category_id, unit, paid, splittable, annual_cap, cap_overrun, is_active,
                                           half_day_allowed, documents_expected, validation_required, annualisation_effect, position,
                                           employee_requestable)
-    values (v_code, v_name, v_category, v_unit, coalesce(app_hidden.in_bool(p_body, 'paid'), false),
-            coalesce(app_hidden.in_bool(p_body, 'splittable'), true), v_cap, v_overrun,
-            coalesce(app_hidden.in_bool(p_body, 'is_active'), true), v_half_day,
-            coalesce(app_hidden.in_bool(p_body, 'documents_expected'), false),
-            coalesce(app_hidden.in_bool(p_body, 'validation_required'), true), v_effect,
-            coalesce(app_hidden.in_int(p_body, 'position'), 0),
-            coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), app_hidden.absence_type_requestable_default(v_code)))
+    values (v_code, v_name, v_category, v_unit, coalesce(p_paid, false),
+            coalesce(p_splittable, true), v_cap, v_overrun,
+            coalesce(p_is_active, true), v_half_day,
+            coalesce(p_documents_expected, false),
+            coalesce(p_validation_required, true), v_effect,
+            coalesce(p_position, 0),
+            coalesce(p_employee_requestable, app_hidden.absence_type_requestable_default(v_code)))
     returning id into v_id;
   else
     update app_public.absence_types t set
       code = v_code, name = v_name, category_id = v_category, unit = v_unit,
-      paid = coalesce(app_hidden.in_bool(p_body, 'paid'), t.paid),
-      splittable = coalesce(app_hidden.in_bool(p_body, 'splittable'), t.splittable),
+      paid = coalesce(p_paid, t.paid),
+      splittable = coalesce(p_splittable, t.splittable),
       annual_cap = v_cap, cap_overrun = v_overrun,
-      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), t.is_active),
+      is_active = coalesce(p_is_active, t.is_active),
       half_day_allowed = v_half_day,
-      documents_expected = coalesce(app_hidden.in_bool(p_body, 'documents_expected'), t.documents_expected),
-      validation_required = coalesce(app_hidden.in_bool(p_body, 'validation_required'), t.validation_required),
+      documents_expected = coalesce(p_documents_expected, t.documents_expected),
+      validation_required = coalesce(p_validation_required, t.validation_required),
       annualisation_effect = v_effect,
-      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position),
-      employee_requestable = coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), t.employee_requestable)
+      position = coalesce(p_position, t.position),
+      employee_requestable = coalesce(p_employee_requestable, t.employee_requestable)
     where t.id = p_id;
   end if;
   -- Contract types concerned: empty means every contract.
@@ -307,7 +317,7 @@ begin
   return app_hidden.absence_type_admin_json(v_id);
 end;
 $$;
-comment on function app_public.absence_type_save(integer, jsonb) is
+comment on function app_public.absence_type_save(integer, text, text, integer, text, boolean, boolean, numeric, text, integer[], boolean, boolean, boolean, text, boolean, boolean, integer) is
 'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
 an absence type (with « demandable par le salarié », issue 29: employee_requestable); all field errors at once, a code equal to a post code refused under code, and a
 deactivation that would orphan an active counter refused under is_active.';
@@ -381,19 +391,25 @@ absent).';
 
 -- Creates (p_id null) or rewrites a post: field errors at once (400, WV517), the code clash
 -- with an absence type under code (the same shared rule as absence_type_save).
-create or replace function app_public.post_save(p_id int, p_body jsonb) returns jsonb
+drop function if exists app_public.post_save(int, jsonb) cascade;
+drop function if exists app_public.post_save(int, text, text, int, text, text, text, text, boolean, boolean) cascade;
+create or replace function app_public.post_save(p_id int, p_code text default null, p_label text default null,
+  p_establishment int default null, p_start_time text default null, p_end_time text default null,
+  p_break_start_time text default null, p_break_end_time text default null, p_break_paid boolean default null,
+  p_is_active boolean default null) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
   v_errors jsonb := '{}';
-  v_code text := app_hidden.in_trimmed(p_body, 'code');
-  v_label text := app_hidden.in_trimmed(p_body, 'label');
-  v_establishment int := app_hidden.in_int(p_body, 'establishment');
+  v_code text := app_hidden.trimmed(p_code);
+  v_label text := app_hidden.trimmed(p_label);
+  v_establishment int := p_establishment;
   v_start time;
   v_end time;
   v_break_start time;
   v_break_end time;
   v_clash text;
   v_field text;
+  v_time text;
   v_id int := p_id;
 begin
   perform app_hidden.require_staff();
@@ -425,17 +441,18 @@ begin
   elsif not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
   end if;
-  foreach v_field in array array['start_time', 'end_time', 'break_start_time', 'break_end_time'] loop
-    if coalesce(app_hidden.in_text(p_body, v_field), '') !~ app_hidden.time_pattern()
-       and (v_field in ('start_time', 'end_time') or app_hidden.in_text(p_body, v_field) is not null) then
+  for v_field, v_time in select f, t from unnest(array['start_time', 'end_time', 'break_start_time', 'break_end_time'],
+                                                  array[p_start_time, p_end_time, p_break_start_time, p_break_end_time]) u(f, t) loop
+    if coalesce(v_time, '') !~ app_hidden.time_pattern()
+       and (v_field in ('start_time', 'end_time') or v_time is not null) then
       v_errors := app_hidden.add_error(v_errors, v_field, app_hidden.time_format_message());
     end if;
   end loop;
   perform app_hidden.invalid_fields(v_errors, 'WV517') where v_errors <> '{}'::jsonb;
-  v_start := (p_body ->> 'start_time')::time;
-  v_end := (p_body ->> 'end_time')::time;
-  v_break_start := (p_body ->> 'break_start_time')::time;
-  v_break_end := (p_body ->> 'break_end_time')::time;
+  v_start := p_start_time::time;
+  v_end := p_end_time::time;
+  v_break_start := p_break_start_time::time;
+  v_break_end := p_break_end_time::time;
   if v_start = v_end then
     v_errors := app_hidden.add_error(v_errors, 'end_time', 'La fin doit différer du début (une fin avant le début finit le lendemain).');
   end if;
@@ -447,20 +464,20 @@ begin
   if p_id is null then
     insert into app_public.posts (code, label, establishment_id, start_time, end_time, break_start_time, break_end_time, break_paid, is_active)
     values (v_code, v_label, v_establishment, v_start, v_end, v_break_start, v_break_end,
-            coalesce(app_hidden.in_bool(p_body, 'break_paid'), false), coalesce(app_hidden.in_bool(p_body, 'is_active'), true))
+            coalesce(p_break_paid, false), coalesce(p_is_active, true))
     returning id into v_id;
   else
     update app_public.posts p set
       code = v_code, label = v_label, establishment_id = v_establishment, start_time = v_start, end_time = v_end,
       break_start_time = v_break_start, break_end_time = v_break_end,
-      break_paid = coalesce(app_hidden.in_bool(p_body, 'break_paid'), p.break_paid),
-      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), p.is_active)
+      break_paid = coalesce(p_break_paid, p.break_paid),
+      is_active = coalesce(p_is_active, p.is_active)
     where p.id = p_id;
   end if;
   return app_public.post_get(v_id);
 end;
 $$;
-comment on function app_public.post_save(integer, jsonb) is
+comment on function app_public.post_save(integer, text, text, integer, text, text, text, text, boolean, boolean) is
 'SPEC Absence types (code compared with the codes of posts) and Permissions rule 6, back-office: a staff
 account creates (p_id null) or rewrites a post; all field errors at once, a code equal to an absence
 type code refused under code.';

@@ -17,30 +17,26 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
         order by ta.employee_id, ta.start_date nulls first) m;
 $$;
 
--- {"employee"}: the team without that member (400 under `employee` if they are no current or
+-- p_employee: the team without that member (400 under `employee` if absent or no current or
 -- future member; 404 / 403 as team_members_replace answers).
-drop function if exists app_public.team_member_remove(int, jsonb);
-create or replace function app_public.team_member_remove(p_team int, p_body jsonb) returns jsonb
+drop function if exists app_public.team_member_remove(int, jsonb) cascade;
+drop function if exists app_public.team_member_remove(int, int) cascade;
+create or replace function app_public.team_member_remove(p_team int, p_employee int) returns jsonb
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 declare
-  v_employee int;
   v_members jsonb;
 begin
   perform app_hidden.team_for_write(p_team);
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un objet est attendu.', 'WV520');
-  end if;
-  v_employee := app_hidden.in_int(p_body, 'employee');
   v_members := app_private.team_members_input(p_team);
-  if v_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = v_employee) then
+  if p_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = p_employee) then
     perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
   end if;
   return app_public.team_members_replace(p_team, p_members => (
     select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
-    where (m ->> 'employee')::int <> v_employee));
+    where (m ->> 'employee')::int <> p_employee));
 end;
 $$;
-comment on function app_public.team_member_remove(integer, jsonb) is
+comment on function app_public.team_member_remove(integer, integer) is
 'SPEC Permissions rule 7 (back-office): removes one current or future member of a team through
 team_members_replace and its rules (400 under employee when not a member).';
 

@@ -49,6 +49,9 @@ export function inputArg(key: string, cast: BodyFieldCast, name = `p_${key}`): A
   return { name, from: 'body-field', key, cast };
 }
 
+/** The form's keys sent (a null value included) as `p_sent`: the writes that keep what a body leaves out. */
+export const SENT_KEYS: ArgSpec = { name: 'p_sent', from: 'body-keys', cast: 'text[]' };
+
 /** The whole body (or these keys of it) as one jsonb argument, for the functions that still read one. */
 export function bodyObject(name = 'p_body', keys?: string[]): ArgSpec {
   return { name, from: 'body-object', cast: 'jsonb', ...(keys ? { keys } : {}) };

@@ -35,7 +35,7 @@ select is(pg_temp.errors_of(format('select app_public.counter_association_save(%
   'deactivating the association would orphan the active CP counters: refused under is_active');
 select is(pg_temp.errors_of(format('select app_public.counter_association_delete(%s)', :cp_assoc)) ? 'is_active', true,
   'deleting it is refused too');
-select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, '{"code": "CP", "name": "Congés payés", "category": %s, "unit": "day", "half_day_allowed": false, "is_active": false}')$$,
+select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'CP', p_name => 'Congés payés', p_category => %s, p_unit => 'day', p_half_day_allowed => false, p_is_active => false)$$,
   :cp_type, (select category_id from app_public.absence_types where id = :cp_type))) -> 'is_active' ->> 0 like 'Impossible de désactiver ou de supprimer le motif CP%', true,
   'deactivating the reason CP is refused under is_active');
 select is(pg_temp.errors_of(format('select app_public.absence_type_delete(%s)', :cp_type)) ? 'is_active', true,
@@ -43,7 +43,7 @@ select is(pg_temp.errors_of(format('select app_public.absence_type_delete(%s)', 
 select is((select is_active from app_public.counter_associations where id = :cp_assoc), true, 'the association is unchanged');
 
 -- A second active association to an active reason keeps the counters alive: now allowed.
-select (app_public.absence_type_save(null, format('{"code": "CP_BIS", "name": "CP bis", "category": %s, "unit": "day"}', :conges)::jsonb) ->> 'id')::int as bis \gset
+select (app_public.absence_type_save(null, p_code => 'CP_BIS', p_name => 'CP bis', p_category => :conges, p_unit => 'day') ->> 'id')::int as bis \gset
 select (app_public.counter_association_save(null, :bis, 'cp', true) ->> 'id')::int as bis_assoc \gset
 select is((select counter_code from app_public.counter_associations where id = :bis_assoc), 'CP', 'an association is created (counter code upper-cased)');
 select is(app_public.counter_association_save(:cp_assoc, :cp_type, 'CP', false) -> 'is_active', 'false'::jsonb,

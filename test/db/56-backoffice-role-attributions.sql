@@ -2,7 +2,7 @@
 -- the employee-record perimeter (outside: 404), never one's own, never more than the editor
 -- holds (rank and establishments), every write audited, nothing written on a refusal.
 begin;
-select plan(37);
+select plan(38);
 select tests.freeze('2026-11-16 10:00+01');
 
 create temporary table ids as
@@ -16,7 +16,7 @@ update app_public.accounts set is_staff = true where username = 'rh2';
 
 select tests.authenticate_as('admin');
 select is((app_public.role_attribution_grant((select alice from ids),
-             jsonb_build_object('role', 'Manager n1', 'start_date', '2026-12-01', 'establishments', jsonb_build_array((select e2 from ids))))
+             p_role => 'Manager n1', p_start_date => '2026-12-01', p_establishments => array[(select e2 from ids)])
            - 'id' - 'created_at' - 'account'),
           jsonb_build_object('role', 'Manager n1', 'start_date', '2026-12-01', 'end_date', null,
                              'establishments', jsonb_build_array((select e2 from ids)),
@@ -29,29 +29,32 @@ select is((app_public.account_role_attributions((select alice from ids)) ->> 'ca
           'the Admin may edit the roles of that account');
 
 -- Field errors (400 under the field), nothing written.
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2", "start_date": "2026-12-01", "end_date": "2026-11-30"}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2', p_start_date => '2026-12-01', p_end_date => '2026-11-30')$$,
                         (select alice from ids)), 'WV580', null, 'an end before the start is refused');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Salarié", "establishments": [%s]}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Salarié', p_establishments => array[%s]::int[])$$,
                         (select alice from ids), (select e1 from ids)), 'WV580', null, 'Salarié does not restrict by establishment');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Chef"}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Chef')$$, (select alice from ids)),
                  'WV580', null, 'an unknown role is refused');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => null)$$, (select alice from ids)),
                  'WV580', 'Choisissez un rôle.', 'the role is required');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1", "start_date": "2027-01-01"}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_start_date => '2027-01-01')$$,
                         (select alice from ids)), 'WV580', null, 'the same role on an overlapping period is refused');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1", "establishments": [999999]}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[999999]::int[])$$,
                         (select chloe from ids)), 'WV580', null, 'an unknown establishment is refused');
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[%s, %s])$$,
+                        (select chloe from ids), (select e2 from ids), (select e2 from ids)), 'WV001', 'La liste contient des doublons.',
+                 'an establishment given twice is refused (a caller that is not the form)');
 select is((select count(*)::int from app_public.role_attributions where account_id = (select alice from ids)), 2,
           'no refusal wrote anything (Salarié and the new Manager n1)');
 
 -- Who may write at all.
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2"}')$$, (select admin from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2')$$, (select admin from ids)),
                  'WF581', null, 'nobody changes their own roles');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2"}')$$, (select root from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2')$$, (select root from ids)),
                  'WF582', null, 'a staff Admin does not touch the roles of a superuser');
 
 select tests.authenticate_as('rh1');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2"}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2')$$, (select alice from ids)),
                  'WF580', null, 'RH n1 without staff status: 403');
 select throws_ok(format($$select app_public.role_attribution_delete(%s)$$,
                         (select min(id) from app_public.role_attributions where account_id = (select alice from ids))),
@@ -60,26 +63,26 @@ select is((app_public.account_role_attributions((select alice from ids)) ->> 'ca
           'and is told it cannot edit them');
 
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2"}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2')$$, (select alice from ids)),
                  'WF580', null, 'a manager of E1 (an employee of its reach, no right to write): 403');
 
 select tests.authenticate_as('staff');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Intérimaire"}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Intérimaire')$$, (select alice from ids)),
                  'WN001', null, 'a staff account without any perimeter: 404, the account is not confirmed');
 
 -- The staff RH n2 of E2.
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n2"}')$$, (select alice from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n2')$$, (select alice from ids)),
                  'WN001', null, 'an employee of E1, outside the perimeter of a staff RH n2 of E2: 404');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1"}')$$, (select rh1_noemp from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1')$$, (select rh1_noemp from ids)),
                  'WN580', null, 'an account without record, for an editor restricted to establishments: 404');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Admin", "establishments": [%s]}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Admin', p_establishments => array[%s]::int[])$$,
                         (select chloe from ids), (select e2 from ids)), 'WF582', null, 'no role ranked above its own');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1", "establishments": [%s]}')$$,
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[%s]::int[])$$,
                         (select chloe from ids), (select e1 from ids)), 'WF582', null, 'no establishment outside its perimeter');
-select throws_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1"}')$$, (select chloe from ids)),
+select throws_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1')$$, (select chloe from ids)),
                  'WF582', null, 'no role over the whole association when its own is restricted');
-select lives_ok(format($$select app_public.role_attribution_grant(%s, '{"role": "Manager n1", "establishments": [%s]}')$$,
+select lives_ok(format($$select app_public.role_attribution_grant(%s, p_role => 'Manager n1', p_establishments => array[%s]::int[])$$,
                        (select chloe from ids), (select e2 from ids)), 'Manager n1 on E2: within its rank and perimeter');
 select is((select count(*)::int from app_public.role_attributions where account_id = (select chloe from ids)), 2,
           'only the allowed grant was written');
@@ -95,11 +98,11 @@ select tests.authenticate_as('admin');
 select is((app_public.role_attribution_change(
              (select ra.id from app_public.role_attributions ra join app_public.roles r on r.id = ra.role_id
               where ra.account_id = (select alice from ids) and r.name = 'Manager n1'),
-             jsonb_build_object('start_date', '2026-12-01', 'end_date', '2027-06-30',
-                                'establishments', jsonb_build_array((select e1 from ids), (select e2 from ids))))
+             p_start_date => '2026-12-01', p_end_date => '2027-06-30',
+             p_establishments => array[(select e1 from ids), (select e2 from ids)])
            -> 'establishments'),
           jsonb_build_array((select e1 from ids), (select e2 from ids)), 'the Admin changes the dates and establishments');
-select throws_ok(format($$select app_public.role_attribution_change(%s, '{"start_date": "2027-01-01", "end_date": "2026-01-01"}')$$,
+select throws_ok(format($$select app_public.role_attribution_change(%s, p_start_date => '2027-01-01', p_end_date => '2026-01-01')$$,
                         (select ra.id from app_public.role_attributions ra where ra.account_id = (select alice from ids) and ra.role_id = 5)),
                  'WV580', null, 'a change is validated as a grant');
 select lives_ok(format('select app_public.role_attribution_delete(%s)',

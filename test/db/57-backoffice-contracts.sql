@@ -62,40 +62,40 @@ create temporary table audit_before as select count(*)::int as n from app_privat
 grant select on audit_before to public;
 
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "stale", "type": %s, "start_date": "2026-12-01"}')$$,
+select throws_ok(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => 'stale', p_type => %s, p_start_date => '2026-12-01')$$,
                         (select alice from ids), (select id from cdd_contract), (select cdd from ids)), 'WN001', null,
                  'a change by RH n2 of E2 to an employee of E1: 404, before the version is looked at');
-select throws_ok(format($$select app_public.employee_contract_remove(%s, '{"contract": %s, "version": "stale"}')$$,
+select throws_ok(format($$select app_public.employee_contract_remove(%s, p_contract => %s, p_version => 'stale')$$,
                         (select alice from ids), (select id from cdd_contract)), 'WN001', null, 'a removal outside the perimeter: 404');
 select tests.authenticate_as('mgr1');
-select throws_ok(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "stale", "type": %s, "start_date": "2026-12-01"}')$$,
+select throws_ok(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => 'stale', p_type => %s, p_start_date => '2026-12-01')$$,
                         (select alice from ids), (select id from cdd_contract), (select cdd from ids)), 'WF502', null,
                  'a change by a manager without the right: 403');
-select throws_ok(format($$select app_public.employee_contract_remove(%s, '{"contract": %s, "version": "%s"}')$$,
+select throws_ok(format($$select app_public.employee_contract_remove(%s, p_contract => %s, p_version => '%s')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids))), 'WF502', null,
                  'a removal by a manager without the right: 403');
 
 select tests.authenticate_as('rh1');
-select throws_ok(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "stale", "type": %s, "start_date": "2026-12-01"}')$$,
+select throws_ok(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => 'stale', p_type => %s, p_start_date => '2026-12-01')$$,
                         (select alice from ids), (select id from cdd_contract), (select cdd from ids)), 'WC501', null,
                  'a change drawn from another contract list: 409');
-select throws_ok(format($$select app_public.employee_contract_remove(%s, '{"contract": %s, "version": "stale"}')$$,
+select throws_ok(format($$select app_public.employee_contract_remove(%s, p_contract => %s, p_version => 'stale')$$,
                         (select alice from ids), (select id from cdd_contract)), 'WC501', null, 'a stale removal: 409');
-select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "%s", "type": %s, "start_date": "2026-11-15", "end_date": "2027-05-31"}')$$,
+select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2026-11-15', p_end_date => '2027-05-31')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
           '{"start_date": ["Ce contrat chevauche un autre contrat du salarié : un salarié a un seul contrat à la fois."]}'::jsonb,
           'an overlap comes back under start_date, without the rank in the rebuilt list');
-select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "%s", "type": %s, "start_date": "2026-12-01", "end_date": "2026-12-31", "trial_end_date": "2027-01-15"}')$$,
+select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2026-12-01', p_end_date => '2026-12-31', p_trial_end_date => '2027-01-15')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
           '{"trial_end_date": ["La fin de période d''essai dépasse la fin du contrat."]}'::jsonb,
           'a trial end after the contract end comes back under trial_end_date');
-select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "%s", "type": %s, "start_date": "2027-03-01", "end_date": "2027-02-01"}')$$,
+select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2027-03-01', p_end_date => '2027-02-01')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
           '{"end_date": ["La date de fin précède la date de début."]}'::jsonb, 'an end before the start comes back under end_date');
-select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, '{"contract": %s, "version": "%s", "type": %s, "start_date": "2026-12-01", "weekly_hours": 60}')$$,
+select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2026-12-01', p_weekly_hours => 60)$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
           '{"weekly_hours": ["La durée hebdomadaire doit être comprise entre 0 et 48 heures."]}'::jsonb, 'too many hours come back under weekly_hours');
-select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_remove(%s, '{"contract": %s, "version": "%s"}')$$,
+select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_remove(%s, p_contract => %s, p_version => '%s')$$,
                         (select alice from ids), (select min(id) from app_public.contracts where employee_id <> (select alice from ids)),
                         app_hidden.employee_contracts_version((select alice from ids)))),
           '{"contract": ["Ce contrat n''appartient pas à ce salarié."]}'::jsonb, 'another employee''s contract comes back under contract');
@@ -107,17 +107,17 @@ select is((select end_date from app_public.contracts where id = (select id from 
 select is((select count(*)::int from app_private.audit_log), (select n from audit_before), 'and no audit line was written');
 
 select tests.authenticate_as('rh1');
-select is(app_public.employee_contract_change((select alice from ids), jsonb_build_object(
-            'contract', (select id from cdd_contract), 'version', app_hidden.employee_contracts_version((select alice from ids)), 'type', (select cdd from ids),
-            'start_date', '2026-12-01', 'end_date', '2027-06-30', 'job_title', 'Éducatrice spécialisée', 'weekly_hours', 30))
+select is(app_public.employee_contract_change((select alice from ids),
+            p_contract => (select id from cdd_contract), p_version => app_hidden.employee_contracts_version((select alice from ids)), p_type => (select cdd from ids),
+            p_start_date => '2026-12-01', p_end_date => '2027-06-30', p_job_title => 'Éducatrice spécialisée', p_weekly_hours => 30)
           -> 'contracts' -> 1 ->> 'end_date', '2027-06-30', 'HR changes the CDD: the record shows its new end');
 select tests.as_owner();
 select is((select (end_date, job_title, weekly_hours)::text from app_public.contracts where id = (select id from cdd_contract)),
           '(2027-06-30,"Éducatrice spécialisée",30.00)', 'the CDD has its new end, job and hours; the CDI is kept');
 select ok((select count(*) from app_private.audit_log) > (select n from audit_before), 'the change is in the audit log');
 select tests.authenticate_as('rh1');
-select is(jsonb_array_length(app_public.employee_contract_remove((select alice from ids), jsonb_build_object(
-            'contract', (select id from cdd_contract), 'version', app_hidden.employee_contracts_version((select alice from ids))))
+select is(jsonb_array_length(app_public.employee_contract_remove((select alice from ids),
+            p_contract => (select id from cdd_contract), p_version => app_hidden.employee_contracts_version((select alice from ids)))
           -> 'contracts'), 1, 'HR removes the CDD with the current version: the CDI alone is left');
 select tests.as_owner();
 select is((select count(*)::int from app_public.contracts where id = (select id from cdd_contract)), 0, 'the CDD is deleted');
@@ -129,19 +129,19 @@ grant select on t2 to public;
 create temporary table bruno_before as select ta.* from app_public.team_assignments ta, t2 where ta.team_id = t2.team and ta.employee_id = t2.bruno;
 grant select on bruno_before to public;
 select tests.authenticate_as('bruno');
-select throws_ok(format($$select app_public.team_member_remove(%s, '{"employee": %s}')$$, (select team from t2), (select chloe from t2)),
+select throws_ok(format($$select app_public.team_member_remove(%s, p_employee => %s)$$, (select team from t2), (select chloe from t2)),
                  'WF520', null, 'an employee without employee.change_team: 403');
 select tests.authenticate_as('rh2');
-select throws_ok(format($$select app_public.team_member_remove(%s, '{"employee": %s}')$$, tests.id('teams', 'T1'), tests.id('employees', 'alice')),
+select throws_ok(format($$select app_public.team_member_remove(%s, p_employee => %s)$$, tests.id('teams', 'T1'), tests.id('employees', 'alice')),
                  'WN001', null, 'RH n2 of E2, a team of E1 only: 404');
-select is(pg_temp.refusal_detail(format($$select app_public.team_member_remove(%s, '{"employee": %s}')$$, (select team from t2), (select david from t2))),
+select is(pg_temp.refusal_detail(format($$select app_public.team_member_remove(%s, p_employee => %s)$$, (select team from t2), (select david from t2))),
           '{"employee": ["Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir."]}'::jsonb,
           'an employee who is no member comes back under employee');
 select tests.as_owner();
 select is((select count(*)::int from app_public.team_assignments ta, t2 where ta.team_id = t2.team and (ta.end_date is null or ta.end_date >= '2026-11-16')), 2,
           'no refusal removed a member');
 select tests.authenticate_as('rh2');
-select is((select count(*)::int from jsonb_array_elements(app_public.team_member_remove((select team from t2), jsonb_build_object('employee', (select chloe from t2))) -> 'members') m
+select is((select count(*)::int from jsonb_array_elements(app_public.team_member_remove((select team from t2), p_employee => (select chloe from t2)) -> 'members') m
            where (m ->> 'employee')::int = (select chloe from t2) and (m ->> 'end_date' is null or (m ->> 'end_date')::date >= '2026-11-16')), 0,
           'RH n2 removes Chloé from T2: she is no current member any more');
 select tests.as_owner();

@@ -77,7 +77,7 @@ select is(app_public.absence_abilities(:today_cp), null, 'outside the perimeter:
 -- Validated → pending through the status field: counters back to a reservation.
 select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/3.00', 'before: 1 taken (today), 3 planned (two requests)');
 select tests.authenticate_as('rh1');
-select is(app_public.absence_backoffice_save(:today_cp, '{"version": 1, "status": "pending"}') ->> 'status', 'pending',
+select is(app_public.absence_backoffice_save(:today_cp, p_version => 1, p_status => 'pending') ->> 'status', 'pending',
   'a validated absence is set back to pending');
 select is(row((pg_temp.row_of(:today_cp)).decided_by, (pg_temp.row_of(:today_cp)).decided_at, (pg_temp.row_of(:today_cp)).version)::text,
   '(,,2)', 'the decision is cleared, version + 1');
@@ -91,7 +91,7 @@ select is(tests.absence_validate(:today_cp, '{"version": 2}') ->> 'status', 'val
 select tests.authenticate_as('rh1');
 select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Effectif')$$, :refused_cp), 'refused');
 select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/1.00', 'the refusal released its reservation');
-select is(app_public.absence_backoffice_save(:refused_cp, '{"version": 2, "status": "pending", "comment": "Revu"}') ->> 'comment', 'Revu',
+select is(app_public.absence_backoffice_save(:refused_cp, p_version => 2, p_status => 'pending', p_comment => 'Revu') ->> 'comment', 'Revu',
   'a refused request is set back to pending, with a correction in the same save');
 select is(pg_temp.bal('alice', 'CP'), '25.00/1.00/3.00', 'and reserves again');
 select is((pg_temp.row_of(:refused_cp)).version, 4, 'one version per write (reopening, correction)');
@@ -101,20 +101,20 @@ select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Non')$$, :over
 select tests.authenticate_as('mgr1');
 select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-21'))$$, 'the day is declared meanwhile');
 select tests.authenticate_as('rh1');
-select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 2, "status": "pending"}')$$, :overlapped),
+select throws_ok(format($$select app_public.absence_backoffice_save(%s, p_version => 2, p_status => 'pending')$$, :overlapped),
   'WV200', null, 'reopening it would overlap: refused');
 select is((pg_temp.row_of(:overlapped)).status, 'refused', 'nothing written');
 
 -- The status field: only pending, never from or to the cancellation states.
-select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 1, "status": "cancelled"}')$$, :bruno_for),
+select throws_ok(format($$select app_public.absence_backoffice_save(%s, p_version => 1, p_status => 'cancelled')$$, :bruno_for),
   'WV215', null, 'status cancelled is not written through the field');
 select tests.authenticate_as('rh1');
 select lives_ok(format($$select app_public.absence_delete(%s)$$, :bruno_for), 'cancelled by the back-office action');
-select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 2, "status": "pending"}')$$, :bruno_for),
+select throws_ok(format($$select app_public.absence_backoffice_save(%s, p_version => 2, p_status => 'pending')$$, :bruno_for),
   'WV215', null, 'a cancelled absence''s status is not editable');
-select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 9, "status": "pending"}')$$, :chloe_for),
+select throws_ok(format($$select app_public.absence_backoffice_save(%s, p_version => 9, p_status => 'pending')$$, :chloe_for),
   'WC201', null, 'a stale version: 409');
-select throws_ok(format($$select app_public.absence_backoffice_save(%s, '{"version": 1, "status": "pending"}')$$, :rh1_own),
+select throws_ok(format($$select app_public.absence_backoffice_save(%s, p_version => 1, p_status => 'pending')$$, :rh1_own),
   'WF204', null, 'never on one''s own absence (a pending one: the correction refuses it)');
 
 select * from finish();

@@ -96,13 +96,13 @@ select is(jsonb_array_length(pg_temp.reasons('david')), 52, 'a manager without r
 -- The attribute is written by staff at the back-office, through absence_type_save.
 select tests.authenticate_as('rh1');
 select throws_ok($$select app_public.absence_type_save((select id from app_public.absence_types where code = 'CP'),
-  jsonb_build_object('code', 'CP', 'name', 'Congés payés', 'category', (select category_id from app_public.absence_types where code = 'CP'),
-                     'unit', 'day', 'half_day_allowed', false, 'employee_requestable', false))$$,
+  p_code => 'CP', p_name => 'Congés payés', p_category => (select category_id from app_public.absence_types where code = 'CP'),
+  p_unit => 'day', p_half_day_allowed => false, p_employee_requestable => false)$$,
   'WF510', null, 'a non-staff account does not write the attribute');
 select tests.authenticate_as('staff');
 select is(app_public.absence_type_save((select id from app_public.absence_types where code = 'CP'),
-  jsonb_build_object('code', 'CP', 'name', 'Congés payés', 'category', (select category_id from app_public.absence_types where code = 'CP'),
-                     'unit', 'day', 'half_day_allowed', false, 'employee_requestable', false)) -> 'employee_requestable',
+  p_code => 'CP', p_name => 'Congés payés', p_category => (select category_id from app_public.absence_types where code = 'CP'),
+  p_unit => 'day', p_half_day_allowed => false, p_employee_requestable => false) -> 'employee_requestable',
   'false'::jsonb, 'staff makes CP declared by the encadrement only');
 select tests.authenticate_as('alice');
 select ok(pg_temp.reason(pg_temp.reasons(), 'CP') is null, 'alice is no longer offered CP');

@@ -8,7 +8,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
-import { bodyObject, declareCall, inputArg, listCall, rowId } from '../calls.js';
+import { declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { YES_NO, isStaff, optionsFrom, staffAbilities } from './staff.js';
 
 interface Association {
@@ -63,7 +63,12 @@ const CONTRACT_TYPES = optionsFrom(
   { body: { by_code: true } });
 
 const GET = declareCall('absence-types: read', 'app_public.absence_type_get', [rowId()]);
-const SAVE = declareCall('absence-types: save', 'app_public.absence_type_save', [rowId(), bodyObject()]);
+const SAVE = declareCall('absence-types: save', 'app_public.absence_type_save', [rowId(), inputArg('code', 'text'),
+  inputArg('name', 'text'), inputArg('category', 'int'), inputArg('unit', 'text'), inputArg('paid', 'boolean'),
+  inputArg('splittable', 'boolean'), inputArg('annual_cap', 'numeric'), inputArg('cap_overrun', 'text'),
+  inputArg('contract_types', 'int[]'), inputArg('half_day_allowed', 'boolean'), inputArg('documents_expected', 'boolean'),
+  inputArg('validation_required', 'boolean'), inputArg('annualisation_effect', 'text'), inputArg('is_active', 'boolean'),
+  inputArg('employee_requestable', 'boolean'), inputArg('position', 'int')]);
 const DELETE = declareCall('absence-types: delete', 'app_public.absence_type_delete', [rowId()]);
 
 const BODY = s.object({

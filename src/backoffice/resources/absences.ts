@@ -11,7 +11,7 @@ import { s, type JsonSchema } from '../../http/schema.js';
 import { html, message, type Html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import {
-  PUBLIC_URL, bodyObject, callRows, callValue, callValueOrNull, declareCall, holds, inputArg, rowId,
+  PUBLIC_URL, SENT_KEYS, callRows, callValue, callValueOrNull, declareCall, holds, inputArg, rowId,
 } from '../calls.js';
 import { auditTrail } from './audit-log.js';
 import { establishmentOptions } from './referentials.js';
@@ -119,7 +119,10 @@ function bodyOf(operationId: string): JsonSchema {
 const ACCOUNT_NAMES = declareCall('absences: account names', 'app_hidden.account_display_names', [inputArg('ids', 'int[]')], { rows: true });
 const COUNTERS = declareCall('absences: counters', 'app_public.counters_read', [inputArg('employee', 'int'), inputArg('year', 'int')]);
 const ABILITIES = declareCall('absences: abilities', 'app_public.absence_abilities', [rowId()]);
-const SAVE = declareCall('absences: correction', 'app_public.absence_backoffice_save', [rowId(), bodyObject(), PUBLIC_URL]);
+const SAVE = declareCall('absences: correction', 'app_public.absence_backoffice_save', [rowId(), inputArg('version', 'int'),
+  inputArg('status', 'text'), inputArg('type', 'int'), inputArg('date_start', 'date'), inputArg('date_end', 'date'),
+  inputArg('start_half', 'text'), inputArg('end_half', 'text'), inputArg('start_time', 'time'), inputArg('end_time', 'time'),
+  inputArg('comment', 'text'), SENT_KEYS, PUBLIC_URL]);
 const TYPES = declareCall('absences: absence types', 'app_hidden.absence_type_choices',
   [inputArg('which', 'text'), inputArg('kept', 'int')], { rows: true });
 const EMPLOYEES = optionsFrom(

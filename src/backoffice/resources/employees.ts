@@ -25,8 +25,11 @@ const ACCOUNT_ROLES = declareCall('employees: account roles', 'app_public.accoun
 const CAN_DEPOSIT = declareCall('employees: certificate deposit', 'app_hidden.can_deposit_honorability', [inputArg('employee', 'int')]);
 const CERTIFICATE = declareCall('employees: certificate', 'app_public.honorability_certificate_get', [inputArg('employee', 'int')]);
 const CONTRACT_ADD = declareCall('employees: contract addition', 'app_public.employee_contract_add', [rowId('p_employee'), bodyObject('p_contract')]);
-const CONTRACT_CHANGE = declareCall('employees: contract change', 'app_public.employee_contract_change', [rowId('p_employee'), bodyObject()]);
-const CONTRACT_REMOVE = declareCall('employees: contract removal', 'app_public.employee_contract_remove', [rowId('p_employee'), bodyObject()]);
+const CONTRACT_CHOICE_ARGS = [inputArg('contract', 'int'), inputArg('version', 'text')];
+const CONTRACT_CHANGE = declareCall('employees: contract change', 'app_public.employee_contract_change', [rowId('p_employee'),
+  ...CONTRACT_CHOICE_ARGS, inputArg('type', 'int'), inputArg('start_date', 'date'), inputArg('end_date', 'date'),
+  inputArg('trial_end_date', 'date'), inputArg('job_title', 'text'), inputArg('weekly_hours', 'numeric')]);
+const CONTRACT_REMOVE = declareCall('employees: contract removal', 'app_public.employee_contract_remove', [rowId('p_employee'), ...CONTRACT_CHOICE_ARGS]);
 const CERTIFICATE_DELETE = declareCall('employees: certificate removal', 'app_public.honorability_certificate_delete', [rowId('p_employee')]);
 /** A refusal of a read (a missing certificate, roles out of reach: WN…), answered as nothing. */
 const notFound = (error: unknown) => (error as { code?: string }).code?.startsWith('WN') === true;

@@ -7,7 +7,7 @@ import { s } from '../../http/schema.js';
 import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { html } from '../html.js';
 import { defineResource, type FormField } from '../registry.js';
-import { bodyObject, declareCall, listCall, rowId } from '../calls.js';
+import { declareCall, inputArg, listCall, rowId } from '../calls.js';
 import { establishmentOptions } from './referentials.js';
 import { YES_NO, isStaff, staffAbilities } from './staff.js';
 
@@ -26,7 +26,10 @@ interface Post {
 }
 
 const GET = declareCall('posts: read', 'app_public.post_get', [rowId()]);
-const SAVE = declareCall('posts: save', 'app_public.post_save', [rowId(), bodyObject()]);
+const SAVE = declareCall('posts: save', 'app_public.post_save', [rowId(), inputArg('code', 'text'), inputArg('label', 'text'),
+  inputArg('establishment', 'int'), inputArg('start_time', 'text'), inputArg('end_time', 'text'),
+  inputArg('break_start_time', 'text'), inputArg('break_end_time', 'text'), inputArg('break_paid', 'boolean'),
+  inputArg('is_active', 'boolean')]);
 
 const BODY = s.object({
   code: s.text(16),

@@ -10,7 +10,7 @@ import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period, type RoleAttribution } from './employees.js';
 import { establishmentOptions } from './referentials.js';
-import { anyOf, bodyObject, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
+import { anyOf, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
 import { optionsFrom } from './staff.js';
 
 interface ListedAttribution extends RoleAttribution {
@@ -45,13 +45,13 @@ const datesAndEstablishments = {
   establishments: s.array(s.id(), { maxItems: 200 }),
 };
 
-/** The keys of the body the SQL functions read (null dates are no bound, null establishments none). */
-const DATES_AND_ESTABLISHMENTS_KEYS = ['start_date', 'end_date', 'establishments'];
+/** The arguments the SQL functions read from the body (null dates are no bound, null establishments none). */
+const DATES_AND_ESTABLISHMENTS_ARGS = [inputArg('start_date', 'date'), inputArg('end_date', 'date'), inputArg('establishments', 'int[]')];
 
 const GET = declareCall('role-attributions: read', 'app_public.role_attribution_get', [rowId()]);
 const GRANT = declareCall('role-attributions: grant', 'app_public.role_attribution_grant',
-  [inputArg('account', 'int'), bodyObject('p_body', ['role', ...DATES_AND_ESTABLISHMENTS_KEYS])]);
-const CHANGE = declareCall('role-attributions: change', 'app_public.role_attribution_change', [rowId(), bodyObject('p_body', DATES_AND_ESTABLISHMENTS_KEYS)]);
+  [inputArg('account', 'int'), inputArg('role', 'text'), ...DATES_AND_ESTABLISHMENTS_ARGS]);
+const CHANGE = declareCall('role-attributions: change', 'app_public.role_attribution_change', [rowId(), ...DATES_AND_ESTABLISHMENTS_ARGS]);
 const DELETE = declareCall('role-attributions: delete', 'app_public.role_attribution_delete', [rowId()]);
 
 const establishmentsOf = (r: RoleAttribution) =>

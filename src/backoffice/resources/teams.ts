@@ -8,14 +8,14 @@ import type pg from 'pg';
 import { html } from '../html.js';
 import { defineResource, type FormField, type Option } from '../registry.js';
 import { period } from './employees.js';
-import { bodyObject, callValue, declareCall, holds, rowId } from '../calls.js';
+import { callValue, declareCall, holds, inputArg, rowId } from '../calls.js';
 import { establishmentOptions } from './referentials.js';
 import { optionsFrom } from './staff.js';
 import { s } from '../../http/schema.js';
 
 /** Team writes: employee.change_team, bounded to teams with an establishment of the perimeter (SPEC Permissions rule 7). */
 const WRITABLE = declareCall('teams: abilities', 'app_hidden.team_writable', [rowId()]);
-const MEMBER_REMOVE = declareCall('teams: member removal', 'app_public.team_member_remove', [rowId('p_team'), bodyObject()]);
+const MEMBER_REMOVE = declareCall('teams: member removal', 'app_public.team_member_remove', [rowId('p_team'), inputArg('employee', 'int')]);
 
 const TEAM_FIELDS: FormField[] = [
   { key: 'name', label: 'Nom' },
