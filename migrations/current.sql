@@ -2,6 +2,7 @@
 -- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
 
 --!include employees/helpers.sql
+--!include payroll/api.sql
 --!include reference/administration.sql
 --!include org/role_attributions.sql
 --!include employees/contracts.sql

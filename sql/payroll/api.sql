@@ -18,7 +18,10 @@
 --     the period counted on the establishment's base, Sundays and public holidays excluded,
 --     a half-day counting half). Never comments, decision reasons or documents;
 --   * counters: the balances of the employee's counters of that civil year, from the journal's
---     movements written before the end of the month.
+--     movements written before the end of the month; and, for each, the figures of « Mes compteurs »
+--     (issue 27 point 5, app_private.counter_year_facts, the same function as GET /api/counters/,
+--     computed on today's journal): how it acquires, still to come, carried over and until when,
+--     what the year end will carry over or lose.
 
 -- Counter balances of employees for a year, from the movements written before p_at.
 create or replace function app_private.counter_balances_at(p_employees int[], p_year int, p_at timestamptz)
@@ -207,8 +210,14 @@ begin
                                           'taken', app_hidden.fmt_quantity(c.taken),
                                           'planned', app_hidden.fmt_quantity(c.planned),
                                           'remaining', app_hidden.fmt_quantity(c.remaining))
+                       -- The counter's year as « Mes compteurs » shows it (issue 27 point 5): the same
+                       -- function as GET /api/counters/, on today's journal.
+                       || app_private.counter_year_facts(k.id, app_hidden.today())
                        order by c.sort_order, c.code) as list
-      from counters c group by c.employee_id
+      from counters c
+      join app_public.counters k on k.employee_id = c.employee_id and k.code = c.code
+                                and k.year = extract(year from v_month_start)::int
+      group by c.employee_id
     )
     select jsonb_build_object(
       'count', (select count(*) from lines),
@@ -259,11 +268,40 @@ or documents) and counter balances.';
 -- GET /api/payroll/export/?month=&establishment=&search=&format=: every line of the month, one
 -- row per contract, in the list's order. Like the list, never a comment, a decision reason or
 -- a document: the absences are their reasons' totals (« CP : 2,00 j ; RTT : 0,50 j »).
+-- The counters are one text column per figure, each listing the counters (« CP : 8,5 jours ; RTT : 2 jours »),
+-- written from the line's JSON (app_hidden.payroll_counters_text): no figure computed twice.
+create or replace function app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) returns text
+language sql stable as $$
+  select string_agg(format('%s : %s', c ->> 'code',
+           case p_figure
+             when 'acquisition' then case c ->> 'acquisition' when 'monthly' then 'mensuelle'
+                                                              when 'opening' then 'à l''ouverture'
+                                                              else 'à la main ou par import' end
+             when 'carried_over' then app_hidden.quantity_fr((c ->> 'carried_over')::numeric, c ->> 'unit')
+               || case when c ->> 'carry_over_expires_on' is not null
+                       then format(' jusqu''au %s (expirerait : %s)',
+                                   to_char((c ->> 'carry_over_expires_on')::date, 'DD/MM/YYYY'),
+                                   app_hidden.quantity_fr((c ->> 'carry_over_expiring')::numeric, c ->> 'unit'))
+                       else '' end
+             when 'year_end' then case when jsonb_typeof(c -> 'year_end') = 'object'
+               then format('reporte %s%s, perd %s',
+                           app_hidden.quantity_fr((c -> 'year_end' ->> 'carries_over')::numeric, c ->> 'unit'),
+                           case when c -> 'year_end' ->> 'carry_over_until' is not null
+                                then format(' jusqu''au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
+                                else '' end,
+                           app_hidden.quantity_fr((c -> 'year_end' ->> 'expires')::numeric, c ->> 'unit'))
+               else 'année close ou sans règle' end
+             else app_hidden.quantity_fr((c ->> p_figure)::numeric, c ->> 'unit') end), ' ; ' order by ord)
+  from jsonb_array_elements(p_counters) with ordinality as x(c, ord);
+$$;
+
+drop function if exists app_public.payroll_export(text, int, text) cascade;
 create or replace function app_public.payroll_export(p_month text, p_establishment int default null, p_search text default null)
 returns table (employee int, employee_name text, main_establishment_name text, contract_type text,
                contract_start date, contract_end date, job_title text, weekly_hours numeric,
                period_start date, period_end date, planned_hours numeric, absence_hours numeric, worked_hours numeric,
-               absences text)
+               absences text, counters_acquisition text, counters_acquired text, counters_remaining text,
+               counters_to_come text, counters_carried_over text, counters_year_end text)
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select (l ->> 'employee')::int, l ->> 'employee_name', l ->> 'main_establishment_name',
          l -> 'contract' ->> 'type_name', (l -> 'contract' ->> 'start_date')::date, (l -> 'contract' ->> 'end_date')::date,
@@ -272,7 +310,13 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
          (l ->> 'planned_hours')::numeric, (l ->> 'absence_hours')::numeric, (l ->> 'worked_hours')::numeric,
          (select string_agg(format('%s : %s %s', r ->> 'type_name', replace(r ->> 'quantity', '.', ','),
                                    case r ->> 'unit' when 'hour' then 'h' else 'j' end), ' ; ' order by ord)
-          from jsonb_array_elements(l -> 'absences') with ordinality as x(r, ord))
+          from jsonb_array_elements(l -> 'absences') with ordinality as x(r, ord)),
+         app_hidden.payroll_counters_text(l -> 'counters', 'acquisition'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'acquired'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'remaining'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'to_come'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'carried_over'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'year_end')
   from jsonb_array_elements(app_hidden.payroll_month(p_month, p_establishment, p_search, null, 0) -> 'results')
        with ordinality as lines(l, n)
   order by n;
@@ -280,4 +324,4 @@ $$;
 comment on function app_public.payroll_export(text, integer, text) is
 'SPEC Permissions rule 8 and issue 16 exports, GET /api/payroll/export/?month=&format=: every payroll line of the month
 (the list''s rules and order), one row per contract, for the CSV or XLSX file; absences are their reasons'' totals, never
-comments, decision reasons or documents.';
+comments, decision reasons or documents; the counters, one column per figure of « Mes compteurs » (issue 27 point 5).';

@@ -217,8 +217,20 @@ describe('GET /api/payroll/export/', () => {
       list.map((line) => [line.employee, line.planned_hours.replace('.', ',')]));
     const alice = records.find((r) => Number(r['N° salarié']) === E.alice)!;
     expect(alice['Absences du mois']).toMatch(/ : \d+,\d\d j/);
+    // Issue 27 point 5: the counters' figures of « Mes compteurs », one French column per figure.
+    expect(header.slice(-6)).toEqual(['Compteurs : acquisition', 'Compteurs : acquis', 'Compteurs : restant',
+      'Compteurs : à venir cette année', 'Compteurs : reporté de l’année précédente', 'Compteurs : fin d’année']);
+    const aliceLine = list.find((line) => line.employee === E.alice);
+    expect(alice['Compteurs : restant']).toBe(aliceLine.counters.map((c: any) =>
+      `${c.code} : ${Number(c.remaining).toLocaleString('fr-FR')} ${c.unit === 'hour' ? 'heure' : 'jour'}${Number(c.remaining) >= 2 ? 's' : ''}`).join(' ; '));
+    const cp = aliceLine.counters.find((c: any) => c.code === 'CP');
+    expect(alice['Compteurs : fin d’année']).toContain(`CP : reporte ${Number(cp.year_end.carries_over).toLocaleString('fr-FR')} jours jusqu'au ` +
+      cp.year_end.carry_over_until.split('-').reverse().join('/'));
     const xlsx = await readXlsx(await env.get('/api/payroll/export/?month=2026-11&format=xlsx', as('paie')));
     expect(xlsx.rows.map((r) => r['N° salarié'])).toEqual(list.map((line) => line.employee));
+    expect(xlsx.header).toEqual(header);
+    const aliceXlsx = xlsx.rows.find((r) => r['N° salarié'] === E.alice)!;
+    for (const name of header.slice(-6)) expect(aliceXlsx[name]).toBe(alice[name]);
   });
 
   it('refused as the list is: 403 without employee.view_payroll, 400 on a bad month', async () => {

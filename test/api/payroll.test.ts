@@ -175,12 +175,21 @@ describe('GET /api/payroll/', () => {
     for (const hidden of ['comment', 'decision_reason', 'documents', 'Commentaire secret', 'Motif de refus', 'Vacances', 'Certificat']) {
       expect(text).not.toContain(hidden);
     }
+    const facts = { acquisition: expect.toBeOneOf([null, 'opening', 'monthly']), to_come: expect.any(String), carried_over: expect.any(String),
+      carry_over_expires_on: null, carry_over_expiring: null, year_end: expect.toBeOneOf([null, expect.any(Object)]) };
     expect(line.counters).toEqual([
-      { code: 'CP', name: 'Congés payés', unit: 'day', acquired: '25.00', taken: '5.00', planned: '0.00', remaining: '20.00' },
-      { code: 'CT', name: expect.any(String), unit: 'day', acquired: '6.00', taken: '0.00', planned: '0.00', remaining: '6.00' },
-      { code: 'RC', name: expect.any(String), unit: 'hour', acquired: '14.00', taken: '0.00', planned: '0.00', remaining: '14.00' },
-      { code: 'DLG_CSE', name: expect.any(String), unit: 'hour', acquired: '20.00', taken: '0.00', planned: '0.00', remaining: '20.00' },
+      { code: 'CP', name: 'Congés payés', unit: 'day', acquired: '25.00', taken: '5.00', planned: '0.00', remaining: '20.00', ...facts },
+      { code: 'CT', name: expect.any(String), unit: 'day', acquired: '6.00', taken: '0.00', planned: '0.00', remaining: '6.00', ...facts },
+      { code: 'RC', name: expect.any(String), unit: 'hour', acquired: '14.00', taken: '0.00', planned: '0.00', remaining: '14.00', ...facts },
+      { code: 'DLG_CSE', name: expect.any(String), unit: 'hour', acquired: '20.00', taken: '0.00', planned: '0.00', remaining: '20.00', ...facts },
     ]);
+    // Issue 27 point 5: each counter's year as « Mes compteurs » shows it, the same figures as GET /api/counters/.
+    const mine = await env.get('/api/counters/?year=2026', await env.login('alice'));
+    expect(mine.status).toBe(200);
+    const yearFacts = (c: Record<string, unknown>) => ({ acquisition: c.acquisition, to_come: c.to_come, carried_over: c.carried_over,
+      carry_over_expires_on: c.carry_over_expires_on, carry_over_expiring: c.carry_over_expiring, year_end: c.year_end });
+    for (const counter of line.counters) expect(yearFacts(counter)).toEqual(yearFacts(mine.body[counter.code]));
+    expect(line.counters[0].year_end).toEqual({ carries_over: '19.00', expires: '0.00', carry_over_until: '2027-05-31' });
     // At the end of December the reservation written on 2 December shows.
     const december = await env.get('/api/payroll/?month=2026-12&search=martin', await env.login('paie'));
     expect(december.body.results[0].counters[0]).toMatchObject({ code: 'CP', taken: '5.00', planned: '1.00', remaining: '19.00' });

@@ -73,6 +73,17 @@ describe('Paie', () => {
     expect(await rows.count()).toBe(1);
     expect(await rows.locator('th').textContent()).toContain('Alice Martin');
     expect(await page.locator('.pager').count()).toBe(0);
+    // Issue 27 point 5: each counter's year, the figures of « Mes compteurs » (GET /api/counters/).
+    const mine = await walk.env.get('/api/counters/?year=2026', await walk.env.login('alice'));
+    const cp = mine.body.CP;
+    const counters = rows.locator('td[data-label^="Compteurs"]');
+    expect(await counters.textContent()).toContain('Ouvert à la main ou par import');
+    expect(await counters.textContent()).toContain(
+      `Au 31/12/2026 : ${Number(cp.year_end.carries_over).toLocaleString('fr-FR')} jours reportés sur 2027 jusqu’au ` +
+      `${cp.year_end.carry_over_until.split('-').reverse().join('/')}`);
+    // CT carries nothing over: what the year end loses, never « 0 jour reportés ».
+    expect(await counters.textContent()).toMatch(/Au 31\/12\/2026 : \d+ jours perdus/);
+    await screenshots(page, 'payroll-counters');
     await page.getByLabel('Rechercher un salarié').fill('Personne de ce nom');
     await poll(() => status.textContent()).toBe('Aucune ligne pour ces critères.');
     expect(page.problems).toEqual([]);

@@ -1,6 +1,27 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
 
+/** What « Mes compteurs » shows of a counter's year (app_private.counter_year_facts), shared with the payroll month. */
+export const COUNTER_YEAR_PROPERTIES = {
+  acquisition: s.nullable(s.enum(['opening', 'monthly'], {
+    description: 'Comment le compteur s’acquiert selon les règles : à l’ouverture, ou mois par mois sur l’année précédente ; null : ouvert à la main ou par import.',
+  })),
+  to_come: s.decimal({ description: 'À venir : ce qu’un compteur mensuel acquerra encore sur les mois non terminés de sa période (contrats connus à ce jour).' }),
+  carried_over: s.decimal({ description: 'Reporté de l’année précédente dans ce compteur.' }),
+  carry_over_expires_on: s.nullable(s.date({ description: 'Date après laquelle ce qui reste du report expire ; null : pas de report ou pas de date.' })),
+  carry_over_expiring: s.nullable(s.decimal({ description: 'Ce qui du report expirerait à cette date s’il n’est ni pris ni posé.' })),
+  year_end: s.nullable(s.object(
+    {
+      carries_over: s.decimal({ description: 'Du solde restant, ce que la règle reporte sur l’année suivante au 31 décembre.' }),
+      expires: s.decimal({ description: 'Du solde restant, ce qui expire au 31 décembre.' }),
+      carry_over_until: s.nullable(s.date({ description: 'Date limite du report dans l’année suivante.' })),
+    },
+    ['carries_over', 'expires', 'carry_over_until'],
+    { description: 'Fin d’année selon la règle du compteur ; null sans règle ou une fois l’année close.' },
+  )),
+};
+export const COUNTER_YEAR_REQUIRED = ['acquisition', 'to_come', 'carried_over', 'carry_over_expires_on', 'carry_over_expiring', 'year_end'];
+
 const counter = s.object(
   {
     id: s.int(),
@@ -17,22 +38,7 @@ const counter = s.object(
       { acquired: s.string({ const: 'Acquis' }), taken: s.string({ const: 'Pris' }), planned: s.string({ const: 'Planifiés' }), remaining: s.string({ const: 'Restant' }) },
       ['acquired', 'taken', 'planned', 'remaining'],
     ),
-    acquisition: s.nullable(s.enum(['opening', 'monthly'], {
-      description: 'Comment le compteur s’acquiert selon les règles : à l’ouverture, ou mois par mois sur l’année précédente ; null : ouvert à la main ou par import.',
-    })),
-    to_come: s.decimal({ description: 'À venir : ce qu’un compteur mensuel acquerra encore sur les mois non terminés de sa période (contrats connus à ce jour).' }),
-    carried_over: s.decimal({ description: 'Reporté de l’année précédente dans ce compteur.' }),
-    carry_over_expires_on: s.nullable(s.date({ description: 'Date après laquelle ce qui reste du report expire ; null : pas de report ou pas de date.' })),
-    carry_over_expiring: s.nullable(s.decimal({ description: 'Ce qui du report expirerait à cette date s’il n’est ni pris ni posé.' })),
-    year_end: s.nullable(s.object(
-      {
-        carries_over: s.decimal({ description: 'Du solde restant, ce que la règle reporte sur l’année suivante au 31 décembre.' }),
-        expires: s.decimal({ description: 'Du solde restant, ce qui expire au 31 décembre.' }),
-        carry_over_until: s.nullable(s.date({ description: 'Date limite du report dans l’année suivante.' })),
-      },
-      ['carries_over', 'expires', 'carry_over_until'],
-      { description: 'Fin d’année selon la règle du compteur ; null sans règle ou une fois l’année close.' },
-    )),
+    ...COUNTER_YEAR_PROPERTIES,
   },
   ['code', 'name', 'unit', 'acquired', 'taken', 'planned', 'remaining', 'labels'],
 );

@@ -154,6 +154,12 @@ export const PAYROLL_COLUMNS = [
   col('absence_hours', 'Heures d’absence', 'decimal'),
   col('worked_hours', 'Heures travaillées', 'decimal'),
   col('absences', 'Absences du mois'),
+  col('counters_acquisition', 'Compteurs : acquisition'),
+  col('counters_acquired', 'Compteurs : acquis'),
+  col('counters_remaining', 'Compteurs : restant'),
+  col('counters_to_come', 'Compteurs : à venir cette année'),
+  col('counters_carried_over', 'Compteurs : reporté de l’année précédente'),
+  col('counters_year_end', 'Compteurs : fin d’année'),
 ];
 
 const WEEKDAYS = ['lun.', 'mar.', 'mer.', 'jeu.', 'ven.', 'sam.', 'dim.'];

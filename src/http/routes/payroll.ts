@@ -1,6 +1,6 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
-import { COUNTER_BALANCE_REQUIRED, counterBalanceProperties } from './counters.js';
+import { COUNTER_BALANCE_REQUIRED, COUNTER_YEAR_PROPERTIES, COUNTER_YEAR_REQUIRED, counterBalanceProperties } from './counters.js';
 
 const RULES =
   'Avec `employee.view_payroll` (Admin, RH n1, RH n2, Service Paie), sur son périmètre (sinon 403). Lecture seule : ' +
@@ -78,10 +78,14 @@ export const payrollModule: RouteModule = {
         ),
         counters: s.array(
           s.object(
-            counterBalanceProperties,
-            COUNTER_BALANCE_REQUIRED,
+            { ...counterBalanceProperties, ...COUNTER_YEAR_PROPERTIES },
+            [...COUNTER_BALANCE_REQUIRED, ...COUNTER_YEAR_REQUIRED],
           ),
-          { description: 'Compteurs de l’année civile du mois : soldes du journal à la fin du mois.' },
+          {
+            description:
+              'Compteurs de l’année civile du mois : soldes du journal à la fin du mois ; et, comme « Mes compteurs » ' +
+              '(GET /api/counters/, même fonction SQL, journal d’aujourd’hui) : acquisition, à venir, report et sa date, fin d’année.',
+          },
         ),
       },
       ['employee', 'employee_name', 'main_establishment', 'main_establishment_name', 'month', 'contract', 'period',

@@ -2583,7 +2583,7 @@ export interface components {
                     quantity: string;
                 }[];
             }[];
-            /** @description Compteurs de l’année civile du mois : soldes du journal à la fin du mois. */
+            /** @description Compteurs de l’année civile du mois : soldes du journal à la fin du mois ; et, comme « Mes compteurs » (GET /api/counters/, même fonction SQL, journal d’aujourd’hui) : acquisition, à venir, report et sa date, fin d’année. */
             counters: {
                 code: string;
                 name: string;
@@ -2597,6 +2597,34 @@ export interface components {
                 planned: string;
                 /** @description Décimal à deux décimales, en chaîne. */
                 remaining: string;
+                /**
+                 * @description Comment le compteur s’acquiert selon les règles : à l’ouverture, ou mois par mois sur l’année précédente ; null : ouvert à la main ou par import.
+                 * @enum {string|null}
+                 */
+                acquisition: "opening" | "monthly" | null;
+                /** @description À venir : ce qu’un compteur mensuel acquerra encore sur les mois non terminés de sa période (contrats connus à ce jour). */
+                to_come: string;
+                /** @description Reporté de l’année précédente dans ce compteur. */
+                carried_over: string;
+                /**
+                 * Format: date
+                 * @description Date après laquelle ce qui reste du report expire ; null : pas de report ou pas de date.
+                 */
+                carry_over_expires_on: string | null;
+                /** @description Ce qui du report expirerait à cette date s’il n’est ni pris ni posé. */
+                carry_over_expiring: string | null;
+                /** @description Fin d’année selon la règle du compteur ; null sans règle ou une fois l’année close. */
+                year_end: {
+                    /** @description Du solde restant, ce que la règle reporte sur l’année suivante au 31 décembre. */
+                    carries_over: string;
+                    /** @description Du solde restant, ce qui expire au 31 décembre. */
+                    expires: string;
+                    /**
+                     * Format: date
+                     * @description Date limite du report dans l’année suivante.
+                     */
+                    carry_over_until: string | null;
+                } | null;
             }[];
         };
         Notification: {

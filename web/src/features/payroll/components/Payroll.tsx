@@ -85,7 +85,7 @@ export function Payroll() {
                     <th scope="col" className="num">Heures d’absence</th>
                     <th scope="col" className="num">Heures travaillées</th>
                     <th scope="col">Absences du mois</th>
-                    <th scope="col">Compteurs (restant)</th>
+                    <th scope="col">Compteurs</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -130,7 +130,7 @@ function PayrollRow({ line }: { line: Line }) {
           </ul>
         )}
       </td>
-      <td data-label="Compteurs (restant)">
+      <td className="counters" data-label="Compteurs (restant et année)">
         {line.counters.length === 0 ? (
           <span className="muted">Aucun</span>
         ) : (
@@ -138,11 +138,46 @@ function PayrollRow({ line }: { line: Line }) {
             {line.counters.map((counter) => (
               <li key={counter.code}>
                 <abbr title={counter.name}>{counter.code}</abbr> : {quantity(counter.remaining, counter.unit)}
+                <CounterYearFacts counter={counter} year={Number(line.month.slice(0, 4))} />
               </li>
             ))}
           </ul>
         )}
       </td>
     </tr>
+  );
+}
+
+type PayrollCounter = Line['counters'][number];
+
+/**
+ * The counter's year as « Mes compteurs » shows it (issue 27 point 5), from the same server figures:
+ * how it acquires, still to come, carried over and until when, what the year's end carries over or loses.
+ */
+function CounterYearFacts({ counter, year }: { counter: PayrollCounter; year: number }) {
+  const some = (value: string | null | undefined) => value != null && Number(value) > 0;
+  const lines: string[] = [
+    counter.acquisition === 'monthly' ? 'Acquisition mensuelle'
+      : counter.acquisition === 'opening' ? 'Acquis à l’ouverture' : 'Ouvert à la main ou par import',
+  ];
+  if (some(counter.to_come)) lines.push(`À venir : ${quantity(counter.to_come, counter.unit)}`);
+  if (some(counter.carried_over)) {
+    lines.push(`Reporté de ${year - 1} : ${quantity(counter.carried_over, counter.unit)}`
+      + (counter.carry_over_expires_on ? `, à prendre avant le ${frDate(counter.carry_over_expires_on)}` : '')
+      + (some(counter.carry_over_expiring) ? ` (${quantity(counter.carry_over_expiring ?? '0', counter.unit)} perdus sinon)` : ''));
+  }
+  const end = counter.year_end;
+  if (end && (some(end.carries_over) || some(end.expires))) {
+    const parts = [
+      some(end.carries_over) ? `${quantity(end.carries_over, counter.unit)} reportés sur ${year + 1}`
+        + (end.carry_over_until ? ` jusqu’au ${frDate(end.carry_over_until)}` : '') : '',
+      some(end.expires) ? `${quantity(end.expires, counter.unit)} perdus` : '',
+    ].filter(Boolean);
+    lines.push(`Au 31/12/${year} : ${parts.join(', ')}`);
+  }
+  return (
+    <ul className="counter-facts">
+      {lines.map((text) => <li key={text}>{text}</li>)}
+    </ul>
   );
 }
