@@ -5287,50 +5287,6 @@ $$;
 ALTER FUNCTION app_hidden.id_list_refusal(p_ids integer[]) OWNER TO postgres;
 
 --
--- Name: in_array(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
---
-
-CREATE FUNCTION app_hidden.in_array(p_body jsonb, p_key text, p_field text DEFAULT NULL::text) RETURNS jsonb
-    LANGUAGE plpgsql IMMUTABLE
-    AS $$
-declare
-  v jsonb := p_body -> p_key;
-begin
-  if v is null or jsonb_typeof(v) = 'null' then
-    return null;
-  end if;
-  if jsonb_typeof(v) <> 'array' then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Une liste est attendue.');
-  end if;
-  return v;
-end;
-$$;
-
-ALTER FUNCTION app_hidden.in_array(p_body jsonb, p_key text, p_field text) OWNER TO postgres;
-
---
--- Name: in_bool(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
---
-
-CREATE FUNCTION app_hidden.in_bool(p_body jsonb, p_key text, p_field text DEFAULT NULL::text) RETURNS boolean
-    LANGUAGE plpgsql IMMUTABLE
-    AS $$
-declare
-  v jsonb := p_body -> p_key;
-begin
-  if v is null or jsonb_typeof(v) = 'null' then
-    return null;
-  end if;
-  if jsonb_typeof(v) <> 'boolean' then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Un booléen (true ou false) est attendu.');
-  end if;
-  return v::boolean;
-end;
-$$;
-
-ALTER FUNCTION app_hidden.in_bool(p_body jsonb, p_key text, p_field text) OWNER TO postgres;
-
---
 -- Name: in_date(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -5357,34 +5313,6 @@ end;
 $_$;
 
 ALTER FUNCTION app_hidden.in_date(p_body jsonb, p_key text, p_field text) OWNER TO postgres;
-
---
--- Name: in_ids(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
---
-
-CREATE FUNCTION app_hidden.in_ids(p_body jsonb, p_key text, p_field text DEFAULT NULL::text) RETURNS integer[]
-    LANGUAGE plpgsql IMMUTABLE
-    AS $_$
-declare
-  v jsonb := app_hidden.in_array(p_body, p_key, p_field);
-  v_ids int[];
-begin
-  if v is null then
-    return null;
-  end if;
-  if exists (select 1 from jsonb_array_elements(v) x
-             where jsonb_typeof(x) <> 'number' or (x #>> '{}') !~ '^[0-9]{1,9}$') then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'Une liste d''identifiants (nombres entiers) est attendue.');
-  end if;
-  v_ids := array(select (x #>> '{}')::int from jsonb_array_elements(v) x);
-  if cardinality(v_ids) <> (select count(distinct i) from unnest(v_ids) i) then
-    perform app_hidden.invalid(coalesce(p_field, p_key), 'La liste contient des doublons.');
-  end if;
-  return v_ids;
-end;
-$_$;
-
-ALTER FUNCTION app_hidden.in_ids(p_body jsonb, p_key text, p_field text) OWNER TO postgres;
 
 --
 -- Name: in_int(jsonb, text, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -6770,6 +6698,38 @@ $$;
 ALTER FUNCTION app_hidden.parse_day_slots(p_slots jsonb, p_field text, p_employee integer, p_date date, p_planned app_public.slot[], p_overlap_field text) OWNER TO postgres;
 
 --
+-- Name: payroll_counters_text(jsonb, text); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select string_agg(format('%s : %s', c ->> 'code',
+           case p_figure
+             when 'acquisition' then case c ->> 'acquisition' when 'monthly' then 'mensuelle'
+                                                              when 'opening' then 'à l''ouverture'
+                                                              else 'à la main ou par import' end
+             when 'carried_over' then app_hidden.quantity_fr((c ->> 'carried_over')::numeric, c ->> 'unit')
+               || case when c ->> 'carry_over_expires_on' is not null
+                       then format(' jusqu''au %s (expirerait : %s)',
+                                   to_char((c ->> 'carry_over_expires_on')::date, 'DD/MM/YYYY'),
+                                   app_hidden.quantity_fr((c ->> 'carry_over_expiring')::numeric, c ->> 'unit'))
+                       else '' end
+             when 'year_end' then case when jsonb_typeof(c -> 'year_end') = 'object'
+               then format('reporte %s%s, perd %s',
+                           app_hidden.quantity_fr((c -> 'year_end' ->> 'carries_over')::numeric, c ->> 'unit'),
+                           case when c -> 'year_end' ->> 'carry_over_until' is not null
+                                then format(' jusqu''au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
+                                else '' end,
+                           app_hidden.quantity_fr((c -> 'year_end' ->> 'expires')::numeric, c ->> 'unit'))
+               else 'année close ou sans règle' end
+             else app_hidden.quantity_fr((c ->> p_figure)::numeric, c ->> 'unit') end), ' ; ' order by ord)
+  from jsonb_array_elements(p_counters) with ordinality as x(c, ord);
+$$;
+
+ALTER FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) OWNER TO postgres;
+
+--
 -- Name: payroll_month(text, integer, text, integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
@@ -6911,8 +6871,14 @@ begin
                                           'taken', app_hidden.fmt_quantity(c.taken),
                                           'planned', app_hidden.fmt_quantity(c.planned),
                                           'remaining', app_hidden.fmt_quantity(c.remaining))
+                       -- The counter's year as « Mes compteurs » shows it (issue 27 point 5): the same
+                       -- function as GET /api/counters/, on today's journal.
+                       || app_private.counter_year_facts(k.id, app_hidden.today())
                        order by c.sort_order, c.code) as list
-      from counters c group by c.employee_id
+      from counters c
+      join app_public.counters k on k.employee_id = c.employee_id and k.code = c.code
+                                and k.year = extract(year from v_month_start)::int
+      group by c.employee_id
     )
     select jsonb_build_object(
       'count', (select count(*) from lines),
@@ -8019,19 +7985,22 @@ CREATE TABLE app_public.roles (
 ALTER TABLE app_public.roles OWNER TO postgres;
 
 --
--- Name: role_attribution_fields(integer, app_public.roles, integer, jsonb); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+-- Name: role_attribution_fields(integer, app_public.roles, integer, date, date, integer[]); Type: FUNCTION; Schema: app_hidden; Owner: postgres
 --
 
-CREATE FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb) RETURNS TABLE(start_date date, end_date date, establishment_ids integer[])
+CREATE FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) RETURNS TABLE(start_date date, end_date date, establishment_ids integer[])
     LANGUAGE plpgsql STABLE
     AS $$
 declare
   v_errors jsonb := '{}';
-  v_start date := app_hidden.in_date(p_body, 'start_date');
-  v_end date := app_hidden.in_date(p_body, 'end_date');
-  v_ids int[] := coalesce(app_hidden.in_ids(p_body, 'establishments'), '{}');
+  v_start date := p_start_date;
+  v_end date := p_end_date;
+  v_ids int[] := coalesce(p_establishments, '{}');
   v_unknown int;
 begin
+  if app_hidden.id_list_refusal(v_ids) is not null then
+    perform app_hidden.invalid('establishments', app_hidden.id_list_refusal(v_ids));
+  end if;
   if v_start is not null and v_end is not null and v_end < v_start then
     v_errors := app_hidden.add_error(v_errors, 'end_date', 'La fin doit être le jour du début ou après.');
   end if;
@@ -8055,7 +8024,7 @@ begin
 end;
 $$;
 
-ALTER FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb) OWNER TO postgres;
+ALTER FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) OWNER TO postgres;
 
 --
 -- Name: role_attribution_json(integer); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -15607,19 +15576,19 @@ manager perimeter deposits documents (add_documents) on an absence that is neith
 cancelled, for example after a missing-document reminder. Returns the absence.';
 
 --
--- Name: absence_backoffice_save(integer, jsonb, text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: absence_backoffice_save(integer, integer, text, integer, date, date, text, text, time without time zone, time without time zone, text, text[], text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text DEFAULT NULL::text) RETURNS jsonb
+CREATE FUNCTION app_public.absence_backoffice_save(p_id integer, p_version integer, p_status text DEFAULT NULL::text, p_type integer DEFAULT NULL::integer, p_date_start date DEFAULT NULL::date, p_date_end date DEFAULT NULL::date, p_start_half text DEFAULT NULL::text, p_end_half text DEFAULT NULL::text, p_start_time time without time zone DEFAULT NULL::time without time zone, p_end_time time without time zone DEFAULT NULL::time without time zone, p_comment text DEFAULT NULL::text, p_sent text[] DEFAULT NULL::text[], p_public_url text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
   v app_public.absences;
-  v_status text := nullif(p_body ->> 'status', '');
+  v_status text := nullif(p_status, '');
 begin
   v := app_hidden.absence_lock(p_id);
-  perform app_hidden.absence_check_version(v, (p_body ->> 'version')::int, true);
+  perform app_hidden.absence_check_version(v, p_version, true);
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
@@ -15634,23 +15603,21 @@ begin
     end if;
     v := app_hidden.absence_reopen(v);
   end if;
-  -- The form's keys as absence_update's typed arguments (the form's schema has checked their types).
   return app_public.absence_update(p_id,
-    p_type => (p_body ->> 'type')::int, p_date_start => (p_body ->> 'date_start')::date,
-    p_date_end => (p_body ->> 'date_end')::date, p_start_half => p_body ->> 'start_half', p_end_half => p_body ->> 'end_half',
-    p_start_time => (p_body ->> 'start_time')::time, p_end_time => (p_body ->> 'end_time')::time,
-    p_comment => p_body ->> 'comment', p_version => v.version,
-    p_sent => array(select jsonb_object_keys(p_body - 'status' - 'employee')), p_public_url => p_public_url);
+    p_type => p_type, p_date_start => p_date_start, p_date_end => p_date_end, p_start_half => p_start_half,
+    p_end_half => p_end_half, p_start_time => p_start_time, p_end_time => p_end_time,
+    p_comment => p_comment, p_version => v.version,
+    p_sent => array_remove(array_remove(p_sent, 'status'), 'employee'), p_public_url => p_public_url);
 end;
 $$;
 
-ALTER FUNCTION app_public.absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text) OWNER TO wfm_api;
+ALTER FUNCTION app_public.absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text) IS 'SPEC States and transitions, Absence (back-office form): with the current version (else 409), may put a
+COMMENT ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text) IS 'SPEC States and transitions, Absence (back-office form): with the current version (else 409), may put a
 validated or refused absence back to pending (the only status it writes) and apply the manager-side
 correction of PATCH /api/absences/<id>/ (same rules, same counter compensation) in one transaction; the
 status is not editable once a cancellation is requested or granted.';
@@ -16288,27 +16255,30 @@ COMMENT ON FUNCTION app_public.absence_type_get(p_id integer) IS 'SPEC Absence t
 (404 when absent).';
 
 --
--- Name: absence_type_save(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: absence_type_save(integer, text, text, integer, text, boolean, boolean, numeric, text, integer[], boolean, boolean, boolean, text, boolean, boolean, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.absence_type_save(p_id integer, p_code text DEFAULT NULL::text, p_name text DEFAULT NULL::text, p_category integer DEFAULT NULL::integer, p_unit text DEFAULT NULL::text, p_paid boolean DEFAULT NULL::boolean, p_splittable boolean DEFAULT NULL::boolean, p_annual_cap numeric DEFAULT NULL::numeric, p_cap_overrun text DEFAULT NULL::text, p_contract_types integer[] DEFAULT NULL::integer[], p_half_day_allowed boolean DEFAULT NULL::boolean, p_documents_expected boolean DEFAULT NULL::boolean, p_validation_required boolean DEFAULT NULL::boolean, p_annualisation_effect text DEFAULT NULL::text, p_is_active boolean DEFAULT NULL::boolean, p_employee_requestable boolean DEFAULT NULL::boolean, p_position integer DEFAULT NULL::integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
   v_errors jsonb := '{}';
-  v_code text := app_hidden.in_trimmed(p_body, 'code');
-  v_name text := app_hidden.in_trimmed(p_body, 'name');
-  v_category int := app_hidden.in_int(p_body, 'category');
-  v_unit text := coalesce(app_hidden.in_trimmed(p_body, 'unit'), 'day');
-  v_cap numeric := app_hidden.in_numeric(p_body, 'annual_cap');
-  v_overrun text := coalesce(app_hidden.in_trimmed(p_body, 'cap_overrun'), 'refuse');
-  v_effect text := coalesce(app_hidden.in_trimmed(p_body, 'annualisation_effect'), 'none');
-  v_half_day boolean := coalesce(app_hidden.in_bool(p_body, 'half_day_allowed'), false);
-  v_contract_types int[] := coalesce(app_hidden.in_ids(p_body, 'contract_types'), '{}');
+  v_code text := app_hidden.trimmed(p_code);
+  v_name text := app_hidden.trimmed(p_name);
+  v_category int := p_category;
+  v_unit text := coalesce(app_hidden.trimmed(p_unit), 'day');
+  v_cap numeric := p_annual_cap;
+  v_overrun text := coalesce(app_hidden.trimmed(p_cap_overrun), 'refuse');
+  v_effect text := coalesce(app_hidden.trimmed(p_annualisation_effect), 'none');
+  v_half_day boolean := coalesce(p_half_day_allowed, false);
+  v_contract_types int[] := coalesce(p_contract_types, '{}');
   v_clash text;
   v_id int := p_id;
 begin
+  if app_hidden.id_list_refusal(v_contract_types) is not null then
+    perform app_hidden.invalid('contract_types', app_hidden.id_list_refusal(v_contract_types));
+  end if;
   perform app_hidden.require_staff();
   if p_id is not null then
     perform 1 from app_public.absence_types t where t.id = p_id for update;
@@ -16363,27 +16333,27 @@ begin
     insert into app_public.absence_types (code, name, category_id, unit, paid, splittable, annual_cap, cap_overrun, is_active,
                                           half_day_allowed, documents_expected, validation_required, annualisation_effect, position,
                                           employee_requestable)
-    values (v_code, v_name, v_category, v_unit, coalesce(app_hidden.in_bool(p_body, 'paid'), false),
-            coalesce(app_hidden.in_bool(p_body, 'splittable'), true), v_cap, v_overrun,
-            coalesce(app_hidden.in_bool(p_body, 'is_active'), true), v_half_day,
-            coalesce(app_hidden.in_bool(p_body, 'documents_expected'), false),
-            coalesce(app_hidden.in_bool(p_body, 'validation_required'), true), v_effect,
-            coalesce(app_hidden.in_int(p_body, 'position'), 0),
-            coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), app_hidden.absence_type_requestable_default(v_code)))
+    values (v_code, v_name, v_category, v_unit, coalesce(p_paid, false),
+            coalesce(p_splittable, true), v_cap, v_overrun,
+            coalesce(p_is_active, true), v_half_day,
+            coalesce(p_documents_expected, false),
+            coalesce(p_validation_required, true), v_effect,
+            coalesce(p_position, 0),
+            coalesce(p_employee_requestable, app_hidden.absence_type_requestable_default(v_code)))
     returning id into v_id;
   else
     update app_public.absence_types t set
       code = v_code, name = v_name, category_id = v_category, unit = v_unit,
-      paid = coalesce(app_hidden.in_bool(p_body, 'paid'), t.paid),
-      splittable = coalesce(app_hidden.in_bool(p_body, 'splittable'), t.splittable),
+      paid = coalesce(p_paid, t.paid),
+      splittable = coalesce(p_splittable, t.splittable),
       annual_cap = v_cap, cap_overrun = v_overrun,
-      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), t.is_active),
+      is_active = coalesce(p_is_active, t.is_active),
       half_day_allowed = v_half_day,
-      documents_expected = coalesce(app_hidden.in_bool(p_body, 'documents_expected'), t.documents_expected),
-      validation_required = coalesce(app_hidden.in_bool(p_body, 'validation_required'), t.validation_required),
+      documents_expected = coalesce(p_documents_expected, t.documents_expected),
+      validation_required = coalesce(p_validation_required, t.validation_required),
       annualisation_effect = v_effect,
-      position = coalesce(app_hidden.in_int(p_body, 'position'), t.position),
-      employee_requestable = coalesce(app_hidden.in_bool(p_body, 'employee_requestable'), t.employee_requestable)
+      position = coalesce(p_position, t.position),
+      employee_requestable = coalesce(p_employee_requestable, t.employee_requestable)
     where t.id = p_id;
   end if;
   -- Contract types concerned: empty means every contract.
@@ -16396,13 +16366,13 @@ begin
 end;
 $$;
 
-ALTER FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION absence_type_save(p_id integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) IS 'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
+COMMENT ON FUNCTION app_public.absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer) IS 'SPEC Absence types and declaration rule 17, back-office: a staff account creates (p_id null) or rewrites
 an absence type (with « demandable par le salarié », issue 29: employee_requestable); all field errors at once, a code equal to a post code refused under code, and a
 deactivation that would orphan an active counter refused under is_active.';
 
@@ -18857,68 +18827,58 @@ through employee_update, with its rules, perimeter and audit; returns the record
 contract fields).';
 
 --
--- Name: employee_contract_change(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: employee_contract_change(integer, integer, text, integer, date, date, date, text, numeric); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.employee_contract_change(p_employee integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date DEFAULT NULL::date, p_trial_end_date date DEFAULT NULL::date, p_job_title text DEFAULT NULL::text, p_weekly_hours numeric DEFAULT NULL::numeric) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-declare
-  v_contract int;
 begin
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
-  end if;
-  v_contract := app_hidden.in_int(p_body, 'contract');
-  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  perform app_private.employee_contract_gate(p_employee, p_contract, p_version);
   return app_private.employee_contracts_save(p_employee, (
-    select jsonb_agg(case when (c ->> 'id')::int = v_contract
-                          then jsonb_build_object('id', v_contract) || (p_body - 'contract' - 'version' - 'id')
+    select jsonb_agg(case when (c ->> 'id')::int = p_contract
+                          then jsonb_build_object('id', p_contract, 'type', p_type, 'start_date', p_start_date,
+                                                  'end_date', p_end_date, 'trial_end_date', p_trial_end_date,
+                                                  'job_title', p_job_title, 'weekly_hours', p_weekly_hours)
                           else c end)
     from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c));
 end;
 $$;
 
-ALTER FUNCTION app_public.employee_contract_change(p_employee integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION employee_contract_change(p_employee integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.employee_contract_change(p_employee integer, p_body jsonb) IS 'SPEC Permissions (employee.change_employee_record), back-office: one contract of an employee takes the
+COMMENT ON FUNCTION app_public.employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric) IS 'SPEC Permissions (employee.change_employee_record), back-office: one contract of an employee takes the
 values of the form through employee_update; 409 when the contract list changed since the form was drawn
 (version), 400 under contract for a contract of another employee.';
 
 --
--- Name: employee_contract_remove(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: employee_contract_remove(integer, integer, text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.employee_contract_remove(p_employee integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.employee_contract_remove(p_employee integer, p_contract integer, p_version text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-declare
-  v_contract int;
 begin
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un contrat (objet) est attendu.', 'WV501');
-  end if;
-  v_contract := app_hidden.in_int(p_body, 'contract');
-  perform app_private.employee_contract_gate(p_employee, v_contract, p_body ->> 'version');
+  perform app_private.employee_contract_gate(p_employee, p_contract, p_version);
   return app_private.employee_contracts_save(p_employee, coalesce((
     select jsonb_agg(c) from jsonb_array_elements(app_private.employee_contracts_input(p_employee)) c
-    where (c ->> 'id')::int <> v_contract), '[]'::jsonb));
+    where (c ->> 'id')::int <> p_contract), '[]'::jsonb));
 end;
 $$;
 
-ALTER FUNCTION app_public.employee_contract_remove(p_employee integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.employee_contract_remove(p_employee integer, p_contract integer, p_version text) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION employee_contract_remove(p_employee integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION employee_contract_remove(p_employee integer, p_contract integer, p_version text); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_body jsonb) IS 'SPEC Permissions (employee.change_employee_record), back-office: removes one contract of an employee
+COMMENT ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_contract integer, p_version text) IS 'SPEC Permissions (employee.change_employee_record), back-office: removes one contract of an employee
 through employee_update; 409 when the contract list changed since the form was drawn (version).';
 
 --
@@ -20175,7 +20135,7 @@ establishment. Salarié and Intérimaire get 403.';
 -- Name: payroll_export(text, integer, text); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.payroll_export(p_month text, p_establishment integer DEFAULT NULL::integer, p_search text DEFAULT NULL::text) RETURNS TABLE(employee integer, employee_name text, main_establishment_name text, contract_type text, contract_start date, contract_end date, job_title text, weekly_hours numeric, period_start date, period_end date, planned_hours numeric, absence_hours numeric, worked_hours numeric, absences text)
+CREATE FUNCTION app_public.payroll_export(p_month text, p_establishment integer DEFAULT NULL::integer, p_search text DEFAULT NULL::text) RETURNS TABLE(employee integer, employee_name text, main_establishment_name text, contract_type text, contract_start date, contract_end date, job_title text, weekly_hours numeric, period_start date, period_end date, planned_hours numeric, absence_hours numeric, worked_hours numeric, absences text, counters_acquisition text, counters_acquired text, counters_remaining text, counters_to_come text, counters_carried_over text, counters_year_end text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -20186,7 +20146,13 @@ CREATE FUNCTION app_public.payroll_export(p_month text, p_establishment integer 
          (l ->> 'planned_hours')::numeric, (l ->> 'absence_hours')::numeric, (l ->> 'worked_hours')::numeric,
          (select string_agg(format('%s : %s %s', r ->> 'type_name', replace(r ->> 'quantity', '.', ','),
                                    case r ->> 'unit' when 'hour' then 'h' else 'j' end), ' ; ' order by ord)
-          from jsonb_array_elements(l -> 'absences') with ordinality as x(r, ord))
+          from jsonb_array_elements(l -> 'absences') with ordinality as x(r, ord)),
+         app_hidden.payroll_counters_text(l -> 'counters', 'acquisition'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'acquired'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'remaining'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'to_come'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'carried_over'),
+         app_hidden.payroll_counters_text(l -> 'counters', 'year_end')
   from jsonb_array_elements(app_hidden.payroll_month(p_month, p_establishment, p_search, null, 0) -> 'results')
        with ordinality as lines(l, n)
   order by n;
@@ -20200,7 +20166,7 @@ ALTER FUNCTION app_public.payroll_export(p_month text, p_establishment integer, 
 
 COMMENT ON FUNCTION app_public.payroll_export(p_month text, p_establishment integer, p_search text) IS 'SPEC Permissions rule 8 and issue 16 exports, GET /api/payroll/export/?month=&format=: every payroll line of the month
 (the list''s rules and order), one row per contract, for the CSV or XLSX file; absences are their reasons'' totals, never
-comments, decision reasons or documents.';
+comments, decision reasons or documents; the counters, one column per figure of « Mes compteurs » (issue 27 point 5).';
 
 --
 -- Name: payroll_lines(text, integer, text, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
@@ -20439,24 +20405,25 @@ COMMENT ON FUNCTION app_public.post_get(p_id integer) IS 'SPEC Permissions rule 
 absent).';
 
 --
--- Name: post_save(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: post_save(integer, text, text, integer, text, text, text, text, boolean, boolean); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.post_save(p_id integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.post_save(p_id integer, p_code text DEFAULT NULL::text, p_label text DEFAULT NULL::text, p_establishment integer DEFAULT NULL::integer, p_start_time text DEFAULT NULL::text, p_end_time text DEFAULT NULL::text, p_break_start_time text DEFAULT NULL::text, p_break_end_time text DEFAULT NULL::text, p_break_paid boolean DEFAULT NULL::boolean, p_is_active boolean DEFAULT NULL::boolean) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
   v_errors jsonb := '{}';
-  v_code text := app_hidden.in_trimmed(p_body, 'code');
-  v_label text := app_hidden.in_trimmed(p_body, 'label');
-  v_establishment int := app_hidden.in_int(p_body, 'establishment');
+  v_code text := app_hidden.trimmed(p_code);
+  v_label text := app_hidden.trimmed(p_label);
+  v_establishment int := p_establishment;
   v_start time;
   v_end time;
   v_break_start time;
   v_break_end time;
   v_clash text;
   v_field text;
+  v_time text;
   v_id int := p_id;
 begin
   perform app_hidden.require_staff();
@@ -20488,17 +20455,18 @@ begin
   elsif not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
   end if;
-  foreach v_field in array array['start_time', 'end_time', 'break_start_time', 'break_end_time'] loop
-    if coalesce(app_hidden.in_text(p_body, v_field), '') !~ app_hidden.time_pattern()
-       and (v_field in ('start_time', 'end_time') or app_hidden.in_text(p_body, v_field) is not null) then
+  for v_field, v_time in select f, t from unnest(array['start_time', 'end_time', 'break_start_time', 'break_end_time'],
+                                                  array[p_start_time, p_end_time, p_break_start_time, p_break_end_time]) u(f, t) loop
+    if coalesce(v_time, '') !~ app_hidden.time_pattern()
+       and (v_field in ('start_time', 'end_time') or v_time is not null) then
       v_errors := app_hidden.add_error(v_errors, v_field, app_hidden.time_format_message());
     end if;
   end loop;
   perform app_hidden.invalid_fields(v_errors, 'WV517') where v_errors <> '{}'::jsonb;
-  v_start := (p_body ->> 'start_time')::time;
-  v_end := (p_body ->> 'end_time')::time;
-  v_break_start := (p_body ->> 'break_start_time')::time;
-  v_break_end := (p_body ->> 'break_end_time')::time;
+  v_start := p_start_time::time;
+  v_end := p_end_time::time;
+  v_break_start := p_break_start_time::time;
+  v_break_end := p_break_end_time::time;
   if v_start = v_end then
     v_errors := app_hidden.add_error(v_errors, 'end_time', 'La fin doit différer du début (une fin avant le début finit le lendemain).');
   end if;
@@ -20510,27 +20478,27 @@ begin
   if p_id is null then
     insert into app_public.posts (code, label, establishment_id, start_time, end_time, break_start_time, break_end_time, break_paid, is_active)
     values (v_code, v_label, v_establishment, v_start, v_end, v_break_start, v_break_end,
-            coalesce(app_hidden.in_bool(p_body, 'break_paid'), false), coalesce(app_hidden.in_bool(p_body, 'is_active'), true))
+            coalesce(p_break_paid, false), coalesce(p_is_active, true))
     returning id into v_id;
   else
     update app_public.posts p set
       code = v_code, label = v_label, establishment_id = v_establishment, start_time = v_start, end_time = v_end,
       break_start_time = v_break_start, break_end_time = v_break_end,
-      break_paid = coalesce(app_hidden.in_bool(p_body, 'break_paid'), p.break_paid),
-      is_active = coalesce(app_hidden.in_bool(p_body, 'is_active'), p.is_active)
+      break_paid = coalesce(p_break_paid, p.break_paid),
+      is_active = coalesce(p_is_active, p.is_active)
     where p.id = p_id;
   end if;
   return app_public.post_get(v_id);
 end;
 $$;
 
-ALTER FUNCTION app_public.post_save(p_id integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION post_save(p_id integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.post_save(p_id integer, p_body jsonb) IS 'SPEC Absence types (code compared with the codes of posts) and Permissions rule 6, back-office: a staff
+COMMENT ON FUNCTION app_public.post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean) IS 'SPEC Absence types (code compared with the codes of posts) and Permissions rule 6, back-office: a staff
 account creates (p_id null) or rewrites a post; all field errors at once, a code equal to an absence
 type code refused under code.';
 
@@ -20612,10 +20580,10 @@ COMMENT ON FUNCTION app_public.public_holidays(p_year integer) IS 'SPEC declarat
 Gregorian algorithm); the extra days of Alsace-Moselle are not included.';
 
 --
--- Name: role_attribution_change(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: role_attribution_change(integer, date, date, integer[]); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.role_attribution_change(p_id integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.role_attribution_change(p_id integer, p_start_date date DEFAULT NULL::date, p_end_date date DEFAULT NULL::date, p_establishments integer[] DEFAULT NULL::integer[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -20634,7 +20602,7 @@ begin
   perform app_hidden.role_attribution_check_editor(v.account_id);
   perform 1 from app_public.role_attributions ra where ra.id = p_id for update;
   select * into v_role from app_public.roles r where r.id = v.role_id;
-  select * into v_fields from app_hidden.role_attribution_fields(v.account_id, v_role, p_id, p_body);
+  select * into v_fields from app_hidden.role_attribution_fields(v.account_id, v_role, p_id, p_start_date, p_end_date, p_establishments);
   v_before := app_private.role_attribution_snapshot(p_id);
   update app_public.role_attributions ra set start_date = v_fields.start_date, end_date = v_fields.end_date
   where ra.id = p_id;
@@ -20651,13 +20619,13 @@ begin
 end;
 $$;
 
-ALTER FUNCTION app_public.role_attribution_change(p_id integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION role_attribution_change(p_id integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.role_attribution_change(p_id integer, p_body jsonb) IS 'SPEC Roles, back-office: changes the dates and establishments of an attribution (every key written; the
+COMMENT ON FUNCTION app_public.role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) IS 'SPEC Roles, back-office: changes the dates and establishments of an attribution (every key written; the
 role stays), under the rules of the grant.';
 
 --
@@ -20730,10 +20698,10 @@ COMMENT ON FUNCTION app_public.role_attribution_get(p_id integer) IS 'SPEC Roles
 shows and may do on it.';
 
 --
--- Name: role_attribution_grant(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: role_attribution_grant(integer, text, date, date, integer[]); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.role_attribution_grant(p_account integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.role_attribution_grant(p_account integer, p_role text, p_start_date date DEFAULT NULL::date, p_end_date date DEFAULT NULL::date, p_establishments integer[] DEFAULT NULL::integer[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -20744,14 +20712,14 @@ declare
   v_id int;
 begin
   perform app_hidden.role_attribution_check_editor(p_account);
-  v_name := app_hidden.in_trimmed(p_body, 'role');
+  v_name := app_hidden.trimmed(p_role);
   select * into v_role from app_public.roles r where r.name = v_name;
   if v_name is null then
     perform app_hidden.invalid('role', 'Choisissez un rôle.', 'WV580');
   elsif not found then
     perform app_hidden.invalid('role', format('Rôle « %s » inconnu.', v_name), 'WV580');
   end if;
-  select * into v_fields from app_hidden.role_attribution_fields(p_account, v_role, null, p_body);
+  select * into v_fields from app_hidden.role_attribution_fields(p_account, v_role, null, p_start_date, p_end_date, p_establishments);
   insert into app_public.role_attributions (account_id, role_id, start_date, end_date)
   values (p_account, v_role.id, v_fields.start_date, v_fields.end_date)
   returning id into v_id;
@@ -20763,13 +20731,13 @@ begin
 end;
 $$;
 
-ALTER FUNCTION app_public.role_attribution_grant(p_account integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION role_attribution_grant(p_account integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.role_attribution_grant(p_account integer, p_body jsonb) IS 'SPEC Roles and Permissions rule 6, back-office: a staff account grants a role to an account of its
+COMMENT ON FUNCTION app_public.role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]) IS 'SPEC Roles and Permissions rule 6, back-office: a staff account grants a role to an account of its
 employee-record perimeter, with optional dates and establishments; never its own roles, never more than
 it holds (403), 404 outside its reach.';
 
@@ -21452,39 +21420,34 @@ COMMENT ON FUNCTION app_public.team_member_add(p_id integer, p_employee integer,
 team of its perimeter (403 outside), from today unless a start is given.';
 
 --
--- Name: team_member_remove(integer, jsonb); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+-- Name: team_member_remove(integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
-CREATE FUNCTION app_public.team_member_remove(p_team integer, p_body jsonb) RETURNS jsonb
+CREATE FUNCTION app_public.team_member_remove(p_team integer, p_employee integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_employee int;
   v_members jsonb;
 begin
   perform app_hidden.team_for_write(p_team);
-  if jsonb_typeof(p_body) is distinct from 'object' then
-    perform app_hidden.invalid(null, 'Un objet est attendu.', 'WV520');
-  end if;
-  v_employee := app_hidden.in_int(p_body, 'employee');
   v_members := app_private.team_members_input(p_team);
-  if v_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = v_employee) then
+  if p_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = p_employee) then
     perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
   end if;
   return app_public.team_members_replace(p_team, p_members => (
     select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
-    where (m ->> 'employee')::int <> v_employee));
+    where (m ->> 'employee')::int <> p_employee));
 end;
 $$;
 
-ALTER FUNCTION app_public.team_member_remove(p_team integer, p_body jsonb) OWNER TO wfm_api;
+ALTER FUNCTION app_public.team_member_remove(p_team integer, p_employee integer) OWNER TO wfm_api;
 
 --
--- Name: FUNCTION team_member_remove(p_team integer, p_body jsonb); Type: COMMENT; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION team_member_remove(p_team integer, p_employee integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
 --
 
-COMMENT ON FUNCTION app_public.team_member_remove(p_team integer, p_body jsonb) IS 'SPEC Permissions rule 7 (back-office): removes one current or future member of a team through
+COMMENT ON FUNCTION app_public.team_member_remove(p_team integer, p_employee integer) IS 'SPEC Permissions rule 7 (back-office): removes one current or future member of a team through
 team_members_replace and its rules (400 under employee when not a member).';
 
 --
@@ -28227,36 +28190,12 @@ GRANT ALL ON FUNCTION app_hidden.id_list_refusal(p_ids integer[]) TO wfm_visitor
 GRANT ALL ON FUNCTION app_hidden.id_list_refusal(p_ids integer[]) TO wfm_api;
 
 --
--- Name: FUNCTION in_array(p_body jsonb, p_key text, p_field text); Type: ACL; Schema: app_hidden; Owner: postgres
---
-
-REVOKE ALL ON FUNCTION app_hidden.in_array(p_body jsonb, p_key text, p_field text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.in_array(p_body jsonb, p_key text, p_field text) TO wfm_visitor;
-GRANT ALL ON FUNCTION app_hidden.in_array(p_body jsonb, p_key text, p_field text) TO wfm_api;
-
---
--- Name: FUNCTION in_bool(p_body jsonb, p_key text, p_field text); Type: ACL; Schema: app_hidden; Owner: postgres
---
-
-REVOKE ALL ON FUNCTION app_hidden.in_bool(p_body jsonb, p_key text, p_field text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.in_bool(p_body jsonb, p_key text, p_field text) TO wfm_visitor;
-GRANT ALL ON FUNCTION app_hidden.in_bool(p_body jsonb, p_key text, p_field text) TO wfm_api;
-
---
 -- Name: FUNCTION in_date(p_body jsonb, p_key text, p_field text); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION app_hidden.in_date(p_body jsonb, p_key text, p_field text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.in_date(p_body jsonb, p_key text, p_field text) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_hidden.in_date(p_body jsonb, p_key text, p_field text) TO wfm_api;
-
---
--- Name: FUNCTION in_ids(p_body jsonb, p_key text, p_field text); Type: ACL; Schema: app_hidden; Owner: postgres
---
-
-REVOKE ALL ON FUNCTION app_hidden.in_ids(p_body jsonb, p_key text, p_field text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.in_ids(p_body jsonb, p_key text, p_field text) TO wfm_visitor;
-GRANT ALL ON FUNCTION app_hidden.in_ids(p_body jsonb, p_key text, p_field text) TO wfm_api;
 
 --
 -- Name: FUNCTION in_int(p_body jsonb, p_key text, p_field text); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -28738,6 +28677,14 @@ GRANT ALL ON FUNCTION app_hidden.parse_day_slots(p_slots jsonb, p_field text, p_
 GRANT ALL ON FUNCTION app_hidden.parse_day_slots(p_slots jsonb, p_field text, p_employee integer, p_date date, p_planned app_public.slot[], p_overlap_field text) TO wfm_api;
 
 --
+-- Name: FUNCTION payroll_counters_text(p_counters jsonb, p_figure text); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text) TO wfm_api;
+
+--
 -- Name: FUNCTION payroll_month(p_month text, p_establishment integer, p_search text, p_limit integer, p_offset integer); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -29024,12 +28971,12 @@ GRANT SELECT ON TABLE app_public.roles TO wfm_visitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE app_public.roles TO wfm_api;
 
 --
--- Name: FUNCTION role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb); Type: ACL; Schema: app_hidden; Owner: postgres
+-- Name: FUNCTION role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
-REVOKE ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb) TO wfm_visitor;
-GRANT ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_body jsonb) TO wfm_api;
+REVOKE ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.role_attribution_fields(p_account integer, p_role app_public.roles, p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) TO wfm_api;
 
 --
 -- Name: FUNCTION role_attribution_json(p_id integer); Type: ACL; Schema: app_hidden; Owner: postgres
@@ -30949,11 +30896,11 @@ REVOKE ALL ON FUNCTION app_public.absence_add_documents(p_id integer, p_add_docu
 GRANT ALL ON FUNCTION app_public.absence_add_documents(p_id integer, p_add_documents jsonb, p_public_url text) TO wfm_visitor;
 
 --
--- Name: FUNCTION absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_body jsonb, p_public_url text) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.absence_backoffice_save(p_id integer, p_version integer, p_status text, p_type integer, p_date_start date, p_date_end date, p_start_half text, p_end_half text, p_start_time time without time zone, p_end_time time without time zone, p_comment text, p_sent text[], p_public_url text) TO wfm_visitor;
 
 --
 -- Name: FUNCTION absence_categories_search(p_parent integer, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -31054,11 +31001,11 @@ REVOKE ALL ON FUNCTION app_public.absence_type_get(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.absence_type_get(p_id integer) TO wfm_visitor;
 
 --
--- Name: FUNCTION absence_type_save(p_id integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.absence_type_save(p_id integer, p_code text, p_name text, p_category integer, p_unit text, p_paid boolean, p_splittable boolean, p_annual_cap numeric, p_cap_overrun text, p_contract_types integer[], p_half_day_allowed boolean, p_documents_expected boolean, p_validation_required boolean, p_annualisation_effect text, p_is_active boolean, p_employee_requestable boolean, p_position integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION absence_types_for_request(p_employee integer, p_date date, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -31533,18 +31480,18 @@ REVOKE ALL ON FUNCTION app_public.employee_contract_add(p_employee integer, p_co
 GRANT ALL ON FUNCTION app_public.employee_contract_add(p_employee integer, p_contract jsonb) TO wfm_visitor;
 
 --
--- Name: FUNCTION employee_contract_change(p_employee integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.employee_contract_change(p_employee integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.employee_contract_change(p_employee integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.employee_contract_change(p_employee integer, p_contract integer, p_version text, p_type integer, p_start_date date, p_end_date date, p_trial_end_date date, p_job_title text, p_weekly_hours numeric) TO wfm_visitor;
 
 --
--- Name: FUNCTION employee_contract_remove(p_employee integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION employee_contract_remove(p_employee integer, p_contract integer, p_version text); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_contract integer, p_version text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.employee_contract_remove(p_employee integer, p_contract integer, p_version text) TO wfm_visitor;
 
 --
 -- Name: FUNCTION employee_create(p_first_name text, p_last_name text, p_professional_email text, p_birth_date date, p_is_polyvalent boolean, p_main_establishment integer, p_secondary_establishments integer[], p_social_security_number text, p_contracts jsonb, p_teams jsonb, p_username text, p_sent text[]); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -31873,11 +31820,11 @@ REVOKE ALL ON FUNCTION app_public.post_get(p_id integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.post_get(p_id integer) TO wfm_visitor;
 
 --
--- Name: FUNCTION post_save(p_id integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.post_save(p_id integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.post_save(p_id integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.post_save(p_id integer, p_code text, p_label text, p_establishment integer, p_start_time text, p_end_time text, p_break_start_time text, p_break_end_time text, p_break_paid boolean, p_is_active boolean) TO wfm_visitor;
 
 --
 -- Name: FUNCTION posts_search(p_establishment integer, p_active boolean, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -31895,11 +31842,11 @@ GRANT ALL ON FUNCTION app_public.public_holidays(p_year integer) TO wfm_visitor;
 GRANT ALL ON FUNCTION app_public.public_holidays(p_year integer) TO wfm_api;
 
 --
--- Name: FUNCTION role_attribution_change(p_id integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.role_attribution_change(p_id integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.role_attribution_change(p_id integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.role_attribution_change(p_id integer, p_start_date date, p_end_date date, p_establishments integer[]) TO wfm_visitor;
 
 --
 -- Name: FUNCTION role_attribution_delete(p_id integer); Type: ACL; Schema: app_public; Owner: wfm_api
@@ -31916,11 +31863,11 @@ REVOKE ALL ON FUNCTION app_public.role_attribution_get(p_id integer) FROM PUBLIC
 GRANT ALL ON FUNCTION app_public.role_attribution_get(p_id integer) TO wfm_visitor;
 
 --
--- Name: FUNCTION role_attribution_grant(p_account integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.role_attribution_grant(p_account integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.role_attribution_grant(p_account integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.role_attribution_grant(p_account integer, p_role text, p_start_date date, p_end_date date, p_establishments integer[]) TO wfm_visitor;
 
 --
 -- Name: FUNCTION role_attributions_search(p_account integer, p_role text, p_establishment integer, p_page integer, p_page_size integer); Type: ACL; Schema: app_public; Owner: postgres
@@ -32023,11 +31970,11 @@ REVOKE ALL ON FUNCTION app_public.team_member_add(p_id integer, p_employee integ
 GRANT ALL ON FUNCTION app_public.team_member_add(p_id integer, p_employee integer, p_start_date date, p_end_date date) TO wfm_visitor;
 
 --
--- Name: FUNCTION team_member_remove(p_team integer, p_body jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
+-- Name: FUNCTION team_member_remove(p_team integer, p_employee integer); Type: ACL; Schema: app_public; Owner: wfm_api
 --
 
-REVOKE ALL ON FUNCTION app_public.team_member_remove(p_team integer, p_body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.team_member_remove(p_team integer, p_body jsonb) TO wfm_visitor;
+REVOKE ALL ON FUNCTION app_public.team_member_remove(p_team integer, p_employee integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.team_member_remove(p_team integer, p_employee integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION team_members_replace(p_id integer, p_members jsonb); Type: ACL; Schema: app_public; Owner: wfm_api
