@@ -1,54 +1,37 @@
 import type { RouteModule } from '../openapi.js';
 import { s } from '../schema.js';
 
+/** A reason as the reference list describes it; the requestable list adds its availability. */
+const ABSENCE_TYPE_PROPERTIES = {
+  id: s.int(),
+  code: s.string(),
+  name: s.string(),
+  category: s.string({ description: 'Catégorie (premier niveau).' }),
+  subcategory: s.nullable(s.string({ description: 'Sous-catégorie, ou null.' })),
+  unit: s.enum(['day', 'hour']),
+  paid: s.bool(),
+  splittable: s.bool(),
+  annual_cap: s.nullable(s.decimal({ description: 'Plafond annuel (année civile), ou null.' })),
+  cap_overrun: s.enum(['refuse', 'warn']),
+  contract_types: s.array(s.string(), { description: 'Codes des types de contrat concernés ; vide = tous.' }),
+  half_day_allowed: s.bool(),
+  documents_expected: s.bool(),
+  validation_required: s.bool(),
+  annualisation_effect: s.enum(['none', 'neutralise', 'impute']),
+  counter_codes: s.array(s.string(), { description: 'Compteurs consommés par le motif ; vide sans compteur.' }),
+};
+const ABSENCE_TYPE_KEYS = Object.keys(ABSENCE_TYPE_PROPERTIES);
+
 export const referenceRoutes: RouteModule = {
   schemas: {
-    AbsenceType: s.object(
-      {
-        id: s.int(),
-        code: s.string(),
-        name: s.string(),
-        category: s.string({ description: 'Catégorie (premier niveau).' }),
-        subcategory: s.nullable(s.string({ description: 'Sous-catégorie, ou null.' })),
-        unit: s.enum(['day', 'hour']),
-        paid: s.bool(),
-        splittable: s.bool(),
-        annual_cap: s.nullable(s.decimal({ description: 'Plafond annuel (année civile), ou null.' })),
-        cap_overrun: s.enum(['refuse', 'warn']),
-        contract_types: s.array(s.string(), { description: 'Codes des types de contrat concernés ; vide = tous.' }),
-        half_day_allowed: s.bool(),
-        documents_expected: s.bool(),
-        validation_required: s.bool(),
-        annualisation_effect: s.enum(['none', 'neutralise', 'impute']),
-        counter_codes: s.array(s.string(), { description: 'Compteurs consommés par le motif ; vide sans compteur.' }),
-      },
-      ['id', 'code', 'name', 'category', 'subcategory', 'unit', 'paid', 'splittable', 'annual_cap', 'cap_overrun',
-        'contract_types', 'half_day_allowed', 'documents_expected', 'validation_required', 'annualisation_effect', 'counter_codes'],
-    ),
+    AbsenceType: s.object(ABSENCE_TYPE_PROPERTIES, ABSENCE_TYPE_KEYS),
     RequestableAbsenceType: s.object(
       {
-        id: s.int(),
-        code: s.string(),
-        name: s.string(),
-        category: s.string({ description: 'Catégorie (premier niveau).' }),
-        subcategory: s.nullable(s.string({ description: 'Sous-catégorie, ou null.' })),
-        unit: s.enum(['day', 'hour']),
-        paid: s.bool(),
-        splittable: s.bool(),
-        annual_cap: s.nullable(s.decimal({ description: 'Plafond annuel (année civile), ou null.' })),
-        cap_overrun: s.enum(['refuse', 'warn']),
-        contract_types: s.array(s.string(), { description: 'Codes des types de contrat concernés ; vide = tous.' }),
-        half_day_allowed: s.bool(),
-        documents_expected: s.bool(),
-        validation_required: s.bool(),
-        annualisation_effect: s.enum(['none', 'neutralise', 'impute']),
-        counter_codes: s.array(s.string(), { description: 'Compteurs consommés par le motif ; vide sans compteur.' }),
+        ...ABSENCE_TYPE_PROPERTIES,
         available: s.bool({ description: 'Le motif peut être posé ce jour-là : compteurs ouverts pour l’année, contrat admis.' }),
         unavailable_reason: s.nullable(s.string({ description: 'Pourquoi le motif est indisponible (null s’il est disponible).' })),
       },
-      ['id', 'code', 'name', 'category', 'subcategory', 'unit', 'paid', 'splittable', 'annual_cap', 'cap_overrun',
-        'contract_types', 'half_day_allowed', 'documents_expected', 'validation_required', 'annualisation_effect', 'counter_codes',
-        'available', 'unavailable_reason'],
+      [...ABSENCE_TYPE_KEYS, 'available', 'unavailable_reason'],
     ),
   },
   routes: [
