@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 import { caseArbitrary, fuzzOperations, fuzzTokens, runFuzzCase } from '../helpers/fuzz-run.js';
 import { isFieldErrorEnvelope, type WriteOperation } from '../helpers/fuzz.js';
+import { databaseFingerprint, installWriteJournal, writeJournalMark } from '../helpers/fingerprint.js';
 
 // Deterministic: a fixed seed, a bounded number of cases. `npm run fuzz` runs 100 000.
 const SEED = 20261121;
@@ -62,5 +63,68 @@ describe('a NUL character is refused under the field that carries it', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body.comment).toEqual([NUL_MESSAGE]);
+  });
+});
+
+// The long run tests "a refused request changes nothing" with the write journal instead of hashing
+// every row (test/helpers/fingerprint.ts): both must agree on what is a change. Last in this file,
+// since it leaves the journal's triggers in this test database.
+describe('the long run\'s write journal sees exactly what the database fingerprint sees', () => {
+  async function both(): Promise<[string, string]> {
+    return [await databaseFingerprint(env.db), await writeJournalMark(env.db)];
+  }
+  async function changes(write: () => Promise<unknown>): Promise<{ fingerprint: boolean; journal: boolean }> {
+    const [fingerprint, mark] = await both();
+    await write();
+    const [fingerprintAfter, markAfter] = await both();
+    return { fingerprint: fingerprintAfter !== fingerprint, journal: markAfter !== mark };
+  }
+  async function inTransaction(sql: string, params: unknown[], end: 'commit' | 'rollback'): Promise<void> {
+    const client = await env.db.connect();
+    try {
+      await client.query('begin');
+      await client.query(sql, params);
+      await client.query(end);
+    } finally {
+      client.release();
+    }
+  }
+
+  beforeAll(async () => {
+    await installWriteJournal(env.db);
+  });
+
+  it('a rolled-back write: neither sees a change', async () => {
+    expect(await changes(() => inTransaction("update app_public.accounts set username = username || '-x' where username = 'alice'", [], 'rollback')))
+      .toEqual({ fingerprint: false, journal: false });
+  });
+
+  it('a committed update that changes no value: neither sees a change', async () => {
+    expect(await changes(() => inTransaction('update app_public.permissions set code = code', [], 'commit')))
+      .toEqual({ fingerprint: false, journal: false });
+  });
+
+  it('a committed update that changes a value in a table without triggers: both see it', async () => {
+    expect(await changes(() => inTransaction("update app_public.permissions set description = description || '.' where code = (select min(code) from app_public.permissions)", [], 'commit')))
+      .toEqual({ fingerprint: true, journal: true });
+  });
+
+  it('a committed update, insert or delete, in a public or a private table: both see it', async () => {
+    expect(await changes(() => inTransaction("update app_public.accounts set username = username || '-x' where username = 'alice'", [], 'commit')))
+      .toEqual({ fingerprint: true, journal: true });
+    expect(await changes(() => inTransaction("update app_public.accounts set username = regexp_replace(username, '-x$', '') where username = 'alice-x'", [], 'commit')))
+      .toEqual({ fingerprint: true, journal: true });
+    expect(await changes(() => inTransaction('delete from app_private.account_secrets where account_id = (select id from app_public.accounts where username = $1)', ['emma'], 'commit')))
+      .toEqual({ fingerprint: true, journal: true });
+  });
+
+  it('an accepted request through the API: both see it; a refused one: neither', async () => {
+    const accepted = await changes(async () => {
+      const response = await env.request('POST', '/api/calendar-feeds/', { token: tokens.get('alice'), body: { kind: 'planning' } });
+      expect(response.status).toBe(201);
+    });
+    expect(accepted).toEqual({ fingerprint: true, journal: true });
+    expect(await changes(() => env.request('POST', '/api/absences/', { token: tokens.get('alice'), rawBody: '{"comment":"avant\\u0000après"}' })))
+      .toEqual({ fingerprint: false, journal: false });
   });
 });
