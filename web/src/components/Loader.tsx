@@ -7,7 +7,9 @@ import { Component, lazy, Suspense, type ComponentType, type LazyExoticComponent
  */
 
 /** A module's file could not be fetched (connection lost, or a new version installed and the old files gone). */
-export class LoadFailure extends Error {}
+export class LoadFailure extends Error {
+  name = 'LoadFailure';
+}
 
 export interface OnDemand<M> {
   /** Starts fetching the module (once; again after a failure, which is shown when a component of it is). */
