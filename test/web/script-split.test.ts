@@ -96,7 +96,7 @@ describe('the script, split', () => {
     await page.getByRole('link', { name: 'Mes compteurs' }).click();
     await page.getByRole('heading', { name: 'Mes compteurs', level: 1 }).waitFor();
     expect(scripts).toContain(ownFile('counters'));
-    await poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await poll(() => page.evaluate('document.activeElement?.tagName + " " + document.activeElement?.textContent')).toBe('H1 Mes compteurs');
     await poll(() => page.locator('.counter').count()).toBeGreaterThan(0);
     await page.waitForLoadState('networkidle');
     expect(sorted(scripts)).toEqual(sorted(union(home, filesOf(manifest, 'src/routes/counters.tsx'))));
