@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 
 const SRC = fileURLToPath(new URL('./src/', import.meta.url));
 const NODE_MODULES = /[\\/]node_modules[\\/]/;
-const ROUTER = /[\\/]node_modules[\\/](react-router|cookie|set-cookie-parser)[\\/]/;
 const SHARED = /[\\/]web[\\/]src[\\/](lib|components|api)[\\/]/;
 const FEATURES = /[\\/]web[\\/]src[\\/]features[\\/]/;
 
@@ -26,22 +25,23 @@ function staticClosure(graph: Graph, from: string): Set<string> {
 }
 
 // Per chunking pass (its module records are reused within one pass).
-const closures = new WeakMap<object, { entry: Set<string>; app: Set<string> }>();
+const closures = new WeakMap<object, { login: Set<string>; app: Set<string> }>();
 
 /**
- * The application's own modules that the app (router, menu, table of screens: app/App.tsx) needs,
- * and the shared ones (lib/, components/, api/), unless the login needs them (main.tsx's static
- * imports): one file, fetched after the login.
+ * Which part of the application a module belongs to: `login`, what main.tsx imports statically (the
+ * first screen); `app`, what app/App.tsx (router, menu, table of screens) imports statically and the
+ * login does not; anything else is loaded with the screens that import it.
  */
-function appOnly(id: string, graph: Graph): boolean {
+function partOf(id: string, graph: Graph): 'login' | 'app' | null {
   const key = graph.getModuleInfo(`${SRC}main.tsx`);
-  if (!key || !id.startsWith(SRC)) return false;
+  if (!key) return null;
   let parts = closures.get(key);
   if (!parts) {
-    parts = { entry: staticClosure(graph, `${SRC}main.tsx`), app: staticClosure(graph, `${SRC}app/App.tsx`) };
+    parts = { login: staticClosure(graph, `${SRC}main.tsx`), app: staticClosure(graph, `${SRC}app/App.tsx`) };
     closures.set(key, parts);
   }
-  return (parts.app.has(id) || SHARED.test(id)) && !parts.entry.has(id);
+  if (parts.login.has(id)) return 'login';
+  return parts.app.has(id) ? 'app' : null;
 }
 
 // The single-page application, built into web/dist and served by the Express server at `/`.
@@ -67,16 +67,23 @@ export default defineConfig({
         if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
       },
       output: {
-        // The libraries apart from the application's code, which changes more often: `vendor`, what the
-        // login already needs (React, TanStack Query, the API client); `router`, what the app needs
-        // after it (React Router). The app and each screen are files of their own by their dynamic
-        // imports (main.tsx, app/screens.tsx); BENCHMARKS.md, "The script, split (issue 29 point 6)".
+        // BENCHMARKS.md, "The script, split (issue 29 point 6)". The app (main.tsx) and each screen
+        // (app/screens.tsx) are imported on demand; these groups place the modules in files:
         codeSplitting: {
           groups: [
-            { name: 'vendor', test: (id) => NODE_MODULES.test(id) && !ROUTER.test(id), priority: 4 },
-            { name: 'router', test: ROUTER, priority: 3 },
-            // Their dependencies stay where they are (the login's modules in the first file).
-            { name: (id, graph) => (appOnly(id, graph) ? 'app' : null), debugName: 'app', priority: 2, includeDependenciesRecursively: false },
+            // The libraries the login needs (React, TanStack Query, openapi-fetch): apart from the
+            // application's code, which changes more often.
+            { name: (id, graph) => (NODE_MODULES.test(id) && partOf(id, graph) === 'login' ? 'vendor' : null), debugName: 'vendor', priority: 4 },
+            // Those the app needs after the login (React Router). A library only some screens use
+            // stays out of both, loaded with those screens.
+            { name: (id, graph) => (NODE_MODULES.test(id) && partOf(id, graph) === 'app' ? 'router' : null), debugName: 'router', priority: 3 },
+            // The app's own code and the shared code (lib/, components/, api/) that the login does not
+            // need: one file, after the login. Dependencies stay where they are (the login's in its file).
+            {
+              name: (id, graph) => (id.startsWith(SRC) && partOf(id, graph) !== 'login' && (partOf(id, graph) === 'app' || SHARED.test(id)) ? 'app' : null),
+              debugName: 'app', priority: 2, includeDependenciesRecursively: false,
+            },
+            // Feature code shared by several screens: one file.
             { name: 'features', test: FEATURES, minShareCount: 2, priority: 1, includeDependenciesRecursively: false },
           ],
         },
