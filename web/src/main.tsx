@@ -2,10 +2,16 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { ApiFailure } from './api/client';
-import { App } from './app/App';
+import { Loader, onDemand } from './components/Loader';
 import { Login } from './features/session/components/Login';
 import { SessionProvider } from './features/session/session';
 import './styles.css';
+
+// The login needs neither the router nor any screen: the app (router, menu, table of screens) is a
+// file of its own, fetched as soon as a session is likely (a token kept by the tab, a login sent)
+// while the server answers; each screen's code comes when it is opened (app/screens.tsx).
+const app = onDemand(() => import('./app/App'));
+const App = app.component((module) => module.App);
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -21,8 +27,10 @@ const queryClient = new QueryClient({
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
-      <SessionProvider login={(props) => <Login {...props} />}>
-        <App />
+      <SessionProvider login={(props) => <Login {...props} />} prepare={app.prefetch}>
+        <Loader what="de l’application">
+          <App />
+        </Loader>
       </SessionProvider>
     </QueryClientProvider>
   </StrictMode>,

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { matchPath, Outlet, useLocation } from 'react-router';
 import { AppLink } from '../components/AppLink';
+import { Loader } from '../components/Loader';
 import { ImpersonationBanner } from '../features/impersonation/components/ImpersonationBanner';
 import { useUnreadCount } from '../features/notifications/api/notifications';
 import { useSession } from '../features/session/session';
@@ -35,7 +36,20 @@ export function Layout({ screens }: { screens: Screen[] }) {
       first.current = false;
       return;
     }
-    main.current?.querySelector<HTMLElement>('h1')?.focus();
+    // The screen's code may still be coming (loaded on demand): its title is focused when it is there.
+    const area = main.current;
+    if (!area) return;
+    const focusTitle = () => {
+      const title = area.querySelector<HTMLElement>('h1');
+      title?.focus();
+      return title != null;
+    };
+    if (focusTitle()) return;
+    const observer = new MutationObserver(() => {
+      if (focusTitle()) observer.disconnect();
+    });
+    observer.observe(area, { childList: true, subtree: true });
+    return () => observer.disconnect();
   }, [current]);
 
   return (
@@ -54,7 +68,7 @@ export function Layout({ screens }: { screens: Screen[] }) {
           <ul id="menu-principal">
             {screens.filter((screen) => screen.menu).map((screen) => (
               <li key={screen.name}>
-                <AppLink to={screen.menu!}
+                <AppLink to={screen.menu!} onPointerEnter={screen.prefetch} onFocus={screen.prefetch}
                   aria-current={screen === current ? 'page' : screen.name === current?.parent ? 'true' : undefined}>
                   {screen.label}
                   {screen.name === 'notifications' && unread ? (
@@ -74,7 +88,9 @@ export function Layout({ screens }: { screens: Screen[] }) {
         </div>
       </header>
       <main id="contenu" ref={main}>
-        <Outlet />
+        <Loader what="de la page" resetKey={current?.name}>
+          <Outlet />
+        </Loader>
       </main>
     </>
   );

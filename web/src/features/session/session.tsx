@@ -57,7 +57,12 @@ type State =
  * was being typed; logging in again as the same account resumes it and refetches every answer
  * (another account starts from an empty cache).
  */
-export function SessionProvider({ login, children }: { login: (props: LoginProps) => ReactNode; children: ReactNode }) {
+export function SessionProvider({ login, prepare, children }: {
+  login: (props: LoginProps) => ReactNode;
+  /** Called when a session is likely (a token kept by the tab, a login being sent): the app's code can start loading. */
+  prepare?: () => void;
+  children: ReactNode;
+}) {
   const queryClient = useQueryClient();
   const [state, setState] = useState<State>(() => {
     const token = sessionStorage.getItem(STORAGE_KEY);
@@ -84,6 +89,7 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
 
   useEffect(() => {
     if (state.phase !== 'loading') return;
+    prepare?.();
     let live = true;
     fetchMe().then(
       (me) => live && setState({ phase: 'in', token: state.token, me, expired: false }),
@@ -96,7 +102,7 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
     return () => {
       live = false;
     };
-  }, [state]);
+  }, [state, prepare]);
 
   const signIn = useCallback(
     async (newToken: string) => {
@@ -171,20 +177,22 @@ export function SessionProvider({ login, children }: { login: (props: LoginProps
   );
 
   if (state.phase === 'loading') return <p className="splash" role="status">Chargement…</p>;
-  if (state.phase === 'anonymous' || !session) return <>{login({ onToken: signIn, expiredFor: null })}</>;
+  if (state.phase === 'anonymous' || !session) return <>{login({ onToken: signIn, onSend: prepare, expiredFor: null })}</>;
   return (
     <SessionContext.Provider value={session}>
       {/* The page stays mounted under the login (inert): what was typed is kept. */}
       <div inert={expired} key={state.me.id}>
         {children}
       </div>
-      {expired && login({ onToken: signIn, expiredFor: state.me.username })}
+      {expired && login({ onToken: signIn, onSend: prepare, expiredFor: state.me.username })}
     </SessionContext.Provider>
   );
 }
 
 export interface LoginProps {
   onToken(token: string): Promise<void>;
+  /** Called as the form is sent, before the server has checked the password. */
+  onSend?: () => void;
   /** Set when the token expired: the username whose session is resumed. */
   expiredFor: string | null;
 }

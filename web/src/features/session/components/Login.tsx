@@ -4,7 +4,7 @@ import { requestToken } from '../api/auth';
 import type { LoginProps } from '../session';
 
 /** The login form; over the page (a modal dialog) when the session expired. */
-export function Login({ onToken, expiredFor }: LoginProps) {
+export function Login({ onToken, onSend, expiredFor }: LoginProps) {
   const [username, setUsername] = useState(expiredFor ?? '');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -24,6 +24,7 @@ export function Login({ onToken, expiredFor }: LoginProps) {
     event.preventDefault();
     setBusy(true);
     setError(null);
+    onSend?.();
     try {
       await onToken(await requestToken(username, password));
     } catch (failure) {
