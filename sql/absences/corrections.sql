@@ -88,8 +88,8 @@ begin
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
-        'Le statut d''une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
-        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d''annulation.' end),
+        'Le statut d’une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
+        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d’annulation.' end),
         'WV215');
     end if;
     if v_status <> 'pending' then

@@ -169,7 +169,7 @@ describe('absences in the back-office: decisions', () => {
     expect(shown.text).toContain('La demande a été validée');
     expect(shown.text).toMatch(/<dt>Décidée par<\/dt><dd>Claire Dubois, le /);
     expect(await row(abs.id)).toMatchObject({ status: 'validated', version: 2, decided_by: env.ids.accounts!.rh1 });
-    expect((await notifications(env, 'alice')).at(-1)).toMatch(/^Demande d'absence validée \| info \| Votre demande d'absence « Congés payés » le 14\/12\/2026 a été validée\.$/);
+    expect((await notifications(env, 'alice')).at(-1)).toMatch(/^Demande d'absence validée \| info \| Votre demande d’absence « Congés payés » le 14\/12\/2026 a été validée\.$/);
   });
 
   it('refuses: without reason 400 under reason and nothing written; with one, refused and notified', async () => {
