@@ -94,7 +94,7 @@ begin
     end if;
     if v_status <> 'pending' then
       perform app_hidden.invalid('status',
-        'Le statut ne peut être remis qu''« En attente » : validez ou refusez la demande avec les actions de décision.',
+        'Le statut ne peut être remis qu’« En attente » : validez ou refusez la demande avec les actions de décision.',
         'WV215');
     end if;
     v := app_hidden.absence_reopen(v);

@@ -54,10 +54,10 @@ describe('one apostrophe style', () => {
       "// l'ancien texte",
       "const a = 'Vous n\\'avez pas', b = \"the row's id\", c = `jusqu'au ${d} d'abord`;",
       "const e = <p title=\"Aujourd'hui\">Aucune demande d'absence.</p>;",
-      "const f = 'Demande d\\'annulation';",
+      "const f = 'Demande d\\'annulation', g = \"remis qu'« En attente »\";",
     ].join('\n');
     const flagged = tsLiterals('x.tsx', source).filter((l) => isStraightFrench(l.text)).map((l) => l.text);
-    expect(flagged).toEqual(["Vous n'avez pas", "jusqu'au ", " d'abord", "Aujourd'hui", "Aucune demande d'absence."]);
+    expect(flagged).toEqual(["Vous n'avez pas", "jusqu'au ", " d'abord", "Aujourd'hui", "Aucune demande d'absence.", "remis qu'« En attente »"]);
   });
 
   it('the exceptions are the texts SPEC.md and CONTRACT.md write literally', () => {

@@ -9,11 +9,11 @@
 import ts from 'typescript';
 
 /**
- * A French elision written with a straight apostrophe: « d'absence », « l'équipe », « n'est »,
+ * A French elision written with a straight apostrophe: « d'absence », « l'équipe », « qu'« En attente » »,
  * « qu'il », « jusqu'au », « aujourd'hui ». English possessives (« the caller's ») are not
  * elisions: the word before the apostrophe is not one that French elides.
  */
-const ELISION = /(?<!\p{L})([cdjlmnst]|qu|jusqu|lorsqu|puisqu|quoiqu|presqu|quelqu|aujourd)'(?=\p{L})/giu;
+const ELISION = /(?<!\p{L})([cdjlmnst]|qu|jusqu|lorsqu|puisqu|quoiqu|presqu|quelqu|aujourd)'(?=[\p{L}«])/giu;
 
 /**
  * The texts SPEC.md or CONTRACT.md write literally with a straight apostrophe: kept as written
