@@ -65,14 +65,17 @@ describe('one apostrophe style', () => {
     expect(CONTRACT_TEXTS.every((text) => text.includes("'"))).toBe(true);
   });
 
-  it('no message of sql/ elides with a straight apostrophe', async () => {
+  // Reading every source takes a few seconds, more on a loaded machine: no timing is asserted.
+  it('no message of sql/ elides with a straight apostrophe', { timeout: 180_000 }, async () => {
     const files = tracked('sql/*.sql', 'sql/**/*.sql');
     expect(files.length).toBeGreaterThan(80);
     expect(await straightTexts(files, 'sql')).toEqual([]);
   });
 
-  it('no text of src/, web/src/ or worker/ elides with a straight apostrophe', async () => {
-    const files = tracked('src/*.ts', 'src/**/*.ts', 'web/src/**/*.ts', 'web/src/**/*.tsx', 'worker/*.ts', 'worker/**/*.ts');
+  // web/src/api/schema.d.ts is generated from the routes of src/http, read here already.
+  it('no text of src/, web/src/ or worker/ elides with a straight apostrophe', { timeout: 180_000 }, async () => {
+    const files = tracked('src/*.ts', 'src/**/*.ts', 'web/src/**/*.ts', 'web/src/**/*.tsx', 'worker/*.ts', 'worker/**/*.ts')
+      .filter((file) => !file.endsWith('.d.ts'));
     expect(files.length).toBeGreaterThan(150);
     expect(await straightTexts(files, 'ts')).toEqual([]);
   });
