@@ -1,1 +1,53 @@
--- Enter migration here
+-- Written by `npm run db:current` from sql/ORDER: edit sql/, never this file, and run it again.
+-- The sql/ files changed since the last committed migration (migrations/sql-state.json), in list order.
+
+--!include core/errors.sql
+--!include core/settings.sql
+--!include core/arguments.sql
+--!include org/accounts.sql
+--!include reference/tables.sql
+--!include reference/data.sql
+--!include notifications/tables.sql
+--!include audit/tables.sql
+--!include jobs/tables.sql
+--!include auth/functions.sql
+--!include audit/functions.sql
+--!include notifications/functions.sql
+--!include notifications/emails.sql
+--!include planning/helpers.sql
+--!include shift_change/triggers.sql
+--!include shift_change/functions.sql
+--!include absences/rules.sql
+--!include documents/functions.sql
+--!include absences/api.sql
+--!include absences/reasons.sql
+--!include absences/reminders.sql
+--!include absences/triggers.sql
+--!include counters/triggers.sql
+--!include employees/helpers.sql
+--!include employees/rules.sql
+--!include employees/api.sql
+--!include employees/annexes.sql
+--!include referentials/api.sql
+--!include org/import.sql
+--!include teams/api.sql
+--!include events/api.sql
+--!include on_call/api.sql
+--!include delegations/api.sql
+--!include payroll/api.sql
+--!include calendar/tables.sql
+--!include calendar/api.sql
+--!include counters/rules.sql
+--!include counters/year.sql
+--!include impersonation/api.sql
+--!include backoffice/sessions.sql
+--!include auth/security_events.sql
+--!include audit/search.sql
+--!include reference/administration.sql
+--!include counters/balances.sql
+--!include org/role_attributions.sql
+--!include employees/contracts.sql
+--!include teams/members.sql
+--!include absences/corrections.sql
+--!include wording.sql
+--!include finalize.sql

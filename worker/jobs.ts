@@ -17,7 +17,7 @@ export const SCHEDULED_JOBS = {
   },
   purge_audit_log: {
     sql: 'select app_private.purge_audit_log(app_hidden.now()) as result',
-    describe: (count: number) => `${count} ligne(s) du journal d'audit supprimée(s) (au-delà de la rétention)`,
+    describe: (count: number) => `${count} ligne(s) du journal d’audit supprimée(s) (au-delà de la rétention)`,
   },
   consume_started_absences: {
     sql: 'select app_private.consume_started_absences(app_hidden.today()) as result',
@@ -25,7 +25,7 @@ export const SCHEDULED_JOBS = {
   },
   open_next_year_counters: {
     sql: 'select app_private.open_next_year_counters(app_hidden.today()) as result',
-    describe: (count: number) => `${count} compteur(s) de l'année suivante ouvert(s)`,
+    describe: (count: number) => `${count} compteur(s) de l’année suivante ouvert(s)`,
   },
   acquire_monthly_counters: {
     sql: 'select app_private.acquire_monthly_counters(app_hidden.today()) as result',
@@ -33,7 +33,7 @@ export const SCHEDULED_JOBS = {
   },
   close_counter_years: {
     sql: 'select app_private.close_counter_years(app_hidden.today()) as result',
-    describe: (count: number) => `${count} compteur(s) reporté(s) ou expiré(s) et avis d'expiration envoyé(s)`,
+    describe: (count: number) => `${count} compteur(s) reporté(s) ou expiré(s) et avis d’expiration envoyé(s)`,
   },
 } as const;
 

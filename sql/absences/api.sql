@@ -46,7 +46,7 @@ begin
   if p_version is not null then
     if p_version <> p_absence.version then
       perform app_hidden.conflict(
-        'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
+        'Quelqu’un d’autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
     end if;
   elsif p_required then
     perform app_hidden.invalid('version', 'Ce champ est obligatoire.');
@@ -73,13 +73,13 @@ create or replace function app_hidden.absence_check_decider(p_absence app_public
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('absences.decide_absence') then
-    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d''absence.', 'WF201');
+    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d’absence.', 'WF201');
   end if;
   if not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id) then
     perform app_hidden.forbidden('Ce salarié est hors de votre périmètre de décision.', 'WF201');
   end if;
   if p_absence.employee_id = app_hidden.current_employee_id() then
-    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d''absence.', 'WF202');
+    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d’absence.', 'WF202');
   end if;
 end;
 $$;
@@ -114,11 +114,11 @@ begin
         'Vous ne pouvez pas corriger votre propre absence : retirez-la et déposez une nouvelle demande.', 'WF204');
     end if;
     perform app_hidden.forbidden(
-      'La correction d''une absence est réservée à l''encadrement : retirez votre demande en attente ou demandez l''annulation d''une absence accordée.',
+      'La correction d’une absence est réservée à l’encadrement : retirez votre demande en attente ou demandez l’annulation d’une absence accordée.',
       'WF203');
   end if;
   if not app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', p_absence.employee_id) then
-    perform app_hidden.forbidden('La correction d''une absence est réservée à l''encadrement de son périmètre.', 'WF203');
+    perform app_hidden.forbidden('La correction d’une absence est réservée à l’encadrement de son périmètre.', 'WF203');
   end if;
 end;
 $$;
@@ -135,7 +135,7 @@ language sql stable as $$
     when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then
       'Une délégation permet de décider des demandes, pas de déclarer une absence pour un autre salarié.'
     when app_hidden.current_account_has('absences.decide_absence') then
-      'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
+      'Ce salarié n’est pas dans votre périmètre : vous ne pouvez pas déclarer d’absence pour lui.'
     else 'Vous ne pouvez déposer une absence que pour vous-même.'
   end;
 $$;
@@ -163,7 +163,7 @@ begin
       where x is not null
     loop
       perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
-        format('L''absence %s %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+        format('L’absence %s %s chevauche l’événement « %s » %s.', app_hidden.absence_subject(p_absence),
                app_hidden.de_name(app_hidden.employee_name(p_absence.employee_id)), e ->> 'title',
                app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
         'warning', 'absence', p_absence.id);
@@ -221,7 +221,7 @@ declare
 begin
   if p_absence.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
-      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l''année précédente).',
+      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l’année précédente).',
       app_hidden.fr_date(v_limit)), 'WV213');
   end if;
 end;
@@ -434,7 +434,7 @@ begin
       format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
-      format('La demande d''absence %s %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+      format('La demande d’absence %s %s n’a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
              v_subject, app_hidden.de_name(v_name)),
       'absence', v_absence.id);
   end if;
@@ -595,7 +595,7 @@ begin
   end if;
   if v.status = 'cancellation_requested' and (v_period_changed or v_comment_changed) then
     perform app_hidden.invalid('status',
-      'Une demande d''annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
+      'Une demande d’annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
   end if;
   -- Correcting, and removing a document (a medical certificate may be the proof of the
   -- absence), need the right to correct: depositing is open to the queue perimeter.
@@ -612,7 +612,7 @@ begin
   limit 1;
   if v_bad is not null then
     v_errors := app_hidden.add_error(v_errors, 'remove_document_ids',
-      format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', v_bad));
+      format('Le document n° %s n’appartient pas à cette absence : rien n’a été modifié.', v_bad));
   end if;
   v_errors := v_errors || app_hidden.document_metadata_errors(v_add_documents, 'add_documents');
   if v_period_changed then
@@ -709,7 +709,7 @@ begin
     if v.status <> 'pending' then
       perform app_hidden.invalid('status', case v.status
         when 'validated' then 'Seule une demande en attente peut être retirée : une absence accordée ne se supprime pas, demandez son annulation.'
-        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l''annulation de cette absence est déjà demandée.'
+        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l’annulation de cette absence est déjà demandée.'
         when 'refused' then 'Seule une demande en attente peut être retirée : une demande refusée reste au dossier.'
         else 'Seule une demande en attente peut être retirée : cette absence est annulée.' end, 'WV210');
     end if;
@@ -720,12 +720,12 @@ begin
 
   if v.status = 'pending' then
     perform app_hidden.forbidden(
-      'Seul le salarié concerné peut retirer une demande en attente ; pour l''écarter, refusez-la.', 'WF206');
+      'Seul le salarié concerné peut retirer une demande en attente ; pour l’écarter, refusez-la.', 'WF206');
   end if;
   if v.status <> 'validated' then
     perform app_hidden.invalid('status', case v.status
-      when 'cancellation_requested' then 'Une demande d''annulation est en cours : accordez-la ou refusez-la.'
-      when 'refused' then 'Une demande refusée n''est jamais effacée.'
+      when 'cancellation_requested' then 'Une demande d’annulation est en cours : accordez-la ou refusez-la.'
+      when 'refused' then 'Une demande refusée n’est jamais effacée.'
       else 'Cette absence est déjà annulée.' end, 'WV210');
   end if;
   perform app_hidden.absence_check_decider(v);
@@ -784,7 +784,7 @@ begin
     perform app_hidden.absence_check_decider_window(v);
     v := app_hidden.absence_cancel(v, true);
     perform app_private.absence_notify_employee(v, 'Annulation d''absence acceptée',
-      format('Votre demande d''annulation de l''absence %s a été acceptée : l''absence est annulée.',
+      format('Votre demande d’annulation de l’absence %s a été acceptée : l’absence est annulée.',
              app_hidden.absence_subject(v)), 'info');
     return app_hidden.absence_json(v.id, p_public_url);
   end if;
@@ -809,7 +809,7 @@ begin
   if v_corrected then
     if v_reason is null then
       perform app_hidden.invalid('reason',
-        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d''absence ou heures).', 'WV211');
+        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d’absence ou heures).', 'WV211');
     end if;
     perform app_hidden.absence_lock_employee(v.employee_id);
     v_eval := app_private.absence_evaluate(d, v.id, 'manager',
@@ -841,11 +841,11 @@ begin
   end if;
   perform app_private.absence_notify_employee(v_new, 'Demande d''absence validée',
     case when v_corrected then
-      format('Votre demande d''absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
+      format('Votre demande d’absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
              app_hidden.absence_subject(v), app_hidden.absence_subject(v_new),
              app_hidden.quantity_fr(v_new.counted_quantity, v_new.counted_unit), v_reason)
     else
-      format('Votre demande d''absence %s a été validée.', app_hidden.absence_subject(v_new))
+      format('Votre demande d’absence %s a été validée.', app_hidden.absence_subject(v_new))
       || coalesce(' Motif : ' || v_reason, '')
     end, 'info');
   return app_hidden.absence_json(v.id, p_public_url);
@@ -890,7 +890,7 @@ begin
     perform app_private.set_audit_verb('');
     perform app_private.absence_sync_counters(v.id, 'refuse');
     perform app_private.absence_notify_employee(v, 'Demande d''absence refusée',
-      format('Votre demande d''absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
+      format('Votre demande d’absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
   else
     update app_public.absences a set
       status = 'validated', cancellation_decided_at = app_hidden.now(),
@@ -900,7 +900,7 @@ begin
     returning * into v;
     perform app_private.set_audit_verb('');
     perform app_private.absence_notify_employee(v, 'Annulation d''absence refusée',
-      format('Votre demande d''annulation de l''absence %s a été refusée : l''absence est maintenue. Motif : %s',
+      format('Votre demande d’annulation de l’absence %s a été refusée : l’absence est maintenue. Motif : %s',
              app_hidden.absence_subject(v), v_reason), 'error');
   end if;
   return app_hidden.absence_json(v.id, p_public_url);
@@ -929,18 +929,18 @@ declare
 begin
   v := app_hidden.absence_lock(p_id);
   if v.employee_id is distinct from app_hidden.current_employee_id() then
-    perform app_hidden.forbidden('Seul le salarié concerné peut demander l''annulation de son absence.', 'WF205');
+    perform app_hidden.forbidden('Seul le salarié concerné peut demander l’annulation de son absence.', 'WF205');
   end if;
   perform app_hidden.absence_check_version(v, p_version, false);
   if v.status <> 'validated' then
     perform app_hidden.invalid('status', case v.status
-      when 'cancellation_requested' then 'L''annulation de cette absence est déjà demandée.'
-      when 'pending' then 'Seule une absence accordée peut faire l''objet d''une demande d''annulation : retirez plutôt votre demande en attente.'
-      else 'Seule une absence accordée peut faire l''objet d''une demande d''annulation.' end, 'WV210');
+      when 'cancellation_requested' then 'L’annulation de cette absence est déjà demandée.'
+      when 'pending' then 'Seule une absence accordée peut faire l’objet d’une demande d’annulation : retirez plutôt votre demande en attente.'
+      else 'Seule une absence accordée peut faire l’objet d’une demande d’annulation.' end, 'WV210');
   end if;
   if v.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
-      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (%s jours au plus).',
+      'L’annulation ne peut plus être demandée : l’absence a commencé avant le %s (%s jours au plus).',
       app_hidden.fr_date(v_limit), app_hidden.retroactivity_days()), 'WV214');
   end if;
 
@@ -955,7 +955,7 @@ begin
   perform app_private.set_audit_verb('');
   perform app_private.notify_deciders(v.employee_id, v.date_start, 'absences.decide_absence',
     app_hidden.current_account_id(), 'Demande d''annulation d''absence',
-    format('%s demande l''annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
+    format('%s demande l’annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
            app_hidden.absence_subject(v)) || coalesce(' Commentaire : ' || v.cancellation_comment, ''),
     'absence', v.id);
   return app_hidden.absence_json(v.id, p_public_url);

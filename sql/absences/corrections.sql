@@ -88,13 +88,13 @@ begin
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
-        'Le statut d''une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
-        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d''annulation.' end),
+        'Le statut d’une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
+        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d’annulation.' end),
         'WV215');
     end if;
     if v_status <> 'pending' then
       perform app_hidden.invalid('status',
-        'Le statut ne peut être remis qu''« En attente » : validez ou refusez la demande avec les actions de décision.',
+        'Le statut ne peut être remis qu’« En attente » : validez ou refusez la demande avec les actions de décision.',
         'WV215');
     end if;
     v := app_hidden.absence_reopen(v);

@@ -48,7 +48,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
          j.contract_fits and j.counter_error is null,
          case
            when not j.contract_fits and not exists (select 1 from contract) then
-             format('Réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.', j.reserved_to, app_hidden.fr_date(p_date))
+             format('Réservé aux contrats %s ; aucun contrat n’est en vigueur le %s.', j.reserved_to, app_hidden.fr_date(p_date))
            when not j.contract_fits then
              format('Réservé aux contrats %s ; le contrat en vigueur le %s est : %s.', j.reserved_to, app_hidden.fr_date(p_date),
                     (select k.code from contract k))
@@ -72,7 +72,7 @@ declare
   v_full boolean;
 begin
   if v_employee is null then
-    perform app_hidden.invalid('employee', 'Votre compte n''a pas de fiche salarié : nommez le salarié pour qui l''absence est déclarée.');
+    perform app_hidden.invalid('employee', 'Votre compte n’a pas de fiche salarié : nommez le salarié pour qui l’absence est déclarée.');
   end if;
   -- Who may file for this employee: oneself, or the decision perimeter (a declaration).
   v_error := app_hidden.absence_filer_error(v_employee);

@@ -80,7 +80,7 @@ begin
   loop
     select * into v_absence from app_public.absences a where a.id = r.absence_id;
     perform app_private.absence_notify_employee(v_absence, 'Justificatif à transmettre',
-      format('Le justificatif de votre absence %s était attendu au plus tard le %s à %s. Déposez-le sur l''absence ou transmettez-le au service RH.',
+      format('Le justificatif de votre absence %s était attendu au plus tard le %s à %s. Déposez-le sur l’absence ou transmettez-le au service RH.',
              app_hidden.absence_subject(v_absence), app_hidden.fr_date(app_hidden.business_date(r.deadline_at)),
              to_char(r.deadline_at at time zone app_hidden.business_timezone(), 'HH24:MI')),
       'warning');

@@ -191,7 +191,7 @@ $$;
 -- "l'absence n° 12 (Congés payés, du 20/11/2026 au 24/11/2026)"
 create or replace function app_hidden.absence_label(p_absence app_public.absences) returns text
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
-  select format('l''absence n° %s (%s, %s)', p_absence.id, t.name,
+  select format('l’absence n° %s (%s, %s)', p_absence.id, t.name,
                 app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
                                              p_absence.end_half, p_absence.start_time, p_absence.end_time))
   from app_public.absence_types t where t.id = p_absence.type_id;
@@ -411,7 +411,7 @@ language sql stable as $$
     'employee', app_hidden.messages(case when (p_draft).employee_id is null then 'Ce champ est obligatoire.'
                                          when p_employee_found is not true then 'Salarié introuvable.' end),
     'type', app_hidden.messages(case when (p_draft).type_id is null then 'Ce champ est obligatoire.'
-                                     when p_type_found is not true then 'Motif d''absence inconnu ou inactif.' end))));
+                                     when p_type_found is not true then 'Motif d’absence inconnu ou inactif.' end))));
 $$;
 comment on function app_private.absence_rule_identity(app_hidden.absence_draft, boolean, boolean) is
 'SPEC Absences, fields employee and type: both are required; p_employee_found and p_type_found say
@@ -465,7 +465,7 @@ language sql stable as $$
     'end_time', app_hidden.messages(
       case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
                 and (p_draft).end_time <= (p_draft).start_time
-           then 'L''heure de fin doit suivre l''heure de début.' end),
+           then 'L’heure de fin doit suivre l’heure de début.' end),
     'date_end', app_hidden.messages(
       case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
                 and coalesce((p_draft).date_end, (p_draft).date_start) <> (p_draft).date_start
@@ -483,7 +483,7 @@ language sql stable as $$
       case when (p_type).id is null or (p_draft).date_start is null or (p_type).unit = 'hour' then null
            when (p_draft).date_start = coalesce((p_draft).date_end, (p_draft).date_start)
                 and (p_draft).start_half = 'afternoon' and (p_draft).end_half = 'morning'
-           then 'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.'
+           then 'Une absence d’une seule journée ne peut pas commencer l’après-midi et finir le matin.'
            when not (p_type).half_day_allowed and ((p_draft).start_half = 'afternoon' or (p_draft).end_half = 'morning')
            then format('Le motif « %s » se pose par journées entières : pas de demi-journée.', (p_type).name) end))));
 $$;
@@ -510,7 +510,7 @@ language sql stable as $$
          then format('Une demande ne peut pas remonter au-delà de %s jours : la date de début doit être au plus tôt le %s.',
                      app_hidden.retroactivity_days(), app_hidden.fr_date(app_hidden.employee_retroactivity_limit(p_today)))
          when p_retro = 'manager' and (p_draft).date_start < app_hidden.manager_retroactivity_limit(p_today)
-         then format('Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le %s.',
+         then format('Une déclaration ne peut pas remonter avant le 1er décembre de l’année précédente : la date de début doit être au plus tôt le %s.',
                      app_hidden.fr_date(app_hidden.manager_retroactivity_limit(p_today))) end))));
 $$;
 comment on function app_private.absence_rule_retroactivity(app_hidden.absence_draft, text, date) is
@@ -544,7 +544,7 @@ begin
   order by c.start_date desc limit 1;
   if v_contract.id is null then
     return app_hidden.rule_outcome(jsonb_build_object('type', jsonb_build_array(format(
-      'Le motif « %s » est réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.',
+      'Le motif « %s » est réservé aux contrats %s ; aucun contrat n’est en vigueur le %s.',
       p_type.name, v_allowed, app_hidden.fr_date(p_draft.date_start)))));
   elsif not exists (select 1 from app_public.absence_type_contract_types x
                     where x.absence_type_id = p_type.id and x.contract_type_id = v_contract.id) then
@@ -607,7 +607,7 @@ begin
       and o.year = s.year;
     if v_total > p_type.annual_cap then
       v_message := format(
-        'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+        'Plafond annuel dépassé pour le motif « %s » sur l’année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
         p_type.name, s.year, app_hidden.quantity_fr(s.quantity, p_type.unit), app_hidden.quantity_fr(v_total, p_type.unit),
         app_hidden.quantity_fr(p_type.annual_cap, p_type.unit));
       if p_type.cap_overrun = 'refuse' then
@@ -651,7 +651,7 @@ begin
     return app_hidden.rule_outcome();
   end if;
   return app_hidden.rule_outcome(p_warnings => jsonb_build_array(format(
-    'Le motif « %s » n''est pas fractionnable : %s, de la même année, est séparée de cette période.',
+    'Le motif « %s » n’est pas fractionnable : %s, de la même année, est séparée de cette période.',
     p_type.name, app_hidden.absence_label(v_other))));
 end;
 $$;
@@ -717,7 +717,7 @@ begin
   end if;
   if p_type.warn_max_hours_per_absence is not null and p_quantity > p_type.warn_max_hours_per_absence then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : %s demandées, au-delà des %s (trajet compris) prévues par l''accord.',
+      'Motif « %s » : %s demandées, au-delà des %s (trajet compris) prévues par l’accord.',
       p_type.name, app_hidden.quantity_fr(p_quantity, 'hour'), app_hidden.hours_fr(p_type.warn_max_hours_per_absence)));
   end if;
   if p_type.warn_max_per_quarter is not null then
@@ -727,7 +727,7 @@ begin
       and date_trunc('quarter', a.date_start) = date_trunc('quarter', p_draft.date_start);
     if v_count + 1 > p_type.warn_max_per_quarter then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : l''accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
+        'Motif « %s » : l’accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
         p_type.name, p_type.warn_max_per_quarter, v_count, extract(quarter from p_draft.date_start),
         extract(year from p_draft.date_start)));
     end if;
@@ -739,7 +739,7 @@ begin
       and extract(year from a.date_start) = extract(year from p_draft.date_start);
     if v_total > p_type.warn_max_hours_per_year then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : %s sur l''année %s avec cette demande, au-delà des %s par an prévues par l''accord.',
+        'Motif « %s » : %s sur l’année %s avec cette demande, au-delà des %s par an prévues par l’accord.',
         p_type.name, app_hidden.quantity_fr(v_total, p_type.unit), extract(year from p_draft.date_start),
         app_hidden.quantity_fr(p_type.warn_max_hours_per_year, p_type.unit)));
     end if;
@@ -747,23 +747,23 @@ begin
   if p_type.warn_min_duration is not null and p_type.warn_max_duration is not null then
     if p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration or p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : l''accord prévoit une durée de %s à %s.', p_type.name,
+        'Motif « %s » : l’accord prévoit une durée de %s à %s.', p_type.name,
         app_hidden.interval_fr(p_type.warn_min_duration), app_hidden.interval_fr(p_type.warn_max_duration)));
     end if;
   elsif p_type.warn_max_duration is not null and p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : durée supérieure aux %s prévus par l''accord.', p_type.name,
+      'Motif « %s » : durée supérieure aux %s prévus par l’accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_max_duration)));
   elsif p_type.warn_min_duration is not null and p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : durée inférieure aux %s prévus par l''accord.', p_type.name,
+      'Motif « %s » : durée inférieure aux %s prévus par l’accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_min_duration)));
   end if;
   if p_type.warn_min_seniority is not null
      and coalesce((select min(c.start_date) from app_public.contracts c where c.employee_id = p_draft.employee_id), p_draft.date_start)
          + p_type.warn_min_seniority > p_draft.date_start then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : moins de %s d''ancienneté au %s (condition de l''accord).', p_type.name,
+      'Motif « %s » : moins de %s d’ancienneté au %s (condition de l’accord).', p_type.name,
       app_hidden.interval_fr(p_type.warn_min_seniority), app_hidden.fr_date(p_draft.date_start)));
   end if;
   if p_is_polyvalent then
@@ -773,7 +773,7 @@ begin
     order by c.start_date desc limit 1;
     if found then
       v_warnings := v_warnings || to_jsonb(format(
-        'Absence pendant la période d''essai d''un agent polyvalent (fin de la période d''essai le %s).',
+        'Absence pendant la période d’essai d’un agent polyvalent (fin de la période d’essai le %s).',
         app_hidden.fr_date(v_trial_end)));
     end if;
   end if;
@@ -846,7 +846,7 @@ begin
     return app_hidden.rule_outcome() || jsonb_build_object('events', v_events);
   end if;
   return app_hidden.rule_outcome(p_warnings => (
-           select coalesce(jsonb_agg(format('Conflit avec l''événement « %s » %s.', x.e ->> 'title',
+           select coalesce(jsonb_agg(format('Conflit avec l’événement « %s » %s.', x.e ->> 'title',
                                             app_hidden.event_period_fr((x.e ->> 'start_at')::timestamptz,
                                                                        (x.e ->> 'end_at')::timestamptz))
                                      order by x.n), '[]'::jsonb)

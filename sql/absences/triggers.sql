@@ -13,7 +13,7 @@ begin
   if current_setting('app.absence_reopening', true) = 'on' then
     if not (old.status in ('validated', 'refused') and new.status = 'pending') then
       raise exception using errcode = 'WV910', detail = 'status',
-        message = format('Transition d''état interdite : %s → %s.', old.status, new.status);
+        message = format('Transition d’état interdite : %s → %s.', old.status, new.status);
     end if;
   elsif old.status in ('refused', 'cancelled') then
     raise exception using errcode = 'WV910', detail = 'status',
@@ -24,16 +24,16 @@ begin
                                       ('cancellation_requested', 'cancellation_requested'),
                                       ('cancellation_requested', 'cancelled')) then
     raise exception using errcode = 'WV910', detail = 'status',
-      message = format('Transition d''état interdite : %s → %s.', old.status, new.status);
+      message = format('Transition d’état interdite : %s → %s.', old.status, new.status);
   end if;
   if new.version <> old.version + 1 then
     raise exception using errcode = 'WV910', detail = 'version',
-      message = 'Chaque écriture d''une absence avance sa version d''une unité.';
+      message = 'Chaque écriture d’une absence avance sa version d’une unité.';
   end if;
   if new.employee_id <> old.employee_id or new.author_account_id is distinct from old.author_account_id
      or new.created_at <> old.created_at then
     raise exception using errcode = 'WV910', detail = 'employee',
-      message = 'Le salarié et l''auteur d''une absence ne changent pas.';
+      message = 'Le salarié et l’auteur d’une absence ne changent pas.';
   end if;
   return new;
 end;
@@ -75,7 +75,7 @@ create or replace trigger _900_storage_garbage after delete or update of storage
 -- Deposits and removals of absence documents, named (issue 11): one line per document under
 -- the model absence_document, target the absence, with the document's name, type, size and
 -- depositor (not its storage key).
-insert into app_private.audit_models (model, label) values ('absence_document', 'Justificatif d''absence')
+insert into app_private.audit_models (model, label) values ('absence_document', 'Justificatif d’absence')
 on conflict (model) do nothing;
 
 create or replace function app_private.tg_absence_documents__audit() returns trigger

@@ -123,7 +123,7 @@ begin
     return old;
   end if;
   raise exception using errcode = 'WF901',
-    message = 'Le journal d''audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
+    message = 'Le journal d’audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
 end;
 $$;
 create or replace trigger _200_append_only before update or delete on app_private.audit_log
@@ -132,7 +132,7 @@ create or replace function app_private.tg_audit_log__no_truncate() returns trigg
 language plpgsql volatile as $$
 begin
   raise exception using errcode = 'WF901',
-    message = 'Le journal d''audit est en ajout seul : il ne se vide pas.';
+    message = 'Le journal d’audit est en ajout seul : il ne se vide pas.';
 end;
 $$;
 create or replace trigger _200_no_truncate before truncate on app_private.audit_log

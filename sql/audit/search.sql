@@ -10,7 +10,7 @@ language plpgsql stable as $$
 begin
   if not app_hidden.current_account_reads_audit_log() then
     perform app_hidden.forbidden(
-      'La consultation du journal d''audit est réservée aux comptes ayant la permission audit.view_actionlog et l''accès au back-office.',
+      'La consultation du journal d’audit est réservée aux comptes ayant la permission audit.view_actionlog et l’accès au back-office.',
       'WF601');
   end if;
 end;
@@ -30,7 +30,7 @@ begin
     perform app_hidden.invalid('model', format('Modèle inconnu « %s ». Valeurs possibles : %s.', p_model, v_models), 'WV601');
   end if;
   if p_target_id is not null and p_target_id < 1 then
-    perform app_hidden.invalid('target_id', 'L''identifiant de la cible est un entier strictement positif.', 'WV601');
+    perform app_hidden.invalid('target_id', 'L’identifiant de la cible est un entier strictement positif.', 'WV601');
   end if;
   if p_from is not null and p_to is not null and p_to < p_from then
     perform app_hidden.invalid('to', 'La fin de la période précède son début.', 'WV601');

@@ -25,11 +25,11 @@ insert into app_private.audit_models (model, label) values
   ('establishment', 'Établissement'),
   ('contract_type', 'Type de contrat'),
   ('team', 'Équipe'),
-  ('team_establishment', 'Établissement d''une équipe'),
+  ('team_establishment', 'Établissement d’une équipe'),
   ('event', 'Événement'),
   ('event_participant', 'Participant à un événement'),
-  ('on_call_period', 'Période d''astreinte'),
-  ('on_call_period_establishment', 'Établissement d''une astreinte'),
+  ('on_call_period', 'Période d’astreinte'),
+  ('on_call_period_establishment', 'Établissement d’une astreinte'),
   ('account_security', 'Sécurité du compte')
 on conflict do nothing;
 

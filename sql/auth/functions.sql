@@ -195,7 +195,7 @@ begin
   values ('password_reset', v_email, 'Réinitialisation de votre mot de passe',
           format(E'Bonjour,\n\nUne réinitialisation de mot de passe a été demandée pour votre compte.\n'
                  'Suivez ce lien dans les %s minutes :\n%s\n\n'
-                 'Si vous n''êtes pas à l''origine de cette demande, ignorez ce message.',
+                 'Si vous n’êtes pas à l’origine de cette demande, ignorez ce message.',
                  v_minutes, app_private.password_link(v_token)),
           v_account_id);
 end;
@@ -213,7 +213,7 @@ begin
   where t.token_hash = public.digest(coalesce(p_token, ''), 'sha256')
     and t.used_at is null and t.expires_at > app_hidden.now() and a.is_active;
   if v_username is null then
-    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+    perform app_hidden.invalid('token', 'Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
   end if;
   return v_username;
 end;
@@ -233,7 +233,7 @@ begin
     and t.used_at is null and t.expires_at > app_hidden.now()
   returning t.account_id, t.purpose into v_account_id, v_purpose;
   if v_account_id is null then
-    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+    perform app_hidden.invalid('token', 'Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
   end if;
   update app_private.password_tokens set used_at = app_hidden.now()
   where account_id = v_account_id and used_at is null;
@@ -316,14 +316,14 @@ begin
   if not (app_hidden.current_account_has('employee.change_account_activation')
           or app_hidden.current_account_has('employee.change_interim_account_activation')) then
     perform app_hidden.refuse_outside_or_forbid(p_employee_id,
-      'Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+      'Vous n’avez pas le droit d’ouvrir ou de fermer ce compte.', 'WF011');
   end if;
   if not exists (select 1 from app_public.employees e where e.id = p_employee_id) then
     perform app_hidden.not_found('Salarié introuvable.');
   end if;
   select * into v_account from app_private.account_of_employee(p_employee_id);
   if v_account.id is null then
-    perform app_hidden.not_found('Ce salarié n''a pas de compte.');
+    perform app_hidden.not_found('Ce salarié n’a pas de compte.');
   end if;
   if v_account.id = app_hidden.current_account_id() then
     perform app_hidden.forbidden('Vous ne pouvez pas ouvrir ou fermer votre propre compte.', 'WF010');

@@ -86,8 +86,8 @@ begin
   if v_email is not null then
     insert into app_private.email_outbox (kind, to_address, subject, body_text, account_id)
     values ('security_notice', v_email, p_title,
-            format(E'Bonjour,\n\n%s\n\nSi vous n''êtes pas à l''origine de ce changement et n''en avez pas été prévenu, '
-                   'adressez-vous sans attendre au service des ressources humaines ou à l''administrateur.', p_body),
+            format(E'Bonjour,\n\n%s\n\nSi vous n’êtes pas à l’origine de ce changement et n’en avez pas été prévenu, '
+                   'adressez-vous sans attendre au service des ressources humaines ou à l’administrateur.', p_body),
             p_account);
   end if;
 end;

@@ -48,7 +48,7 @@ alter table app_private.backoffice_backup_codes enable row level security;
 insert into app_private.settings (key, value, description) values
   ('backoffice_preauth_minutes', '10', 'Durée de la pré-authentification du back-office (minutes)'),
   ('backoffice_idle_minutes', '30', 'Inactivité au-delà de laquelle une session du back-office expire (minutes)'),
-  ('backoffice_session_hours', '12', 'Durée maximale d''une session du back-office (heures)')
+  ('backoffice_session_hours', '12', 'Durée maximale d’une session du back-office (heures)')
 on conflict (key) do nothing;
 
 -- After a valid password: the state of the account's second factor.
@@ -72,7 +72,7 @@ returns void
 language plpgsql volatile security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if not app_hidden.account_has_backoffice_access(p_account_id) then
-    raise exception using errcode = 'WF070', message = 'Ce compte n''a pas accès au back-office.';
+    raise exception using errcode = 'WF070', message = 'Ce compte n’a pas accès au back-office.';
   end if;
   if p_generation is null then
     raise exception 'backoffice_session_open: the credential generation is required';

@@ -33,7 +33,7 @@ begin
     perform app_hidden.invalid('kind', 'Choisissez « planning » (mon planning) ou « perimeter » (absences de mon périmètre).', 'WV701');
   end if;
   if not app_hidden.calendar_feed_allowed(p_kind) then
-    perform app_hidden.forbidden('Le flux des absences du périmètre est réservé aux lecteurs des demandes d''absence.', 'WF701');
+    perform app_hidden.forbidden('Le flux des absences du périmètre est réservé aux lecteurs des demandes d’absence.', 'WF701');
   end if;
 end;
 $$;
@@ -269,7 +269,7 @@ begin
   perform app_hidden.calendar_feed_check(p_kind);
   v_token := app_private.calendar_feed_issue(app_hidden.current_account_id(), p_kind, true);
   if v_token is null then
-    perform app_hidden.not_found('Aucun flux de ce type : créez-le d''abord.', 'WN701');
+    perform app_hidden.not_found('Aucun flux de ce type : créez-le d’abord.', 'WN701');
   end if;
   return app_hidden.calendar_feed_answer(p_kind, v_token, p_public_url);
 end;

@@ -15,7 +15,7 @@ alter table app_private.calendar_feeds enable row level security;
 
 -- Creating, rotating and revoking a feed are writes of the account: audited (model calendar_feed),
 -- without the hash of the secret (a verifier of a credential has no place in a log read by others).
-insert into app_private.audit_models (model, label) values ('calendar_feed', 'Flux d''agenda')
+insert into app_private.audit_models (model, label) values ('calendar_feed', 'Flux d’agenda')
 on conflict (model) do nothing;
 
 create or replace function app_private.tg_calendar_feeds__audit() returns trigger

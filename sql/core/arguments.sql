@@ -21,7 +21,7 @@ $$;
 create or replace function app_hidden.id_list_refusal(p_ids int[]) returns text
 language sql immutable parallel safe as $$
   select case
-    when array_position(p_ids, null) is not null then 'Une liste d''identifiants (nombres entiers) est attendue.'
+    when array_position(p_ids, null) is not null then 'Une liste d’identifiants (nombres entiers) est attendue.'
     when cardinality(p_ids) <> (select count(distinct i) from unnest(p_ids) i) then 'La liste contient des doublons.'
   end;
 $$;

@@ -75,7 +75,7 @@ create or replace function app_hidden.page_limit(p_page_size int) returns int
 language plpgsql immutable as $$
 begin
   if p_page_size is null or p_page_size < 1 then
-    perform app_hidden.invalid('page_size', 'La taille de page est un entier d''au moins 1.', 'WV003');
+    perform app_hidden.invalid('page_size', 'La taille de page est un entier d’au moins 1.', 'WV003');
   end if;
   return least(p_page_size, 200);
 end;
@@ -85,7 +85,7 @@ create or replace function app_hidden.page_offset(p_page int, p_page_size int) r
 language plpgsql immutable as $$
 begin
   if p_page is null or p_page < 1 then
-    perform app_hidden.invalid('page', 'Le numéro de page est un entier d''au moins 1.', 'WV003');
+    perform app_hidden.invalid('page', 'Le numéro de page est un entier d’au moins 1.', 'WV003');
   end if;
   return (p_page - 1) * app_hidden.page_limit(p_page_size);
 end;

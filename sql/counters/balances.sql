@@ -158,7 +158,7 @@ begin
     perform app_hidden.not_found('Compteur introuvable.', 'WN301');
   end if;
   if not app_hidden.may_write_counter(v_employee) then
-    perform app_hidden.forbidden('Les compteurs s''ajustent par les comptes RH du périmètre du salarié ou du personnel d''administration.', 'WF301');
+    perform app_hidden.forbidden('Les compteurs s’ajustent par les comptes RH du périmètre du salarié ou du personnel d’administration.', 'WF301');
   end if;
   if p_bucket is null or p_bucket not in ('acquired', 'taken') then
     v_errors := app_hidden.add_error(v_errors, 'bucket', 'Colonne inconnue : Acquis (acquired) ou Pris (taken).');
@@ -169,7 +169,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'quantity', 'Une quantité non nulle, entre -999,99 et 999,99, deux décimales au plus.');
   end if;
   if v_reason is null then
-    v_errors := app_hidden.add_error(v_errors, 'reason', 'Le motif de l''ajustement est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'reason', 'Le motif de l’ajustement est obligatoire.');
   elsif char_length(v_reason) > app_hidden.adjustment_reason_max_length() then
     v_errors := app_hidden.add_error(v_errors, 'reason', app_hidden.max_length_message(app_hidden.adjustment_reason_max_length()));
   end if;
@@ -195,7 +195,7 @@ begin
     perform app_hidden.not_found('Compteur introuvable.', 'WN301');
   end if;
   if not app_hidden.may_write_counter(v_employee) then
-    perform app_hidden.forbidden('Les compteurs s''ajustent par les comptes RH du périmètre du salarié ou du personnel d''administration.', 'WF301');
+    perform app_hidden.forbidden('Les compteurs s’ajustent par les comptes RH du périmètre du salarié ou du personnel d’administration.', 'WF301');
   end if;
   if p_is_active is null then
     perform app_hidden.invalid('is_active', 'Ce champ est obligatoire.', 'WV313');

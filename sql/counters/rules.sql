@@ -21,11 +21,11 @@
 
 insert into app_private.audit_models (model, label) values
   ('counter_rule', 'Règle de compteur'),
-  ('counter_opening', 'Ouverture des compteurs d''une année')
+  ('counter_opening', 'Ouverture des compteurs d’une année')
 on conflict do nothing;
 
 insert into app_private.settings (key, value, description) values
-  ('counters_opening_date', '"01/10"', 'Date (JJ/MM) à partir de laquelle les compteurs de l''année suivante s''ouvrent chaque jour (tâche open_next_year_counters)')
+  ('counters_opening_date', '"01/10"', 'Date (JJ/MM) à partir de laquelle les compteurs de l’année suivante s’ouvrent chaque jour (tâche open_next_year_counters)')
 on conflict do nothing;
 
 create table if not exists app_public.counter_rules (
@@ -195,12 +195,12 @@ begin
   elsif v_kind.code is null then
     v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Compteur inconnu.');
   elsif not v_kind.is_consumable then
-    v_errors := app_hidden.add_error(v_errors, 'counter_code', format('Le compteur %s n''est pas un compteur de congés ou d''heures consommable : il n''a pas de règle d''acquisition.', p_counter_code));
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', format('Le compteur %s n’est pas un compteur de congés ou d’heures consommable : il n’a pas de règle d’acquisition.', p_counter_code));
   elsif exists (select 1 from app_public.counter_rules r
                 where coalesce(r.establishment_id, 0) = coalesce(p_establishment, 0) and r.counter_code = p_counter_code
                   and r.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'counter_code', case when p_establishment is null
-      then format('Le compteur %s a déjà une règle par défaut de l''association.', p_counter_code)
+      then format('Le compteur %s a déjà une règle par défaut de l’association.', p_counter_code)
       else format('Le compteur %s a déjà une règle pour cet établissement.', p_counter_code) end);
   end if;
   if p_annual_amount is not null and (p_annual_amount < 0 or p_annual_amount >= 1000 or p_annual_amount <> round(p_annual_amount, 2)) then
@@ -212,26 +212,26 @@ begin
     elsif v_kind.unit = 'hour' then
       v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Un compteur en heures ne dépend pas de la base de décompte : laissez ce champ vide.');
     elsif p_annual_amount is null then
-      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Indiquez d''abord la quantité annuelle (en jours ouvrés).');
+      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Indiquez d’abord la quantité annuelle (en jours ouvrés).');
     end if;
   end if;
   if p_acquisition is null or p_acquisition not in ('opening', 'monthly') then
-    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Acquisition à l''ouverture (opening) ou mois par mois (monthly).');
+    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Acquisition à l’ouverture (opening) ou mois par mois (monthly).');
   elsif p_acquisition = 'monthly' and p_annual_amount is null then
     v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Une acquisition mois par mois demande une quantité annuelle.');
   end if;
   if p_rounding is null or p_rounding not in ('hundredth', 'half_up', 'whole_up') then
-    v_errors := app_hidden.add_error(v_errors, 'rounding', 'Arrondi au centième (hundredth), au demi supérieur (half_up) ou à l''unité supérieure (whole_up).');
+    v_errors := app_hidden.add_error(v_errors, 'rounding', 'Arrondi au centième (hundredth), au demi supérieur (half_up) ou à l’unité supérieure (whole_up).');
   end if;
   if p_prorate is null then
     v_errors := app_hidden.add_error(v_errors, 'prorate', 'Ce champ est obligatoire.');
   end if;
   if p_carry_over is null or p_carry_over not in ('none', 'all', 'ceiling') then
-    v_errors := app_hidden.add_error(v_errors, 'carry_over', 'Report : aucun (none), tout (all) ou jusqu''à un plafond (ceiling).');
+    v_errors := app_hidden.add_error(v_errors, 'carry_over', 'Report : aucun (none), tout (all) ou jusqu’à un plafond (ceiling).');
   elsif p_carry_over = 'ceiling' and p_carry_over_ceiling is null then
     v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Le plafond du report est obligatoire pour un report plafonné.');
   elsif p_carry_over <> 'ceiling' and p_carry_over_ceiling is not null then
-    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Un plafond ne s''indique que pour un report plafonné : laissez ce champ vide.');
+    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Un plafond ne s’indique que pour un report plafonné : laissez ce champ vide.');
   end if;
   if p_carry_over_ceiling is not null and (p_carry_over_ceiling < 0 or p_carry_over_ceiling >= 1000 or p_carry_over_ceiling <> round(p_carry_over_ceiling, 2)) then
     v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Une quantité entre 0 et 999,99, deux décimales au plus.');
@@ -240,9 +240,9 @@ begin
     if p_carry_over_until !~ '^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])$'
        or split_part(p_carry_over_until, '/', 1)::int
           > extract(day from make_date(2001, split_part(p_carry_over_until, '/', 2)::int, 1) + interval '1 month - 1 day') then
-      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Une date de l''année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n''existe pas chaque année).');
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Une date de l’année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n’existe pas chaque année).');
     elsif p_carry_over is not distinct from 'none' then
-      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Sans report, il n''y a pas de date limite : laissez ce champ vide.');
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Sans report, il n’y a pas de date limite : laissez ce champ vide.');
     end if;
   end if;
   return v_errors;
@@ -318,7 +318,7 @@ declare
   v_id int := p_id;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les règles des compteurs s’écrivent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   if p_id is not null then
     perform 1 from app_public.counter_rules r where r.id = p_id for update;
@@ -360,14 +360,14 @@ declare
   v_rule app_public.counter_rules;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les règles des compteurs s’écrivent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   select * into v_rule from app_public.counter_rules r where r.id = p_id for update;
   if not found then
     perform app_hidden.not_found('Règle de compteur introuvable.', 'WN303');
   end if;
   if v_rule.establishment_id is null then
-    perform app_hidden.invalid('non_field_errors', 'Une règle par défaut de l''association ne se supprime pas : modifiez-la (une quantité vide n''ouvre aucun compteur).', 'WV314');
+    perform app_hidden.invalid('non_field_errors', 'Une règle par défaut de l’association ne se supprime pas : modifiez-la (une quantité vide n’ouvre aucun compteur).', 'WV314');
   end if;
   delete from app_public.counter_rules r where r.id = p_id;
   return null;

@@ -48,7 +48,7 @@ begin
   select count(*) into v_count from app_public.counters c where c.code = p_code and c.is_active;
   if v_count > 0 then
     perform app_hidden.invalid('is_active', format(
-      'Impossible de désactiver ou de supprimer %s : %s compteur(s) %s actif(s) n''aurai(en)t plus aucun motif associé. Fermez d''abord ces compteurs.',
+      'Impossible de désactiver ou de supprimer %s : %s compteur(s) %s actif(s) n’aurai(en)t plus aucun motif associé. Fermez d’abord ces compteurs.',
       p_what, v_count, p_code), 'WV311');
   end if;
 end;
@@ -62,7 +62,7 @@ begin
           or new.absence_type_id <> old.absence_type_id)
      and exists (select 1 from app_public.absence_types t where t.id = old.absence_type_id and t.is_active) then
     perform app_private.counter_orphan_check(old.counter_code, old.id, null,
-                                             format('l''association au compteur %s', old.counter_code));
+                                             format('l’association au compteur %s', old.counter_code));
   end if;
   return case when tg_op = 'DELETE' then old else new end;
 end;

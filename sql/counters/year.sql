@@ -14,9 +14,9 @@
 -- for the rest of their transaction.
 
 insert into app_private.job_schedules (job, local_time, isodow, description) values
-  ('open_next_year_counters', '01:17', null, 'Ouverture des compteurs de l''année suivante à partir de la date réglée (1er octobre par défaut), chaque jour à 1 h 17'),
+  ('open_next_year_counters', '01:17', null, 'Ouverture des compteurs de l’année suivante à partir de la date réglée (1er octobre par défaut), chaque jour à 1 h 17'),
   ('acquire_monthly_counters', '01:27', null, 'Acquisition mensuelle des compteurs (mois terminés, une fois chacun), chaque jour à 1 h 27'),
-  ('close_counter_years', '01:37', null, 'Report et expiration des soldes en fin d''année et à la date limite du report, avis un mois avant, chaque jour à 1 h 37')
+  ('close_counter_years', '01:37', null, 'Report et expiration des soldes en fin d’année et à la date limite du report, avis un mois avant, chaque jour à 1 h 37')
 on conflict do nothing;
 
 -- Notices already sent of a balance about to expire: one per counter and expiry date.
@@ -62,7 +62,7 @@ begin
     v_covered := app_private.contract_days(p_employee, v_from, v_to);
     period := v_from;
     quantity := app_hidden.counter_opening_part(v_amount, p_rule.rounding, v_covered, v_days, p_rule.prorate);
-    comment := format('Acquisition %s à l''ouverture : %s%s', p_year, app_hidden.quantity_fr(quantity, v_unit),
+    comment := format('Acquisition %s à l’ouverture : %s%s', p_year, app_hidden.quantity_fr(quantity, v_unit),
                       case when p_rule.prorate and v_covered < v_days
                            then format(' (prorata : %s jours de contrat sur %s)', v_covered, v_days) else '' end);
     return next;
@@ -136,10 +136,10 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   union all
   select p.id, p.name, p.main_establishment_id, null, null, null, false,
          case when p.main_establishment_id is null
-                then 'Sans établissement principal : aucune règle d''établissement ne s''applique.'
+                then 'Sans établissement principal : aucune règle d’établissement ne s’applique.'
               when not p.any_contract then format('Aucun contrat en cours en %s.', p_year)
-              when not p.own_contract then 'Contrat d''intérim seulement : ses congés relèvent de l''entreprise de travail temporaire.'
-              else 'Aucune règle de son établissement n''ouvre de compteur.' end
+              when not p.own_contract then 'Contrat d’intérim seulement : ses congés relèvent de l’entreprise de travail temporaire.'
+              else 'Aucune règle de son établissement n’ouvre de compteur.' end
   from people p
   where not exists (select 1 from lines l where l.id = p.id)
 $$;
@@ -222,13 +222,13 @@ declare
   v_this int := extract(year from app_hidden.today())::int;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les compteurs s''ouvrent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les compteurs s’ouvrent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   if p_year is null then
-    v_errors := app_hidden.add_error(v_errors, 'year', 'L''année est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'year', 'L’année est obligatoire.');
   elsif p_year not between v_this and v_this + 1
         or p_year not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-    v_errors := app_hidden.add_error(v_errors, 'year', format('Seuls les compteurs de %s ou de %s s''ouvrent.', v_this, v_this + 1));
+    v_errors := app_hidden.add_error(v_errors, 'year', format('Seuls les compteurs de %s ou de %s s’ouvrent.', v_this, v_this + 1));
   end if;
   if p_establishment is not null and not exists (select 1 from app_public.establishments e where e.id = p_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
@@ -363,7 +363,7 @@ begin
     from (values
       (1, r.id, -v_carried, 'carry_over', format('Report vers %s : %s', p_year + 1, app_hidden.quantity_fr(v_carried, r.unit))),
       (2, r.id, v_carried - v_remaining, 'expiry',
-       format('Expiration en fin d''année %s : %s %s', p_year, app_hidden.quantity_fr(v_remaining - v_carried, r.unit),
+       format('Expiration en fin d’année %s : %s %s', p_year, app_hidden.quantity_fr(v_remaining - v_carried, r.unit),
               case r.carry_over when 'none' then '(sans report)' else format('(au-delà du plafond de report de %s)',
                 app_hidden.quantity_fr(r.carry_over_ceiling, r.unit)) end)),
       (3, v_next, v_carried, 'carry_over',

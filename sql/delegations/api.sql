@@ -22,7 +22,7 @@ alter table app_public.shift_change_requests add column if not exists on_behalf_
 
 insert into app_private.audit_models (model, label) values
   ('delegation', 'Délégation de décision'),
-  ('delegation_establishment', 'Établissement d''une délégation')
+  ('delegation_establishment', 'Établissement d’une délégation')
 on conflict do nothing;
 
 -- The perimeters kept for a transaction are recomputed after a write to the delegations.
@@ -114,7 +114,7 @@ begin
       return null;
     end if;
     perform app_hidden.forbidden(
-      'Vous décidez ici par délégation : une délégation ne permet pas de décider des demandes de la personne qui l''a donnée.',
+      'Vous décidez ici par délégation : une délégation ne permet pas de décider des demandes de la personne qui l’a donnée.',
       'WF803');
   end if;
   perform set_config('app.on_behalf_of', v_delegator::text, true);
@@ -379,7 +379,7 @@ begin
                          and ab.status in ('validated', 'cancellation_requested')
                          and ab.date_start <= p_end_date and ab.date_end >= p_start_date) then
       perform app_hidden.invalid('delegator',
-        'Ce décideur n''a pas d''absence accordée sur ces dates : c''est à lui de créer sa délégation.', 'WV801');
+        'Ce décideur n’a pas d’absence accordée sur ces dates : c’est à lui de créer sa délégation.', 'WV801');
     end if;
   end if;
 
@@ -387,7 +387,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'kinds', 'Choisissez : absences, modifications de journée, ou les deux.');
   elsif not (app_hidden.permission_in(v_own, 'absences.decide_absence') or p_kinds = 'shift_changes')
         or not (app_hidden.permission_in(v_own, 'planning.decide_shift_change') or p_kinds = 'absences') then
-    v_errors := app_hidden.add_error(v_errors, 'kinds', 'On ne délègue que les décisions que l''on prend soi-même.');
+    v_errors := app_hidden.add_error(v_errors, 'kinds', 'On ne délègue que les décisions que l’on prend soi-même.');
   end if;
   if p_start_date is null then
     v_errors := app_hidden.add_error(v_errors, 'start_date', 'Indiquez la date de début.');
@@ -469,7 +469,7 @@ begin
           or (app_hidden.account_is_hr(v_account)
               and app_hidden.may(v_account, 'employee.change_employee_record',
                                  (select a.employee_id from app_public.accounts a where a.id = d.delegator_account_id)))) then
-    perform app_hidden.forbidden('Seuls le délégant, l''auteur de la délégation ou RH y mettent fin.', 'WF804');
+    perform app_hidden.forbidden('Seuls le délégant, l’auteur de la délégation ou RH y mettent fin.', 'WF804');
   end if;
   if d.ended_at is not null or d.end_date < app_hidden.today() then
     perform app_hidden.invalid('status', 'Cette délégation est déjà terminée.', 'WV803');

@@ -138,7 +138,7 @@ begin
     perform app_hidden.not_found('Document introuvable.', 'WN401');
   end if;
   if not app_hidden.can_read_document_file(v.employee_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire le contenu de ce justificatif.', 'WF401');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire le contenu de ce justificatif.', 'WF401');
   end if;
   return jsonb_build_object('filename', v.filename, 'content_type', v.content_type, 'size_bytes', v.size_bytes,
                             'storage_key', v.storage_key);
@@ -209,7 +209,7 @@ begin
   perform app_hidden.honorability_target(p_employee);
   v := app_hidden.honorability_json(p_employee, p_public_url);
   if v is null then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   return v;
 end;
@@ -233,7 +233,7 @@ begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de déposer l''attestation d''honorabilité de ce salarié.', 'WF402');
+      'Vous n’avez pas le droit de déposer l’attestation d’honorabilité de ce salarié.', 'WF402');
   end if;
   v_errors := app_hidden.document_metadata_errors(f, 'file');
   if v_errors = '{}'::jsonb and (f is null or jsonb_typeof(f) <> 'array' or jsonb_array_length(f) <> 1) then
@@ -265,10 +265,10 @@ begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de retirer l''attestation d''honorabilité de ce salarié.', 'WF402');
+      'Vous n’avez pas le droit de retirer l’attestation d’honorabilité de ce salarié.', 'WF402');
   end if;
   if not exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_employee) then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   delete from app_public.honorability_certificates h where h.employee_id = p_employee;
   return null;
@@ -290,11 +290,11 @@ begin
   -- saying whether a certificate exists.
   if not app_hidden.can_read_document_file(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de lire le contenu de cette attestation.', 'WF401');
+      'Vous n’avez pas le droit de lire le contenu de cette attestation.', 'WF401');
   end if;
   select * into v from app_public.honorability_certificates h where h.employee_id = p_employee;
   if not found then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   return jsonb_build_object('filename', v.filename, 'content_type', v.content_type, 'size_bytes', v.size_bytes,
                             'storage_key', v.storage_key);

@@ -15,7 +15,7 @@ begin
   end if;
   if p_write then
     if not app_hidden.current_account_has(p_change_permission) then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de modifier ces informations de la fiche salarié.', 'WF560');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de modifier ces informations de la fiche salarié.', 'WF560');
     end if;
     if not app_hidden.may(v_me, p_change_permission, p_employee) then
       perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -26,7 +26,7 @@ begin
     return;
   end if;
   if not (app_hidden.current_account_has(p_view_permission) or app_hidden.current_account_has(p_change_permission)) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire ces informations de la fiche salarié.', 'WF560');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire ces informations de la fiche salarié.', 'WF560');
   end if;
   if not (app_hidden.may(v_me, p_view_permission, p_employee) or app_hidden.may(v_me, p_change_permission, p_employee)) then
     perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -159,7 +159,7 @@ begin
     perform app_hidden.invalid('contacts', 'Une liste est attendue.');
   end if;
   if jsonb_array_length(v_items) > app_hidden.emergency_contacts_max() then
-    perform app_hidden.invalid('contacts', format('Au plus %s contacts d''urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
+    perform app_hidden.invalid('contacts', format('Au plus %s contacts d’urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   for i in 0 .. jsonb_array_length(v_items) - 1 loop
     v_item := v_items -> i;
@@ -173,7 +173,7 @@ begin
       if jsonb_typeof(v_item -> 'id') <> 'number'
          or not exists (select 1 from app_public.employee_emergency_contacts c
                         where c.employee_id = p_employee and c.id::text = v_item ->> 'id') then
-        v_errors := app_hidden.add_error(v_errors, 'contacts', format('Contact n° %s : ce contact n''appartient pas à ce salarié.', i + 1));
+        v_errors := app_hidden.add_error(v_errors, 'contacts', format('Contact n° %s : ce contact n’appartient pas à ce salarié.', i + 1));
       end if;
     end if;
   end loop;
@@ -235,7 +235,7 @@ begin
   select coalesce(max(c.position), 0) + 1 into v_position
   from app_public.employee_emergency_contacts c where c.employee_id = p_employee;
   if v_position > app_hidden.emergency_contacts_max() then
-    perform app_hidden.invalid(null, format('Au plus %s contacts d''urgence par salarié : modifiez ou supprimez-en un.',
+    perform app_hidden.invalid(null, format('Au plus %s contacts d’urgence par salarié : modifiez ou supprimez-en un.',
                                             app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   insert into app_public.employee_emergency_contacts (employee_id, name, relationship, phone, alternate_phone, email, position)

@@ -161,8 +161,8 @@ begin
   if v_account is null then
     return;
   end if;
-  v_body := format('L''adresse e-mail de votre compte a été modifiée par %s le %s : %s. '
-                   'Si vous n''êtes pas à l''origine de ce changement, prévenez immédiatement votre service RH.',
+  v_body := format('L’adresse e-mail de votre compte a été modifiée par %s le %s : %s. '
+                   'Si vous n’êtes pas à l’origine de ce changement, prévenez immédiatement votre service RH.',
                    v_by, app_hidden.fr_date(app_hidden.today()), coalesce(p_new, 'aucune adresse'));
   perform app_private.notify(v_account, 'Adresse e-mail modifiée', v_body, 'warning', 'employee', p_employee);
   if p_old is not null then

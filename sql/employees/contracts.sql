@@ -57,7 +57,7 @@ language sql immutable as $$
     select case when key <> 'contracts' then key
                 when m ~ 'se chevauchent' then 'start_date'
                 when m ~ 'type de contrat' then 'type'
-                when m ~ 'période d''essai' then 'trial_end_date'
+                when m ~ 'période d’essai' then 'trial_end_date'
                 when m ~ 'date de fin' then 'end_date'
                 when m ~ 'date de début' then 'start_date'
                 when m ~ 'intitulé de poste' then 'job_title'
@@ -96,11 +96,11 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 begin
   perform app_public.employee_update(p_employee, p_sent => '{}');
   if p_version is distinct from app_hidden.employee_contracts_version(p_employee) then
-    perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l''affichage du formulaire : '
+    perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l’affichage du formulaire : '
                                 'rechargez la fiche puis recommencez.', 'WC501');
   end if;
   if not exists (select 1 from app_public.contracts c where c.id = p_contract and c.employee_id = p_employee) then
-    perform app_hidden.invalid('contract', 'Ce contrat n''appartient pas à ce salarié.', 'WV501');
+    perform app_hidden.invalid('contract', 'Ce contrat n’appartient pas à ce salarié.', 'WV501');
   end if;
 end;
 $$;

@@ -77,7 +77,7 @@ begin
   begin
     return v_text::date;
   exception when others then
-    perform app_hidden.invalid(coalesce(p_field, p_key), format('Date invalide : %s n''existe pas.', v_text));
+    perform app_hidden.invalid(coalesce(p_field, p_key), format('Date invalide : %s n’existe pas.', v_text));
   end;
 end;
 $$;

@@ -83,7 +83,7 @@ language plpgsql stable as $$
 begin
   if p_id is null and not app_hidden.current_account_has('employee.view_social_security_number')
      or p_id is not null and not app_hidden.may(app_hidden.current_account_id(), 'employee.view_social_security_number', p_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire ni d''écrire le numéro de sécurité sociale : '
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire ni d’écrire le numéro de sécurité sociale : '
                                  'retirez ce champ de la requête.', 'WF501');
   end if;
 end;
@@ -96,7 +96,7 @@ create or replace function app_hidden.employee_refuse_ssn_on_created_record(p_id
 language plpgsql stable as $$
 begin
   if not app_hidden.may(app_hidden.current_account_id(), 'employee.view_social_security_number', p_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit d''écrire le numéro de sécurité sociale de ce salarié : '
+    perform app_hidden.forbidden('Vous n’avez pas le droit d’écrire le numéro de sécurité sociale de ce salarié : '
                                  'retirez ce champ de la requête.', 'WF501');
   end if;
 end;
@@ -110,11 +110,11 @@ language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('employee.change_employee_record') then
     if p_id is null then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
     end if;
     -- A record outside every perimeter of the caller: not found before forbidden (SPEC Errors).
     perform app_hidden.refuse_outside_or_forbid(p_id,
-      'Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+      'Vous n’avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
   end if;
   if p_id is not null and not app_hidden.may(app_hidden.current_account_id(), 'employee.change_employee_record', p_id) then
     perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -181,7 +181,7 @@ returns text
 language sql immutable as $$
   select case when p_main is null
               then 'Choisissez un établissement principal de votre périmètre : sans lui, la fiche sortirait de votre périmètre.'
-              when not p_main = any (p_scope) then 'Cet établissement n''est pas dans votre périmètre.' end
+              when not p_main = any (p_scope) then 'Cet établissement n’est pas dans votre périmètre.' end
   where p_scope is not null and p_changed;
 $$;
 comment on function app_hidden.employee_main_workplace_perimeter_refusal(integer, boolean, integer[]) is
@@ -201,7 +201,7 @@ comment on function app_hidden.employee_secondary_workplaces_unknown_refusal(int
 
 create or replace function app_hidden.employee_main_not_secondary_refusal(p_main int, p_secondaries int[]) returns text
 language sql immutable as $$
-  select 'L''établissement principal ne peut pas être aussi un établissement secondaire.'
+  select 'L’établissement principal ne peut pas être aussi un établissement secondaire.'
   where p_main = any (p_secondaries);
 $$;
 comment on function app_hidden.employee_main_not_secondary_refusal(integer, integer[]) is
@@ -238,12 +238,12 @@ $$;
 
 create or replace function app_hidden.employee_username_refusal(p_creating boolean, p_username text) returns text
 language sql stable as $$
-  select case when not p_creating then 'L''identifiant se choisit à la création de la fiche seulement.'
+  select case when not p_creating then 'L’identifiant se choisit à la création de la fiche seulement.'
               when app_hidden.username_well_formed(p_username) is false
               then format('Identifiant invalide : de %s à %s caractères parmi lettres, chiffres et . _ @ + -.',
                           app_hidden.username_min_length(), app_hidden.username_max_length())
               when app_private.username_taken(p_username)
-              then format('L''identifiant « %s » est déjà utilisé.', p_username) end;
+              then format('L’identifiant « %s » est déjà utilisé.', p_username) end;
 $$;
 comment on function app_hidden.employee_username_refusal(boolean, text) is
 'SPEC Authentication rule 4 (the account opened with the record): the username is chosen at creation only,
@@ -256,8 +256,8 @@ language sql immutable as $$
   select case when p_start is null then array['la date de début est obligatoire.']
               else array_remove(array[
                      case when p_end < p_start then 'la date de fin précède la date de début.' end,
-                     case when p_trial_end < p_start then 'la fin de période d''essai précède la date de début.'
-                          when p_trial_end > p_end then 'la fin de période d''essai dépasse la fin du contrat.' end],
+                     case when p_trial_end < p_start then 'la fin de période d’essai précède la date de début.'
+                          when p_trial_end > p_end then 'la fin de période d’essai dépasse la fin du contrat.' end],
                    null) end;
 $$;
 comment on function app_hidden.contract_period_refusals(date, date, date) is
@@ -283,7 +283,7 @@ begin
   v_id := app_hidden.in_int(p_item, 'id', 'contracts');
   if v_id is not null and (p_employee is null or not exists (select 1 from app_public.contracts c
                                                               where c.id = v_id and c.employee_id = p_employee)) then
-    v_messages := v_messages || (v_label || 'ce contrat n''appartient pas à ce salarié.');
+    v_messages := v_messages || (v_label || 'ce contrat n’appartient pas à ce salarié.');
   end if;
   v_type := app_hidden.in_int(p_item, 'type', 'contracts');
   if v_type is null then
@@ -297,7 +297,7 @@ begin
   v_messages := v_messages || array(select v_label || m from unnest(app_hidden.contract_period_refusals(v_start, v_end, v_trial)) m);
   v_job := app_hidden.in_trimmed(p_item, 'job_title', 'contracts');
   if char_length(v_job) > app_hidden.job_title_max_length() then
-    v_messages := v_messages || (v_label || format('l''intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
+    v_messages := v_messages || (v_label || format('l’intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
   end if;
   v_hours := app_hidden.in_numeric(p_item, 'weekly_hours', 'contracts');
   if v_hours is not null and app_hidden.weekly_hours_in_range(v_hours) is not true then
@@ -373,14 +373,14 @@ begin
   if v_id is not null then
     select * into v_existing from app_public.team_assignments ta where ta.id = v_id and ta.employee_id = p_employee;
     if p_employee is null or v_existing.id is null then
-      v_messages := v_messages || (v_label || 'cette affectation n''appartient pas à ce salarié.');
+      v_messages := v_messages || (v_label || 'cette affectation n’appartient pas à ce salarié.');
     end if;
   end if;
   v_team := app_hidden.in_int(p_item, 'team', 'teams');
   v_start := app_hidden.in_date(p_item, 'start_date', 'teams');
   v_end := app_hidden.in_date(p_item, 'end_date', 'teams');
   if v_team is null then
-    v_messages := v_messages || (v_label || 'l''équipe est obligatoire.');
+    v_messages := v_messages || (v_label || 'l’équipe est obligatoire.');
   elsif not exists (select 1 from app_public.teams t where t.id = v_team) then
     v_messages := v_messages || (v_label || format('équipe n° %s introuvable.', v_team));
   elsif p_scope is not null
@@ -388,7 +388,7 @@ begin
              or v_existing.end_date is distinct from v_end)
         and not exists (select 1 from app_public.team_establishments te
                         where te.team_id = v_team and te.establishment_id = any (p_scope)) then
-    v_messages := v_messages || (v_label || 'cette équipe n''a aucun établissement dans votre périmètre.');
+    v_messages := v_messages || (v_label || 'cette équipe n’a aucun établissement dans votre périmètre.');
   end if;
   if v_end < v_start then
     v_messages := v_messages || (v_label || 'la date de fin précède la date de début.');

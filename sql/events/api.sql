@@ -112,7 +112,7 @@ returns jsonb
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de créer des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de créer des événements.', 'WF530');
   end if;
   return (
     with perimeter as (
@@ -200,7 +200,7 @@ begin
       where r is not null and r is distinct from app_private.employee_account_id(v_conflict.employee_id)
     loop
       perform app_private.notify(v_recipient, 'Conflit entre un événement et une absence',
-        format('%s a une absence %s %s qui chevauche l''événement « %s » du %s.',
+        format('%s a une absence %s %s qui chevauche l’événement « %s » du %s.',
                app_hidden.employee_name(v_conflict.employee_id),
                case v_conflict.status when 'pending' then 'en attente de décision'
                                       when 'cancellation_requested' then 'validée (annulation demandée)'
@@ -229,11 +229,11 @@ begin
     end if;
   end if;
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de créer ou de modifier des événements.', 'WF530');
   end if;
   if p_id is not null then
     if not p_id in (select app_hidden.writable_event_ids()) then
-      perform app_hidden.forbidden('Vous ne modifiez que les événements que vous avez créés ou ceux d''un établissement de votre périmètre.', 'WF531');
+      perform app_hidden.forbidden('Vous ne modifiez que les événements que vous avez créés ou ceux d’un établissement de votre périmètre.', 'WF531');
     end if;
     perform 1 from app_public.events ev where ev.id = p_id for update;
   end if;
@@ -281,7 +281,7 @@ begin
       v_errors := app_hidden.add_error(v_errors, 'establishment', format('Établissement n° %s introuvable.', p_establishment));
     elsif p_establishment is distinct from p_old.establishment_id
           and not app_hidden.event_establishment_allowed(p_establishment) then
-      v_errors := app_hidden.add_error(v_errors, 'establishment', 'Cet établissement n''est pas dans votre périmètre.');
+      v_errors := app_hidden.add_error(v_errors, 'establishment', 'Cet établissement n’est pas dans votre périmètre.');
     end if;
   end if;
 
@@ -442,10 +442,10 @@ begin
     perform app_hidden.not_found('Événement introuvable.');
   end if;
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de supprimer des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de supprimer des événements.', 'WF530');
   end if;
   if not p_id in (select app_hidden.writable_event_ids()) then
-    perform app_hidden.forbidden('Vous ne supprimez que les événements que vous avez créés ou ceux d''un établissement de votre périmètre.', 'WF531');
+    perform app_hidden.forbidden('Vous ne supprimez que les événements que vous avez créés ou ceux d’un établissement de votre périmètre.', 'WF531');
   end if;
   delete from app_public.events ev where ev.id = p_id;
   return null;

@@ -21,13 +21,13 @@ declare
   v_target record;
 begin
   if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
-    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+    perform app_hidden.not_found('L’emprunt d’identité n’est pas activé sur ce service.', 'WN570');
   end if;
   if nullif(current_setting('app.impersonator_id', true), '') is not null then
-    perform app_hidden.forbidden('Vous empruntez déjà l''identité d''un compte : reprenez d''abord votre propre session.', 'WF571');
+    perform app_hidden.forbidden('Vous empruntez déjà l’identité d’un compte : reprenez d’abord votre propre session.', 'WF571');
   end if;
   if not app_hidden.current_account_is_superuser() then
-    perform app_hidden.forbidden('Seul un superutilisateur peut emprunter l''identité d''un compte.', 'WF570');
+    perform app_hidden.forbidden('Seul un superutilisateur peut emprunter l’identité d’un compte.', 'WF570');
   end if;
   if p_account is null then
     perform app_hidden.invalid('account', 'Le compte est obligatoire.', 'WV570');
@@ -40,7 +40,7 @@ begin
   elsif not v_target.is_active then
     perform app_hidden.invalid('account', 'Ce compte est fermé : son identité ne peut pas être empruntée.', 'WV570');
   elsif v_target.is_superuser then
-    perform app_hidden.forbidden('L''identité d''un autre superutilisateur ne peut pas être empruntée.', 'WF572');
+    perform app_hidden.forbidden('L’identité d’un autre superutilisateur ne peut pas être empruntée.', 'WF572');
   end if;
   perform app_private.write_audit('Impersonation', 'account', v_target.id, null,
     jsonb_build_object('account', v_target.id, 'username', v_target.username,
@@ -63,10 +63,10 @@ declare
   v_account int := app_hidden.current_account_id();
 begin
   if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
-    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+    perform app_hidden.not_found('L’emprunt d’identité n’est pas activé sur ce service.', 'WN570');
   end if;
   if v_impersonator is null then
-    perform app_hidden.invalid('non_field_errors', 'Vous n''empruntez aucune identité : il n''y a rien à terminer.', 'WV571');
+    perform app_hidden.invalid('non_field_errors', 'Vous n’empruntez aucune identité : il n’y a rien à terminer.', 'WV571');
   end if;
   perform app_private.audit_security_event(v_account, 'impersonation_ended',
     jsonb_build_object('impersonator', v_impersonator,

@@ -15,7 +15,7 @@ create table if not exists app_private.job_schedules (
 );
 insert into app_private.job_schedules (job, local_time, isodow, description) values
   ('send_missing_document_reminders', '05:37', null, 'Relances des justificatifs manquants, chaque jour à 5 h 37'),
-  ('purge_audit_log', '03:47', 7, 'Purge du journal d''audit au-delà de la rétention, le dimanche à 3 h 47'),
+  ('purge_audit_log', '03:47', 7, 'Purge du journal d’audit au-delà de la rétention, le dimanche à 3 h 47'),
   ('consume_started_absences', '00:07', null, 'Passage des absences commencées de Planifiés à Pris, chaque jour à 0 h 07')
 on conflict do nothing;
 

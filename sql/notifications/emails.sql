@@ -210,7 +210,7 @@ begin
                                  'Ouvrir : ' || v_base || coalesce(i ->> 'path', '/notifications')), E'\n\n' order by o)
      from jsonb_array_elements(p_items) with ordinality x(i, o)),
     '',
-    'Le détail (type d''absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l''application, après connexion.',
+    'Le détail (type d’absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l’application, après connexion.',
     '',
     '-- ',
     format('Vous recevez cet e-mail pour : %s. Tout de suite, un résumé quotidien ou jamais : choisissez dans « Mon compte » (%s),', v_kinds, v_settings),
@@ -243,7 +243,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, public,
 begin
   return app_private.notification_email_compose(
     p_notification.account_id, p_notification.title,
-    'Vous avez une nouvelle notification dans l''application de planning.',
+    'Vous avez une nouvelle notification dans l’application de planning.',
     jsonb_build_array(jsonb_build_object('title', p_notification.title,
                                          'line', app_private.notification_email_line(p_notification.account_id, p_notification.model,
                                                                                      p_notification.target_id),
@@ -412,7 +412,7 @@ create or replace function app_public.notification_preferences_get() returns jso
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if app_hidden.current_account_id() is null then
-    perform app_hidden.forbidden('Connectez-vous pour lire vos préférences d''e-mail.', 'WF603');
+    perform app_hidden.forbidden('Connectez-vous pour lire vos préférences d’e-mail.', 'WF603');
   end if;
   return app_hidden.notification_preferences_json(app_hidden.current_account_id());
 end;
@@ -433,13 +433,13 @@ declare
   v_message text := 'Choisissez immediate (tout de suite), digest (résumé quotidien) ou never (jamais).';
 begin
   if v_account is null then
-    perform app_hidden.forbidden('Connectez-vous pour choisir vos préférences d''e-mail.', 'WF603');
+    perform app_hidden.forbidden('Connectez-vous pour choisir vos préférences d’e-mail.', 'WF603');
   end if;
   if p_own is null or p_own <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'own', v_message); end if;
   if p_decide is null or p_decide <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'decide', v_message); end if;
   if p_planning is null or p_planning <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'planning', v_message); end if;
   if p_digest_hour is null or p_digest_hour not between 0 and 23 then
-    v_errors := app_hidden.add_error(v_errors, 'digest_hour', 'L''heure du résumé quotidien est une heure entière de 0 à 23.');
+    v_errors := app_hidden.add_error(v_errors, 'digest_hour', 'L’heure du résumé quotidien est une heure entière de 0 à 23.');
   end if;
   if v_errors <> '{}'::jsonb then
     perform app_hidden.invalid_fields(v_errors, 'WV603');
@@ -509,7 +509,7 @@ begin
     perform app_hidden.not_found('Adresse de désabonnement introuvable.', 'WN602');
   end if;
   return jsonb_build_object(
-    'detail', format('Vous ne recevrez plus d''e-mail pour : %s. Vous pouvez changer d''avis dans « Mon compte ».',
+    'detail', format('Vous ne recevrez plus d’e-mail pour : %s. Vous pouvez changer d’avis dans « Mon compte ».',
                      (select string_agg('« ' || app_hidden.notification_kind_label(k) || ' »', ', ' order by k)
                       from unnest(v_kinds) k)));
 end;

@@ -287,7 +287,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
     when p_author_account_id is not null
          and exists (select 1 from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, null) c
                      where c.account_id = p_author_account_id)
-    then 'Cause : l''auteur de la demande est le seul valideur possible, et personne ne décide sa propre demande.'
+    then 'Cause : l’auteur de la demande est le seul valideur possible, et personne ne décide sa propre demande.'
     else format('Cause : aucun compte actif ne peut à la fois voir et décider les demandes concernant %s (%s).',
                 coalesce(app_hidden.employee_name(p_employee_id), 'ce salarié'),
                 coalesce('établissements : ' || (select string_agg(e.name, ', ' order by e.name)
@@ -469,7 +469,7 @@ declare
                                  where a.id = app_hidden.current_account_id() and a.is_superuser);
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('La boîte d''envoi des e-mails est réservée aux comptes du personnel d''administration.', 'WF602');
+    perform app_hidden.forbidden('La boîte d’envoi des e-mails est réservée aux comptes du personnel d’administration.', 'WF602');
   end if;
   if p_status is not null and p_status not in ('pending', 'sent', 'failed') then
     perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, sent, failed.', 'WV602');

@@ -37,7 +37,7 @@ create index if not exists email_outbox_unsent_idx on app_private.email_outbox (
 create index if not exists email_outbox_created_idx on app_private.email_outbox (created_at desc, id desc);
 
 insert into app_private.settings (key, value, description) values
-  ('email_max_attempts', '10', 'Nombre de tentatives d''envoi d''un e-mail avant abandon (il reste visible dans la boîte d''envoi)')
+  ('email_max_attempts', '10', 'Nombre de tentatives d’envoi d’un e-mail avant abandon (il reste visible dans la boîte d’envoi)')
 on conflict do nothing;
 
 -- ---------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('on_call.view_on_call_period')
      and not app_hidden.current_account_has('on_call.change_on_call_period') then
-    perform app_hidden.forbidden('Vous n''avez pas accès aux astreintes.', 'WF540');
+    perform app_hidden.forbidden('Vous n’avez pas accès aux astreintes.', 'WF540');
   end if;
   if p_write and not app_hidden.current_account_has('on_call.change_on_call_period') then
     perform app_hidden.forbidden('Vous consultez les astreintes sans pouvoir les modifier.', 'WF540');
@@ -179,7 +179,7 @@ begin
   v_start := case when app_hidden.sent(p_sent, 'start_at', p_start_at is not null) then p_start_at else v_old.start_at end;
   v_end := case when app_hidden.sent(p_sent, 'end_at', p_end_at is not null) then p_end_at else v_old.end_at end;
   if v_account is null then
-    v_errors := app_hidden.add_error(v_errors, 'account', 'Le compte d''astreinte est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'account', 'Le compte d’astreinte est obligatoire.');
   end if;
   if v_start is null then
     v_errors := app_hidden.add_error(v_errors, 'start_at', 'Le début est obligatoire.');
@@ -198,14 +198,14 @@ begin
       v_errors := app_hidden.add_error(v_errors, 'account', 'Ce compte est fermé.');
     elsif v_eligibility = 'no_role' then
       v_errors := app_hidden.add_error(v_errors, 'account',
-        'Ce compte ne détient aucun rôle d''encadrement à cette date : une astreinte étend le périmètre d''un rôle existant.');
+        'Ce compte ne détient aucun rôle d’encadrement à cette date : une astreinte étend le périmètre d’un rôle existant.');
     end if;
   end if;
   if v_account is not null and v_end > v_start then
     select * into v_overlap from app_private.on_call_overlap(v_account, v_start, v_end, p_id);
     if v_overlap.id is not null then
       v_errors := app_hidden.add_error(v_errors, 'start_at',
-        format('Ce compte est déjà d''astreinte sur cette période (astreinte n° %s, du %s au %s).', v_overlap.id,
+        format('Ce compte est déjà d’astreinte sur cette période (astreinte n° %s, du %s au %s).', v_overlap.id,
                to_char(v_overlap.start_at at time zone app_hidden.business_timezone(), 'DD/MM/YYYY HH24:MI'),
                to_char(v_overlap.end_at at time zone app_hidden.business_timezone(), 'DD/MM/YYYY HH24:MI')));
     end if;
@@ -252,7 +252,7 @@ begin
     end if;
   exception when exclusion_violation then
     -- A concurrent write took the interval between the check above and this write.
-    perform app_hidden.invalid('start_at', 'Ce compte est déjà d''astreinte sur cette période.', 'WV540');
+    perform app_hidden.invalid('start_at', 'Ce compte est déjà d’astreinte sur cette période.', 'WV540');
   end;
   if v_establishments is not null then
     delete from app_public.on_call_period_establishments ope

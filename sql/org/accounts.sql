@@ -119,17 +119,17 @@ insert into app_public.roles (id, name, precedence, opens_manager_workspace) val
 on conflict do nothing;
 
 insert into app_public.permissions (code, description) values
-  ('absences.view_absence_queue', 'Lire les demandes d''absence et de modification du périmètre'),
-  ('absences.decide_absence', 'Valider ou refuser une demande d''absence'),
+  ('absences.view_absence_queue', 'Lire les demandes d’absence et de modification du périmètre'),
+  ('absences.decide_absence', 'Valider ou refuser une demande d’absence'),
   ('planning.decide_shift_change', 'Valider ou refuser une demande de modification de journée'),
-  ('absences.view_absencedocument_file', 'Lire le contenu des justificatifs d''un tiers'),
+  ('absences.view_absencedocument_file', 'Lire le contenu des justificatifs d’un tiers'),
   ('employee.change_employee_record', 'Modifier la fiche salarié, les contrats, les affectations et les compteurs'),
-  ('employee.view_employee_directory', 'Lire l''annuaire (encadrement)'),
+  ('employee.view_employee_directory', 'Lire l’annuaire (encadrement)'),
   ('employee.view_social_security_number', 'Lire le numéro de sécurité sociale'),
-  ('employee.change_account_activation', 'Ouvrir ou fermer n''importe quel compte'),
+  ('employee.change_account_activation', 'Ouvrir ou fermer n’importe quel compte'),
   ('employee.change_interim_account_activation', 'Ouvrir ou fermer les comptes des intérimaires'),
   ('employee.view_payroll', 'Consulter les éléments de paie'),
-  ('audit.view_actionlog', 'Lire le journal d''audit')
+  ('audit.view_actionlog', 'Lire le journal d’audit')
 on conflict do nothing;
 
 -- The SPEC's permission table, as data.
@@ -155,8 +155,8 @@ on conflict do nothing;
 -- Manager n1, Manager n2. Each applies on the perimeter of the role; the employee always
 -- reads their own contacts and attachments.
 insert into app_public.permissions (code, description) values
-  ('employee.view_emergency_contact', 'Lire les contacts d''urgence des salariés du périmètre'),
-  ('employee.change_emergency_contact', 'Modifier les contacts d''urgence des salariés du périmètre'),
+  ('employee.view_emergency_contact', 'Lire les contacts d’urgence des salariés du périmètre'),
+  ('employee.change_emergency_contact', 'Modifier les contacts d’urgence des salariés du périmètre'),
   ('employee.view_employee_attachment', 'Lire les pièces jointes des fiches salariés du périmètre'),
   ('employee.change_employee_attachment', 'Déposer, renommer et supprimer les pièces jointes des fiches salariés'),
   ('employee.change_team', 'Modifier les équipes du périmètre et leurs membres'),

@@ -509,7 +509,7 @@ begin
     returning id into v_counter_id;
     if coalesce(v_amount, 0) <> 0 then
       insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
-      values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
+      values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l’organisation');
     end if;
   end loop;
 end;

@@ -67,11 +67,11 @@ begin
       perform app_hidden.not_found('Compte introuvable dans votre périmètre.', 'WN580');
     end if;
     perform app_hidden.refuse_outside_or_forbid(v_employee,
-      'Les attributions de rôle s''écrivent par les comptes du personnel d''administration uniquement.', 'WF580');
+      'Les attributions de rôle s’écrivent par les comptes du personnel d’administration uniquement.', 'WF580');
   end if;
   if not app_hidden.current_account_is_staff() then
     perform app_hidden.forbidden(
-      'Les attributions de rôle s''écrivent par les comptes du personnel d''administration uniquement.', 'WF580');
+      'Les attributions de rôle s’écrivent par les comptes du personnel d’administration uniquement.', 'WF580');
   end if;
   if p_account = app_hidden.current_account_id() then
     perform app_hidden.forbidden('Vous ne pouvez pas modifier vos propres rôles.', 'WF581');

@@ -46,7 +46,7 @@ create or replace function app_hidden.require_payroll() returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_has('employee.view_payroll') then
-    perform app_hidden.forbidden('Vous n''avez pas accès à la consultation de la paie.', 'WF550');
+    perform app_hidden.forbidden('Vous n’avez pas accès à la consultation de la paie.', 'WF550');
   end if;
 end;
 $$;
@@ -95,7 +95,7 @@ begin
   if p_establishment is not null
      and (not app_hidden.in_scope(p_establishment, v_scope)
           or not exists (select 1 from app_public.establishments e where e.id = p_establishment)) then
-    perform app_hidden.forbidden('Vous n''êtes pas autorisé à consulter la paie de cet établissement.', 'WF551');
+    perform app_hidden.forbidden('Vous n’êtes pas autorisé à consulter la paie de cet établissement.', 'WF551');
   end if;
 
   return (
@@ -275,11 +275,11 @@ language sql stable as $$
   select string_agg(format('%s : %s', c ->> 'code',
            case p_figure
              when 'acquisition' then case c ->> 'acquisition' when 'monthly' then 'mensuelle'
-                                                              when 'opening' then 'à l''ouverture'
+                                                              when 'opening' then 'à l’ouverture'
                                                               else 'à la main ou par import' end
              when 'carried_over' then app_hidden.quantity_fr((c ->> 'carried_over')::numeric, c ->> 'unit')
                || case when c ->> 'carry_over_expires_on' is not null
-                       then format(' jusqu''au %s (expirerait : %s)',
+                       then format(' jusqu’au %s (expirerait : %s)',
                                    to_char((c ->> 'carry_over_expires_on')::date, 'DD/MM/YYYY'),
                                    app_hidden.quantity_fr((c ->> 'carry_over_expiring')::numeric, c ->> 'unit'))
                        else '' end
@@ -287,7 +287,7 @@ language sql stable as $$
                then format('reporte %s%s, perd %s',
                            app_hidden.quantity_fr((c -> 'year_end' ->> 'carries_over')::numeric, c ->> 'unit'),
                            case when c -> 'year_end' ->> 'carry_over_until' is not null
-                                then format(' jusqu''au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
+                                then format(' jusqu’au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
                                 else '' end,
                            app_hidden.quantity_fr((c -> 'year_end' ->> 'expires')::numeric, c ->> 'unit'))
                else 'année close ou sans règle' end

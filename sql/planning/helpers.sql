@@ -214,11 +214,11 @@ begin
     end if;
     if v_start is null or v_end is null then
       v_errors := app_hidden.add_error(v_errors, p_field,
-                    v_prefix || 'indiquez l''heure de début et l''heure de fin du créneau.');
+                    v_prefix || 'indiquez l’heure de début et l’heure de fin du créneau.');
       v_row_ok := false;
     elsif v_start = v_end then
       v_errors := app_hidden.add_error(v_errors, p_field,
-                    v_prefix || 'l''heure de fin doit être différente de l''heure de début.');
+                    v_prefix || 'l’heure de fin doit être différente de l’heure de début.');
       v_row_ok := false;
     end if;
 
@@ -241,7 +241,7 @@ begin
                              order by p.id limit 1));
       if v_post_id is null then
         v_errors := app_hidden.add_error(v_errors, p_field,
-                      v_prefix || 'précisez le poste (aucun poste n''est prévu ce jour-là ni rattaché à votre établissement).');
+                      v_prefix || 'précisez le poste (aucun poste n’est prévu ce jour-là ni rattaché à votre établissement).');
         v_row_ok := false;
       end if;
     end if;
@@ -254,7 +254,7 @@ begin
       elsif not v_post.is_active
             and not exists (select 1 from unnest(coalesce(p_planned, '{}')) s where s.post_id = v_post.id) then
         v_errors := app_hidden.add_error(v_errors, p_field,
-                      v_prefix || format('le poste %s %s n''est plus actif.', v_post.code, v_post.label));
+                      v_prefix || format('le poste %s %s n’est plus actif.', v_post.code, v_post.label));
         v_row_ok := false;
       end if;
     end if;
@@ -386,7 +386,7 @@ begin
     ) x;
     if coalesce(v_pause, 0) < 20 then
       v_errors := app_hidden.add_error(v_errors, 'break_required',
-        format('La journée accordée compte %s de travail effectif : au-delà de 6 h, une pause d''au moins 20 minutes consécutives est obligatoire.',
+        format('La journée accordée compte %s de travail effectif : au-delà de 6 h, une pause d’au moins 20 minutes consécutives est obligatoire.',
                app_hidden.fmt_minutes(v_total)));
     end if;
   end if;

@@ -7,9 +7,9 @@
 -- orphan rules of sql/counters/triggers.sql), and audited.
 
 insert into app_private.audit_models (model, label) values
-  ('absence_category', 'Catégorie d''absence'),
-  ('absence_type', 'Motif d''absence'),
-  ('absence_type_contract_type', 'Type de contrat d''un motif d''absence'),
+  ('absence_category', 'Catégorie d’absence'),
+  ('absence_type', 'Motif d’absence'),
+  ('absence_type_contract_type', 'Type de contrat d’un motif d’absence'),
   ('counter_association', 'Association motif – compteur'),
   ('post', 'Poste'),
   ('counter_adjustment', 'Ajustement manuel de compteur')
@@ -62,7 +62,7 @@ declare
 begin
   select * into v from app_public.absence_categories c where c.id = p_id;
   if not found then
-    perform app_hidden.not_found('Catégorie d''absence introuvable.');
+    perform app_hidden.not_found('Catégorie d’absence introuvable.');
   end if;
   return app_hidden.absence_category_json(v);
 end;
@@ -86,14 +86,14 @@ begin
   if p_id is not null then
     perform 1 from app_public.absence_categories c where c.id = p_id for update;
     if not found then
-      perform app_hidden.not_found('Catégorie d''absence introuvable.');
+      perform app_hidden.not_found('Catégorie d’absence introuvable.');
     end if;
   end if;
   if v_code is null then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
   elsif v_code !~ '^[A-Z][A-Z0-9_]{1,31}$' then
     v_errors := app_hidden.add_error(v_errors, 'code',
-      'Code invalide : 2 à 32 caractères, une lettre d''abord, puis lettres, chiffres ou _.');
+      'Code invalide : 2 à 32 caractères, une lettre d’abord, puis lettres, chiffres ou _.');
   elsif exists (select 1 from app_public.absence_categories c where c.code = v_code and c.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par une catégorie.', v_code));
   end if;
@@ -131,7 +131,7 @@ begin
   perform app_hidden.require_staff();
   perform 1 from app_public.absence_categories c where c.id = p_id for update;
   if not found then
-    perform app_hidden.not_found('Catégorie d''absence introuvable.');
+    perform app_hidden.not_found('Catégorie d’absence introuvable.');
   end if;
   if exists (select 1 from app_public.absence_categories c where c.parent_id = p_id)
      or exists (select 1 from app_public.absence_types t where t.category_id = p_id) then
@@ -192,7 +192,7 @@ create or replace function app_public.absence_type_get(p_id int) returns jsonb
 language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
 begin
   if not exists (select 1 from app_public.absence_types t where t.id = p_id) then
-    perform app_hidden.not_found('Motif d''absence introuvable.');
+    perform app_hidden.not_found('Motif d’absence introuvable.');
   end if;
   return app_hidden.absence_type_admin_json(p_id);
 end;
@@ -235,7 +235,7 @@ begin
   if p_id is not null then
     perform 1 from app_public.absence_types t where t.id = p_id for update;
     if not found then
-      perform app_hidden.not_found('Motif d''absence introuvable.');
+      perform app_hidden.not_found('Motif d’absence introuvable.');
     end if;
   end if;
   if v_code is null then
@@ -243,7 +243,7 @@ begin
   elsif app_hidden.code_well_formed(v_code) is false then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
   elsif exists (select 1 from app_public.absence_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
-    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d''absence.', v_code));
+    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d’absence.', v_code));
   else
     v_clash := app_hidden.code_namespace_clash('absence_types', v_code);
     if v_clash is not null then
@@ -329,7 +329,7 @@ begin
   perform app_hidden.require_staff();
   perform 1 from app_public.absence_types t where t.id = p_id for update;
   if not found then
-    perform app_hidden.not_found('Motif d''absence introuvable.');
+    perform app_hidden.not_found('Motif d’absence introuvable.');
   end if;
   if exists (select 1 from app_public.absences a where a.type_id = p_id) then
     perform app_hidden.invalid(null, 'Des absences utilisent ce motif : il ne peut pas être supprimé (désactivez-le).', 'WV516');
@@ -437,7 +437,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'label', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   if v_establishment is null then
-    v_errors := app_hidden.add_error(v_errors, 'establishment', 'L''établissement est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'L’établissement est obligatoire.');
   elsif not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
   end if;

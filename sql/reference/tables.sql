@@ -18,7 +18,7 @@ begin
        new.parent_id = new.id
     or exists (select 1 from app_public.absence_categories c where c.id = new.parent_id and c.parent_id is not null)
     or exists (select 1 from app_public.absence_categories c where c.parent_id = new.id)) then
-    perform app_hidden.invalid('parent', 'Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie).');
+    perform app_hidden.invalid('parent', 'Une catégorie d’absence a au plus deux niveaux (catégorie, sous-catégorie).');
   end if;
   return new;
 end;
@@ -145,7 +145,7 @@ create or replace function app_hidden.code_namespace_clash(p_table text, p_code 
 language sql stable security definer set search_path = pg_catalog, public, pg_temp as $$
   select case
     when p_table = 'posts' and exists (select 1 from app_public.absence_types t where lower(t.code) = lower(p_code))
-      then format('Le code « %s » est déjà utilisé par un motif d''absence.', p_code)
+      then format('Le code « %s » est déjà utilisé par un motif d’absence.', p_code)
     when p_table = 'absence_types' and exists (select 1 from app_public.posts p where lower(p.code) = lower(p_code))
       then format('Le code « %s » est déjà utilisé par un poste.', p_code)
   end;
@@ -197,7 +197,7 @@ begin
     raise exception using errcode = 'WV001', message = 'Année hors de la plage prise en charge (1583-9999).', detail = 'year';
   end if;
   return query values
-    (make_date(p_year, 1, 1), 'Jour de l''an'),
+    (make_date(p_year, 1, 1), 'Jour de l’an'),
     (easter + 1, 'Lundi de Pâques'),
     (make_date(p_year, 5, 1), 'Fête du Travail'),
     (make_date(p_year, 5, 8), 'Victoire 1945'),

@@ -7,7 +7,7 @@ create or replace function app_hidden.require_staff() returns void
 language plpgsql stable as $$
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les référentiels s''écrivent par les comptes du personnel d''administration uniquement.', 'WF510');
+    perform app_hidden.forbidden('Les référentiels s’écrivent par les comptes du personnel d’administration uniquement.', 'WF510');
   end if;
 end;
 $$;
@@ -34,7 +34,7 @@ language sql stable security definer set search_path = pg_catalog, public, pg_te
   select array_remove(array[
     case when exists (select 1 from app_public.contracts c where c.contract_type_id = p_id) then 'contrats' end,
     case when exists (select 1 from app_public.absence_type_contract_types a where a.contract_type_id = p_id)
-         then 'motifs d''absence' end
+         then 'motifs d’absence' end
   ], null);
 $$;
 
@@ -109,7 +109,7 @@ begin
   elsif char_length(v_name) > app_hidden.name_max_length() then
     perform app_hidden.invalid('name', app_hidden.max_length_message(app_hidden.name_max_length()), 'WV510');
   elsif exists (select 1 from app_public.divisions d where lower(d.name) = lower(v_name) and d.id is distinct from p_id) then
-    perform app_hidden.invalid('name', format('Une division s''appelle déjà « %s ».', v_name), 'WV510');
+    perform app_hidden.invalid('name', format('Une division s’appelle déjà « %s ».', v_name), 'WV510');
   end if;
   return v_name;
 end;
@@ -289,7 +289,7 @@ begin
     if char_length(v_name) > app_hidden.name_max_length() then
       v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
     elsif app_hidden.establishment_name_taken(v_name, p_id) then
-      v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
+      v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s’appelle déjà « %s ».', v_name));
     end if;
   end if;
   v_base := coalesce(p_count_base, v_old.count_base, 'ouvrables');

@@ -3,7 +3,7 @@
 -- each runs as wfm_api under row-level security (outside the perimeter = not found).
 
 insert into app_private.settings (key, value, description) values
-  ('shift_change_notice_days', '7', 'Délai de prévenance d''une modification de journée, en jours (avertissement au détail)')
+  ('shift_change_notice_days', '7', 'Délai de prévenance d’une modification de journée, en jours (avertissement au détail)')
 on conflict (key) do nothing;
 
 -- The records of a set of requests, built in one statement (requester's name, reason label,
@@ -182,7 +182,7 @@ declare
   v_has_recipient boolean;
 begin
   if v_employee is null then
-    perform app_hidden.forbidden('Votre compte n''est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
+    perform app_hidden.forbidden('Votre compte n’est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
   end if;
 
   -- The route schema requires date and reason; a GraphQL caller may still send nulls.
@@ -242,7 +242,7 @@ begin
     'Nouvelle demande de modification',
     format('%s demande une modification de sa journée du %s.', v_name, app_hidden.fr_date(v_date)),
     'Demande de modification sans valideur',
-    format('La demande de modification %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
+    format('La demande de modification %s pour le %s n’a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
            app_hidden.de_name(v_name), app_hidden.fr_date(v_date)),
     'shift_change_request', v_id);
 
@@ -329,7 +329,7 @@ begin
     perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
   end if;
   if p_version is distinct from v.version then
-    perform app_hidden.conflict('Quelqu''un a déjà décidé ou modifié cette demande entre-temps : rechargez la file des demandes.', 'WC101');
+    perform app_hidden.conflict('Quelqu’un a déjà décidé ou modifié cette demande entre-temps : rechargez la file des demandes.', 'WC101');
   end if;
   if v.status <> 'pending' then
     perform app_hidden.invalid('status', format('Seule une demande en attente peut être %s.', p_action), 'WV106');
@@ -410,7 +410,7 @@ begin
 
   if v_reason is null and v_adjusted then
     v_errors := app_hidden.add_error(v_errors, 'reason',
-      'Vous accordez une journée différente de celle demandée : indiquez le motif de l''ajustement.');
+      'Vous accordez une journée différente de celle demandée : indiquez le motif de l’ajustement.');
   elsif v_reason is null and v.corrected_by is not null then
     v_errors := app_hidden.add_error(v_errors, 'reason',
       'Cette demande a été corrigée au back-office : indiquez le motif de la validation.');

@@ -19,11 +19,11 @@ begin
   if new.employee_id <> old.employee_id or new.date <> old.date
      or new.author_account_id is distinct from old.author_account_id or new.created_at <> old.created_at then
     raise exception using errcode = 'WF190',
-      message = 'Le salarié, la date et l''auteur d''une demande de modification ne changent pas.';
+      message = 'Le salarié, la date et l’auteur d’une demande de modification ne changent pas.';
   end if;
   if new.version <> old.version + 1 then
     raise exception using errcode = 'WF190',
-      message = 'Chaque écriture d''une demande de modification avance sa version d''une unité.';
+      message = 'Chaque écriture d’une demande de modification avance sa version d’une unité.';
   end if;
   return new;
 end;

@@ -96,7 +96,7 @@ declare
   v_team app_public.teams;
 begin
   if not app_hidden.current_account_has('employee.change_team') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de modifier les équipes.', 'WF520');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de modifier les équipes.', 'WF520');
   end if;
   if not p_id in (select app_hidden.team_ids_in_perimeter('employee.change_team')) then
     perform app_hidden.not_found('Équipe introuvable dans votre périmètre.');
@@ -127,7 +127,7 @@ declare
 begin
   if p_id is null then
     if not app_hidden.current_account_has('employee.change_team') then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de créer une équipe.', 'WF520');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de créer une équipe.', 'WF520');
     end if;
   else
     v_team := app_hidden.team_for_write(p_id);
@@ -135,7 +135,7 @@ begin
   end if;
 
   if (p_id is null or not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null)) and v_name is null then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l''équipe est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l’équipe est obligatoire.');
   else
     v_name := coalesce(v_name, v_team.name);
     if char_length(v_name) > app_hidden.name_max_length() then
@@ -250,7 +250,7 @@ begin
     from app_public.team_establishments te join app_public.establishments e on e.id = te.establishment_id
     where te.team_id = p_id and not te.establishment_id = any (v_scope);
     if v_outside is not null then
-      perform app_hidden.forbidden(format('Cette équipe s''étend aussi hors de votre périmètre (%s) : '
+      perform app_hidden.forbidden(format('Cette équipe s’étend aussi hors de votre périmètre (%s) : '
                                           'seul un responsable de tous ses établissements peut la supprimer.', v_outside), 'WF521');
     end if;
   end if;
@@ -305,7 +305,7 @@ create or replace function app_hidden.require_member_in_perimeter(p_employee int
 language plpgsql stable as $$
 begin
   if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_team', p_employee) then
-    perform app_hidden.forbidden(format('%s n''est pas dans votre périmètre : vous ne pouvez pas l''ajouter à cette équipe.',
+    perform app_hidden.forbidden(format('%s n’est pas dans votre périmètre : vous ne pouvez pas l’ajouter à cette équipe.',
                                         (select n.name from app_hidden.employee_names(array[p_employee]) n)), 'WF522');
   end if;
 end;

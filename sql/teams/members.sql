@@ -29,7 +29,7 @@ begin
   perform app_hidden.team_for_write(p_team);
   v_members := app_private.team_members_input(p_team);
   if p_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = p_employee) then
-    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
+    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd’hui ni à venir.', 'WV520');
   end if;
   return app_public.team_members_replace(p_team, p_members => (
     select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m

@@ -22,10 +22,10 @@ export class ApiError extends Error {
   static field(field: string, message: string): ApiError {
     return new ApiError(400, { [field]: [message] });
   }
-  static unauthorized(detail = "Informations d'authentification non fournies."): ApiError {
+  static unauthorized(detail = "Informations d’authentification non fournies."): ApiError {
     return new ApiError(401, { detail }, { 'WWW-Authenticate': 'Bearer realm="api"' });
   }
-  static forbidden(detail = "Vous n'avez pas la permission d'effectuer cette action."): ApiError {
+  static forbidden(detail = "Vous n’avez pas la permission d’effectuer cette action."): ApiError {
     return new ApiError(403, { detail });
   }
   static notFound(detail = 'Ressource introuvable.'): ApiError {

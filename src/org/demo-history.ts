@@ -247,7 +247,7 @@ export function planDemoHistory({ today, timeZone, holidays, openYears, nextYear
       const sick = workday(key, addDays(T, -100 + (i % 9)));
       absence(deciderOf(key), 'MAL', sick, addDays(sick, 2), addDays(sick, 1), {}, {
         employee: key,
-        documents: [{ kind: 'pdf', filename: 'arret-de-travail.pdf', title: `Avis d'arrêt de travail du ${sick}` }],
+        documents: [{ kind: 'pdf', filename: 'arret-de-travail.pdf', title: `Avis d’arrêt de travail du ${sick}` }],
       });
     }
     // A child's sickness, filed on the day with a photo of the certificate (one in seven).
@@ -334,7 +334,7 @@ export function planDemoHistory({ today, timeZone, holidays, openYears, nextYear
     const start = addDays(T, -2);
     absence('manager1', 'MAL', start, addDays(T, 3), addDays(T, -1), {}, {
       employee: 'mathieu.dupuis',
-      documents: [{ kind: 'pdf', filename: 'arret-de-travail.pdf', title: `Avis d'arrêt de travail du ${start}` }],
+      documents: [{ kind: 'pdf', filename: 'arret-de-travail.pdf', title: `Avis d’arrêt de travail du ${start}` }],
     });
   }
   // Decisions of the last days, whose notifications are still unread.

@@ -43,7 +43,7 @@ export type EstablishmentKey = 'FOYER' | 'IME' | 'ESAT';
 type TeamKey = 'FOYER-EDUC' | 'NUIT' | 'IME-EDUC' | 'IME-SOIN' | 'ESAT-PROD' | 'ADMIN';
 
 const ESTABLISHMENTS: Array<{ key: EstablishmentKey; name: string; count_base: 'ouvrables' | 'ouvres' }> = [
-  { key: 'FOYER', name: "Foyer d'hébergement Les Glycines", count_base: 'ouvrables' },
+  { key: 'FOYER', name: "Foyer d’hébergement Les Glycines", count_base: 'ouvrables' },
   { key: 'IME', name: 'IME Les Coquelicots', count_base: 'ouvres' },
   { key: 'ESAT', name: 'ESAT Les Ateliers du Val', count_base: 'ouvres' },
 ];
@@ -51,7 +51,7 @@ const ESTABLISHMENTS: Array<{ key: EstablishmentKey; name: string; count_base: '
 const TEAMS: Array<{ key: TeamKey; name: string; establishments: EstablishmentKey[] }> = [
   { key: 'FOYER-EDUC', name: 'Équipe éducative du foyer', establishments: ['FOYER'] },
   { key: 'NUIT', name: 'Veille de nuit', establishments: ['FOYER', 'IME'] },
-  { key: 'IME-EDUC', name: "Équipe éducative de l'IME", establishments: ['IME'] },
+  { key: 'IME-EDUC', name: "Équipe éducative de l’IME", establishments: ['IME'] },
   { key: 'IME-SOIN', name: 'Pôle soins et rééducation', establishments: ['IME'] },
   { key: 'ESAT-PROD', name: 'Ateliers de production', establishments: ['ESAT'] },
   { key: 'ADMIN', name: 'Services administratifs', establishments: ['FOYER', 'IME', 'ESAT'] },
@@ -244,7 +244,7 @@ const STAFF: StaffSpec[] = [
     contract: { type: 'CDI', start: '2016-09-01' }, week: WEEKS.foyerOffice, rtt: true,
     roles: [{ role: 'Manager n1', establishments: ['FOYER'] }] },
   { key: 'manager2', first: 'Karim', last: 'Benali', sex: 1, born: '1979-01-25', department: '13', establishment: 'IME',
-    secondary: ['ESAT'], title: "Directeur de l'IME et de l'ESAT", weeklyHours: 35,
+    secondary: ['ESAT'], title: "Directeur de l’IME et de l’ESAT", weeklyHours: 35,
     contract: { type: 'CDI', start: '2013-01-02' }, week: WEEKS.imeAdmin, rtt: true,
     roles: [{ role: 'Manager n2', establishments: ['IME', 'ESAT'] }] },
   { key: 'salarie', first: 'Julie', last: 'Caron', sex: 2, born: '1992-05-14', department: '69', establishment: 'FOYER',
@@ -264,7 +264,7 @@ const STAFF: StaffSpec[] = [
     teams: ['IME-EDUC'], title: 'Cheffe de service de l’IME', weeklyHours: 35, contract: { type: 'CDI', start: '2008-01-07' },
     week: WEEKS.imeAdmin, rtt: true, roles: [{ role: 'Manager n1', establishments: ['IME'] }] },
   { key: 'francois.lebrun', first: 'François', last: 'Lebrun', sex: 1, born: '1973-10-08', department: '07', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Chef d'atelier", weeklyHours: 35, contract: { type: 'CDI', start: '2007-09-03' },
+    teams: ['ESAT-PROD'], title: "Chef d’atelier", weeklyHours: 35, contract: { type: 'CDI', start: '2007-09-03' },
     week: WEEKS.esatWorkshop, rtt: true, roles: [{ role: 'Manager n1', establishments: ['ESAT'] }] },
 
   // Foyer d'hébergement.
@@ -339,16 +339,16 @@ const STAFF: StaffSpec[] = [
 
   // ESAT.
   { key: 'philippe.duval', first: 'Philippe', last: 'Duval', sex: 1, born: '1969-09-05', department: '69', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Moniteur principal d'atelier", weeklyHours: 35, contract: { type: 'CDI', start: '2006-04-03' },
+    teams: ['ESAT-PROD'], title: "Moniteur principal d’atelier", weeklyHours: 35, contract: { type: 'CDI', start: '2006-04-03' },
     week: WEEKS.esatWorkshop, ct: 9, cse: true },
   { key: 'valerie.lemoine', first: 'Valérie', last: 'Lemoine', sex: 2, born: '1976-12-01', department: '42', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Monitrice d'atelier blanchisserie", weeklyHours: 35, contract: { type: 'CDI', start: '2009-10-05' },
+    teams: ['ESAT-PROD'], title: "Monitrice d’atelier blanchisserie", weeklyHours: 35, contract: { type: 'CDI', start: '2009-10-05' },
     week: WEEKS.esatWorkshop, ct: 9 },
   { key: 'david.noel', first: 'David', last: 'Noël', sex: 1, born: '1983-05-10', department: '69', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Moniteur d'atelier espaces verts", weeklyHours: 35, contract: { type: 'CDI', start: '2012-03-19' },
+    teams: ['ESAT-PROD'], title: "Moniteur d’atelier espaces verts", weeklyHours: 35, contract: { type: 'CDI', start: '2012-03-19' },
     week: WEEKS.esatGreen, ct: 9 },
   { key: 'guillaume.brunet', first: 'Guillaume', last: 'Brunet', sex: 1, born: '1990-10-19', department: '01', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Moniteur d'atelier espaces verts (saison)", weeklyHours: 35,
+    teams: ['ESAT-PROD'], title: "Moniteur d’atelier espaces verts (saison)", weeklyHours: 35,
     contract: { type: 'CDD', start: (c) => c.monthStart(-8), end: (c) => c.monthEnd(1) }, week: WEEKS.esatGreen, ct: 9 },
   { key: 'laurence.picard', first: 'Laurence', last: 'Picard', sex: 2, born: '1980-01-22', department: '69', establishment: 'ESAT',
     title: 'Cuisinière', weeklyHours: 35, contract: { type: 'CDI', start: '2011-01-10' }, week: WEEKS.esatKitchen, ct: 9 },
@@ -360,13 +360,13 @@ const STAFF: StaffSpec[] = [
     teams: ['ADMIN'], title: 'Assistante de direction', weeklyHours: 35, contract: { type: 'CDI', start: '1998-09-01' },
     week: WEEKS.esatAdmin, ct: 9 },
   { key: 'sebastien.colin', first: 'Sébastien', last: 'Colin', sex: 1, born: '1987-11-09', department: '69', establishment: 'ESAT',
-    secondary: ['IME'], title: "Chargé d'insertion professionnelle", weeklyHours: 35, contract: { type: 'CDI', start: '2017-06-06' },
+    secondary: ['IME'], title: "Chargé d’insertion professionnelle", weeklyHours: 35, contract: { type: 'CDI', start: '2017-06-06' },
     week: { mon: 'ESAT-ADM', tue: 'ESAT-ADM', wed: 'ESAT-ADM', thu: 'ESAT-ADM', fri: 'IME-ADM' }, ct: 9 },
   { key: 'kevin.mallet', first: 'Kévin', last: 'Mallet', sex: 1, born: '1994-08-13', department: '38', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Moniteur d'atelier conditionnement", weeklyHours: 35, contract: { type: 'CDI', start: '2020-09-01' },
+    teams: ['ESAT-PROD'], title: "Moniteur d’atelier conditionnement", weeklyHours: 35, contract: { type: 'CDI', start: '2020-09-01' },
     week: WEEKS.esatWorkshop, ct: 9 },
   { key: 'pauline.vidal', first: 'Pauline', last: 'Vidal', sex: 2, born: '1996-02-14', department: '69', establishment: 'ESAT',
-    teams: ['ESAT-PROD'], title: "Monitrice d'atelier (mission d'intérim)", weeklyHours: 35,
+    teams: ['ESAT-PROD'], title: "Monitrice d’atelier (mission d’intérim)", weeklyHours: 35,
     contract: { type: 'Intérim', start: (c) => c.days(-3), end: (c) => c.days(25) }, week: WEEKS.esatWorkshop,
     email: false, roles: [{ role: 'Intérimaire' }] },
 ];

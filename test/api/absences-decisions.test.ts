@@ -37,7 +37,7 @@ describe('POST /api/absences/<id>/validate/', () => {
     expect(res.body).toMatchObject({ status: 'validated', version: 2, decided_by: env.ids.accounts!.mgr1, decision_reason: null });
     expect(res.body.decided_at).toBe('2026-11-16T10:00:00+01:00');
     expect((await notifications(env, 'alice')).at(-1)).toBe(
-      "Demande d'absence validée | info | Votre demande d'absence « Congés payés » du 23/11/2026 au 24/11/2026 a été validée.",
+      "Demande d'absence validée | info | Votre demande d’absence « Congés payés » du 23/11/2026 au 24/11/2026 a été validée.",
     );
     expect(await auditVerbs(env, absence.id)).toEqual(['Creation', 'Validation']);
     expect(await balance(env, 'alice', 'CP')).toBe('25.00/0.00/2.00');
@@ -51,7 +51,7 @@ describe('POST /api/absences/<id>/validate/', () => {
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const loser = a.status === 409 ? a : b;
-    expect(loser.body).toEqual({ detail: "Quelqu'un d'autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez." });
+    expect(loser.body).toEqual({ detail: "Quelqu’un d’autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez." });
     const again = await env.post(`/api/absences/${absence.id}/validate/`, as('mgr1'), { version: 2 });
     expect(again.status).toBe(400);
     expect(again.body).toEqual({ status: ['Seule une demande en attente peut être décidée.'] });
@@ -61,12 +61,12 @@ describe('POST /api/absences/<id>/validate/', () => {
     const absence = await file('alice', 'FOR', '2026-12-01');
     const da = await env.post(`/api/absences/${absence.id}/validate/`, as('da'), { version: 1 });
     expect(da.status).toBe(403);
-    expect(da.body).toEqual({ detail: "Votre rôle ne permet pas de décider des demandes d'absence." });
+    expect(da.body).toEqual({ detail: "Votre rôle ne permet pas de décider des demandes d’absence." });
     expect((await env.post(`/api/absences/${absence.id}/refuse/`, as('da'), { version: 1, reason: 'x' })).status).toBe(403);
     const own = await file('mgr1', 'FOR', '2026-12-01');
     const self = await env.post(`/api/absences/${own.id}/validate/`, as('mgr1'), { version: 1 });
     expect(self.status).toBe(403);
-    expect(self.body).toEqual({ detail: "Vous ne pouvez pas décider de votre propre demande d'absence." });
+    expect(self.body).toEqual({ detail: "Vous ne pouvez pas décider de votre propre demande d’absence." });
     expect((await env.post(`/api/absences/${absence.id}/validate/`, as('mgr2'), { version: 1 })).status).toBe(404);
     const noVersion = await env.post(`/api/absences/${absence.id}/validate/`, as('mgr1'), {});
     expect(noVersion.status).toBe(400);
@@ -120,7 +120,7 @@ describe('POST /api/absences/<id>/refuse/', () => {
     expect(res.body).toMatchObject({ status: 'refused', version: 2, decision_reason: 'Fermeture annuelle' });
     expect(await balance(env, 'chloe', 'RTT')).toBe('10.00/0.00/0.00');
     expect((await notifications(env, 'chloe')).at(-1)).toBe(
-      "Demande d'absence refusée | error | Votre demande d'absence « Réduction du temps de travail » du 21/12/2026 au 23/12/2026 a été refusée. Motif : Fermeture annuelle",
+      "Demande d'absence refusée | error | Votre demande d’absence « Réduction du temps de travail » du 21/12/2026 au 23/12/2026 a été refusée. Motif : Fermeture annuelle",
     );
     expect(await auditVerbs(env, absence.id)).toEqual(['Creation', 'Refus']);
   });
@@ -151,7 +151,7 @@ describe('cancellation', () => {
     expect(asked.body.cancellation_counter_effects).toEqual([{ counter: 'CP', year: 2026, column: 'planned', direction: 'credit', quantity: '2.00' }]);
     expect(await balance(env, 'alice', 'CP')).toBe(before);
     expect((await notifications(env, 'mgr1')).at(-1)).toBe(
-      "Demande d'annulation d'absence | info | Alice Martin demande l'annulation de son absence « Congés payés » du 28/12/2026 au 29/12/2026. Commentaire : Voyage annulé",
+      "Demande d'annulation d'absence | info | Alice Martin demande l’annulation de son absence « Congés payés » du 28/12/2026 au 29/12/2026. Commentaire : Voyage annulé",
     );
     const twice = await env.post(`/api/absences/${id}/request-cancellation/`, as('alice'), {});
     expect(twice.status).toBe(400);
@@ -177,7 +177,7 @@ describe('cancellation', () => {
     expect(await balance(env, 'alice', 'CP')).not.toBe(before);
     await expect(access(path)).rejects.toThrow();
     expect((await notifications(env, 'alice')).at(-1)).toBe(
-      "Annulation d'absence acceptée | info | Votre demande d'annulation de l'absence « Congés payés » du 28/12/2026 au 29/12/2026 a été acceptée : l'absence est annulée.",
+      "Annulation d'absence acceptée | info | Votre demande d’annulation de l’absence « Congés payés » du 28/12/2026 au 29/12/2026 a été acceptée : l’absence est annulée.",
     );
     expect(await auditVerbs(env, id)).toEqual(['Creation', 'Validation', "Demande d'annulation", 'Refus', "Demande d'annulation", 'Annulation']);
     const read = await env.get(`/api/absences/${id}/`, as('alice'));
@@ -191,7 +191,7 @@ describe('cancellation', () => {
     const res = await env.post(`/api/absences/${old.body.id}/request-cancellation/`, as('alice'), {});
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      date_start: ["L'annulation ne peut plus être demandée : l'absence a commencé avant le 02/11/2026 (14 jours au plus)."],
+      date_start: ["L’annulation ne peut plus être demandée : l’absence a commencé avant le 02/11/2026 (14 jours au plus)."],
     });
     const pending = await file('alice', 'FOR', '2027-01-05');
     const notGranted = await env.post(`/api/absences/${pending.id}/request-cancellation/`, as('alice'), {});

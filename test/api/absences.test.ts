@@ -106,7 +106,7 @@ describe('POST /api/absences/', () => {
     const res = await env.post('/api/absences/', as('alice'), body('alice', 'CP', '2026-12-08', '2026-12-09'));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      date_start: [`Cette période chevauche l'absence n° ${first.body.id} (Formation, du 07/12/2026 au 08/12/2026).`],
+      date_start: [`Cette période chevauche l’absence n° ${first.body.id} (Formation, du 07/12/2026 au 08/12/2026).`],
     });
   });
 
@@ -152,7 +152,7 @@ describe('POST /api/absences/', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       date_end: [
-        "Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l'année 2026 : demande de 3 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.",
+        "Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l’année 2026 : demande de 3 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.",
       ],
     });
   }, 30_000);
@@ -300,7 +300,7 @@ describe('PATCH /api/absences/<id>/', () => {
     const mine = await env.post('/api/absences/', as('alice'), body('alice', 'FOR', '2027-02-08'));
     const employee = await env.patch(`/api/absences/${mine.body.id}/`, as('alice'), { date_end: '2027-02-09' });
     expect(employee.status).toBe(403);
-    expect(employee.body.detail).toMatch(/réservée à l’encadrement|réservée à l'encadrement/);
+    expect(employee.body.detail).toMatch(/réservée à l’encadrement|réservée à l’encadrement/);
     const own = await env.post('/api/absences/', as('mgr1'), body('mgr1', 'FOR', '2027-02-08'));
     const manager = await env.patch(`/api/absences/${own.body.id}/`, as('mgr1'), { date_end: '2027-02-09' });
     expect(manager.status).toBe(403);

@@ -148,7 +148,7 @@ describe('what is not found', () => {
     );
     const res = await put('rh1', rows[0]!.id, { is_active: true });
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ detail: 'Ce salarié n\'a pas de compte.' });
+    expect(res.body).toEqual({ detail: 'Ce salarié n’a pas de compte.' });
   });
 
   it('an unknown employee answers 404', async () => {

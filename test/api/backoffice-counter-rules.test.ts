@@ -60,7 +60,7 @@ describe('counter rules', () => {
     expect(refused.status).toBe(400);
     expect(errorUnder(refused.text, 'c-annual_amount')).toBe('Une quantité entre 0 et 999,99, deux décimales au plus ; vide : aucun compteur ouvert.');
     expect(errorUnder(refused.text, 'c-carry_over_ceiling')).toBe('Le plafond du report est obligatoire pour un report plafonné.');
-    expect(errorUnder(refused.text, 'c-carry_over_until')).toMatch(/^Une date de l&#39;année suivante au format JJ\/MM/);
+    expect(errorUnder(refused.text, 'c-carry_over_until')).toMatch(/^Une date de l’année suivante au format JJ\/MM/);
     expect(await count('select 1 from app_public.counter_rules')).toBe(before);
 
     const created = await admin.submit('/backoffice/counter-rules/nouveau/', ruleForm());
@@ -110,7 +110,7 @@ describe('opening next year on demand', () => {
     // each, alice's CP 2027 already open.
     expect(preview.text).toMatch(/<dt>Compteurs à ouvrir<\/dt><dd><strong>25<\/strong>\s*pour 13 salarié\(s\)/);
     expect(preview.text).toMatch(/Faure Emma<\/a><\/th><td>Aucun contrat en cours en 2027\.<\/td>/);
-    expect(preview.text).toMatch(/Benali Farid<\/a><\/th><td>Sans établissement principal : aucune règle d&#39;établissement ne s&#39;applique\.<\/td>/);
+    expect(preview.text).toMatch(/Benali Farid<\/a><\/th><td>Sans établissement principal : aucune règle d’établissement ne s’applique\.<\/td>/);
     expect(await counters2027()).toBe(before);
 
     // Confirmed for E1 first: its 7 employees of their own contract, CP and CT, alice's CP already open.
@@ -163,7 +163,7 @@ describe('opening next year on demand', () => {
   it('refuses a year other than this one or the next under the year field', async () => {
     const page = await admin.submit('/backoffice/counter-openings/', { year: '2030', establishment: '', step: 'preview' });
     expect(page.status).toBe(400);
-    expect(errorUnder(page.text, 'ouverture-year')).toBe('Seuls les compteurs de 2026 ou de 2027 s&#39;ouvrent.');
+    expect(errorUnder(page.text, 'ouverture-year')).toBe('Seuls les compteurs de 2026 ou de 2027 s’ouvrent.');
   });
 });
 

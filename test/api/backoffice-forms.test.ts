@@ -160,7 +160,7 @@ describe('a non-staff account', () => {
     const before = await categoryCount();
     const page = await rh1.submit('/backoffice/absence-categories/nouveau/', { code: 'PAR_RH', name: 'Par un RH', parent: '', position: '0' }, '/backoffice/absence-categories/');
     expect(page.status).toBe(403);
-    expect(page.text).toContain('comptes du personnel d&#39;administration');
+    expect(page.text).toContain('comptes du personnel d’administration');
     expect(await categoryCount()).toBe(before);
   });
 });

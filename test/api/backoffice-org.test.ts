@@ -186,7 +186,7 @@ describe('referential forms (staff only)', () => {
     const taken = (await env.db.query<{ name: string }>('select name from app_public.establishments where id = $1', [env.ids.establishments!.E1])).rows[0]!.name;
     const refused = await admin.submit('/backoffice/establishments/nouveau/', { name: taken.toUpperCase(), count_base: 'ouvres', division: '' });
     expect(refused.status).toBe(400);
-    expect(errorUnder(refused.text, 'c-name')).toContain('s&#39;appelle déjà');
+    expect(errorUnder(refused.text, 'c-name')).toContain('s’appelle déjà');
     const empty = await admin.submit('/backoffice/establishments/nouveau/', { name: '', count_base: 'ouvres', division: '' });
     expect(empty.status).toBe(400);
     expect(errorUnder(empty.text, 'c-name')).toBeDefined();
@@ -398,7 +398,7 @@ describe('changing and removing a contract, removing a team member', () => {
     expect(errorUnder(backwards.text, 'a-modifier-contrat-end_date')).toBe('La date de fin précède la date de début.');
     const trial = await rh1.submit(action, { ...fields, trial_end_date: '2027-04-30' }, page);
     expect(trial.status).toBe(400);
-    expect(errorUnder(trial.text, 'a-modifier-contrat-trial_end_date')).toBe('La fin de période d&#39;essai dépasse la fin du contrat.');
+    expect(errorUnder(trial.text, 'a-modifier-contrat-trial_end_date')).toBe('La fin de période d’essai dépasse la fin du contrat.');
     expect(await contractRow(contract)).toEqual(before);
 
     const saved = await rh1.submit(action, fields, page);
@@ -409,7 +409,7 @@ describe('changing and removing a contract, removing a team member', () => {
     // The same form again: drawn from the list before the change, refused on top, nothing written.
     const stale = await rh1.submit(action, { ...fields, end_date: '2027-12-31' }, page);
     expect(stale.status).toBe(409);
-    expect(stale.text).toMatch(/role="alert">[^<]*ont changé depuis l&#39;affichage du formulaire/);
+    expect(stale.text).toMatch(/role="alert">[^<]*ont changé depuis l’affichage du formulaire/);
     expect((await contractRow(contract)).end).toBe('2027-03-31');
     // Outside its perimeter (RH n2 of E2, Alice is of E1 only): the form is not offered, its post answers 404.
     const alice = env.ids.employees!.alice!;
@@ -436,7 +436,7 @@ describe('changing and removing a contract, removing a team member', () => {
 
     const refused = await rh1.submit(`${page}supprimer-contrat/`, { contract: String(other), version }, page);
     expect(refused.status).toBe(400);
-    expect(errorUnder(refused.text, 'a-supprimer-contrat-contract')).toBe('Ce contrat n&#39;appartient pas à ce salarié.');
+    expect(errorUnder(refused.text, 'a-supprimer-contrat-contract')).toBe('Ce contrat n’appartient pas à ce salarié.');
     expect(await contracts()).toBe(before);
 
     const removed = await rh1.submit(`${page}supprimer-contrat/`, { contract: String(future), version }, page);

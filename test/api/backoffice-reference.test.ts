@@ -125,7 +125,7 @@ describe('posts', () => {
     const fields = { code: 'cp', label: 'Poste CP', establishment: e1, start_time: '08:00', end_time: '16:00', break_start_time: '', break_end_time: '', is_active: '1' };
     const page = await admin.submit('/backoffice/posts/nouveau/', fields);
     expect(page.status).toBe(400);
-    expect(errorUnder(page.text, 'c-code')).toBe('Le code « cp » est déjà utilisé par un motif d&#39;absence.');
+    expect(errorUnder(page.text, 'c-code')).toBe('Le code « cp » est déjà utilisé par un motif d’absence.');
     expect(await count("select 1 from app_public.posts where lower(code) = 'cp'")).toBe(0);
     const created = await admin.submit('/backoffice/posts/nouveau/', { ...fields, code: 'BO_P', break_start_time: '12:00', break_end_time: '12:30' });
     expect(created.status).toBe(303);
@@ -146,7 +146,7 @@ describe('counter associations', () => {
     const id = (await env.db.query<{ id: number }>("select id from app_public.counter_associations where counter_code = 'CP'")).rows[0]!.id;
     const page = await admin.submit(`/backoffice/counter-associations/${id}/supprimer/`, {}, `/backoffice/counter-associations/${id}/`);
     expect(page.status).toBe(400);
-    expect(page.text).toMatch(/role="alert">Impossible de désactiver ou de supprimer l&#39;association au compteur CP/);
+    expect(page.text).toMatch(/role="alert">Impossible de désactiver ou de supprimer l’association au compteur CP/);
     expect(await count('select 1 from app_public.counter_associations where id = $1', [id])).toBe(1);
   });
 });
@@ -192,7 +192,7 @@ describe('a non-staff RH account', () => {
     const before = await count('select 1 from app_public.absence_types');
     const page = await rh1.submit('/backoffice/absence-types/nouveau/', typeForm({ code: 'PAR_RH' }), '/backoffice/absence-types/');
     expect(page.status).toBe(403);
-    expect(page.text).toContain('comptes du personnel d&#39;administration');
+    expect(page.text).toContain('comptes du personnel d’administration');
     expect(await count('select 1 from app_public.absence_types')).toBe(before);
     const cp = (await env.db.query<{ id: number }>("select id from app_public.absence_types where code = 'CP'")).rows[0]!.id;
     const edit = await rh1.submit(`/backoffice/absence-types/${cp}/modifier/`, typeForm({ code: 'CP', name: 'Renommé par RH' }), '/backoffice/absence-types/');

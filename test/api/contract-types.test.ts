@@ -15,7 +15,7 @@ describe('/api/contract-types/', () => {
     const res = await env.get('/api/contract-types/', await env.login('emma'));
     expect(res.status).toBe(200);
     expect(res.body.results.map((t: { code: string }) => t.code)).toEqual(['CDI', 'CDD', 'Intérim', 'Apprentissage', 'Stage']);
-    expect(res.body.results[2]).toMatchObject({ name: "Mission d'intérim", is_temporary_work: true });
+    expect(res.body.results[2]).toMatchObject({ name: "Mission d’intérim", is_temporary_work: true });
     expect((await env.get(`/api/contract-types/${res.body.results[0].id}/`, await env.login('alice'))).body.code).toBe('CDI');
   });
 

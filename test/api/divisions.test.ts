@@ -40,7 +40,7 @@ describe('/api/divisions/', () => {
     expect(empty.body.name).toEqual(['Le nom est obligatoire.']);
     const dup = await env.post('/api/divisions/', staff, { name: 'pôle HÉBERGEMENT' });
     expect(dup.status).toBe(400);
-    expect(dup.body.name[0]).toMatch(/s'appelle déjà/);
+    expect(dup.body.name[0]).toMatch(/s’appelle déjà/);
     const missing = await env.post('/api/divisions/', staff, {});
     expect(missing.status).toBe(400);
     expect(missing.body.name).toEqual(['Ce champ est obligatoire.']);

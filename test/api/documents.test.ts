@@ -148,7 +148,7 @@ describe('uploads', () => {
     const res = await env.patch(`/api/absences/${sickLeave.id}/`, as('mgr1'), { remove_document_ids: [other.body.documents[0].id] });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      remove_document_ids: [`Le document n° ${other.body.documents[0].id} n'appartient pas à cette absence : rien n'a été modifié.`],
+      remove_document_ids: [`Le document n° ${other.body.documents[0].id} n’appartient pas à cette absence : rien n’a été modifié.`],
     });
     const read = await env.get(`/api/absences/${sickLeave.id}/`, as('mgr1'));
     expect(read.body.documents).toHaveLength(3);
@@ -188,7 +188,7 @@ describe('GET /api/absence-documents/<id>/file/', () => {
     expect((await env.get(url)).status).toBe(401);
     const manager = await env.get(url, as('mgr1'));
     expect(manager.status).toBe(403);
-    expect(manager.body).toEqual({ detail: "Vous n'avez pas le droit de lire le contenu de ce justificatif." });
+    expect(manager.body).toEqual({ detail: "Vous n’avez pas le droit de lire le contenu de ce justificatif." });
     expect((await env.get(url, as('da'))).status).toBe(403);
     expect((await env.get(url, as('mgr2'))).status).toBe(404);
     expect((await env.get(url, as('rh2'))).status).toBe(404);

@@ -97,7 +97,7 @@ describe('emergency contacts', () => {
 
     const foreign = await env.put(contacts(), token, { contacts: [{ id: 999999, name: 'A', phone: '0611223344' }] });
     expect(foreign.status).toBe(400);
-    expect(foreign.body.contacts[0]).toMatch(/n'appartient pas à ce salarié/);
+    expect(foreign.body.contacts[0]).toMatch(/n’appartient pas à ce salarié/);
 
     const tooMany = await env.put(contacts(), token, { contacts: Array.from({ length: 11 }, (_, i) => ({ name: `C${i}`, phone: '0611223344' })) });
     expect(tooMany.status).toBe(400);

@@ -286,7 +286,7 @@ describe('creating an employee', () => {
       expect.arrayContaining([
         'Contrat n° 1 : type de contrat n° 999 introuvable.',
         'Contrat n° 2 : la date de fin précède la date de début.',
-        'Contrat n° 3 : la fin de période d\'essai précède la date de début.',
+        'Contrat n° 3 : la fin de période d’essai précède la date de début.',
         'Contrat n° 3 : la durée hebdomadaire doit être comprise entre 0 et 48 heures.',
         'Les contrats n° 1 et n° 3 se chevauchent : un salarié a un seul contrat à la fois.',
       ]),
@@ -359,7 +359,7 @@ describe('updating an employee', () => {
 
     const foreign = await env.patch(`/api/employees/${E.gaelle}/`, token, { contracts: [{ id: 1, type: 1, start_date: '2027-01-01' }] });
     expect(foreign.status).toBe(400);
-    expect(foreign.body.contracts[0]).toMatch(/n'appartient pas à ce salarié/);
+    expect(foreign.body.contracts[0]).toMatch(/n’appartient pas à ce salarié/);
   });
 
   it('a restricted writer neither moves a record out of its perimeter nor touches teams outside it', async () => {

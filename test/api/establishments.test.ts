@@ -56,7 +56,7 @@ describe('/api/establishments/', () => {
     }
     const bad = await env.post('/api/establishments/', staff, { name: 'foyer les tilleuls', count_base: 'ouvres', division: 999999 });
     expect(bad.status).toBe(400);
-    expect(bad.body.name[0]).toMatch(/s'appelle déjà/);
+    expect(bad.body.name[0]).toMatch(/s’appelle déjà/);
     expect(bad.body.division[0]).toMatch(/introuvable/);
     const base = await env.post('/api/establishments/', staff, { name: 'Autre', count_base: 'lundi-vendredi' });
     expect(base.status).toBe(400);

@@ -102,7 +102,7 @@ describe('events', () => {
     expect(res.status).toBe(400);
     expect(res.body.title).toEqual(['Le titre est obligatoire.']);
     expect(res.body.end_at).toEqual(['La fin doit suivre le début.']);
-    expect(res.body.establishment).toEqual(["Cet établissement n'est pas dans votre périmètre."]);
+    expect(res.body.establishment).toEqual(["Cet établissement n’est pas dans votre périmètre."]);
     expect(res.body.participants).toEqual(['Salarié introuvable : 999999.']);
     const shape = await env.post('/api/events/', token, { title: 'x', start_at: 'mardi', end_at: '2026-11-18T14:00:00+01:00' });
     expect(shape.status).toBe(400);
@@ -164,7 +164,7 @@ describe('event-versus-absence conflict alert', () => {
     // author: the whole-association deciders admin and rh1); never alice herself.
     expect(alerts.map((a) => a.account_id).sort()).toEqual([ACC.admin, ACC.rh1, ACC.mgr1].sort());
     expect(alerts[0]!.body).toBe(
-      'Alice Martin a une absence validée du 23/11/2026 au 27/11/2026 qui chevauche l\'événement « Formation incendie » du 24/11/2026.',
+      'Alice Martin a une absence validée du 23/11/2026 au 27/11/2026 qui chevauche l’événement « Formation incendie » du 24/11/2026.',
     );
     const levels = await env.db.query("select distinct level, model, target_id from app_public.notifications where title = 'Conflit entre un événement et une absence'");
     expect(levels.rows).toEqual([{ level: 'warning', model: 'event', target_id: String(training.id) }]);

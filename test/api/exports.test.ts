@@ -224,7 +224,7 @@ describe('GET /api/payroll/export/', () => {
     expect(alice['Compteurs : restant']).toBe(aliceLine.counters.map((c: any) =>
       `${c.code} : ${Number(c.remaining).toLocaleString('fr-FR')} ${c.unit === 'hour' ? 'heure' : 'jour'}${Number(c.remaining) >= 2 ? 's' : ''}`).join(' ; '));
     const cp = aliceLine.counters.find((c: any) => c.code === 'CP');
-    expect(alice['Compteurs : fin d’année']).toContain(`CP : reporte ${Number(cp.year_end.carries_over).toLocaleString('fr-FR')} jours jusqu'au ` +
+    expect(alice['Compteurs : fin d’année']).toContain(`CP : reporte ${Number(cp.year_end.carries_over).toLocaleString('fr-FR')} jours jusqu’au ` +
       cp.year_end.carry_over_until.split('-').reverse().join('/'));
     const xlsx = await readXlsx(await env.get('/api/payroll/export/?month=2026-11&format=xlsx', as('paie')));
     expect(xlsx.rows.map((r) => r['N° salarié'])).toEqual(list.map((line) => line.employee));

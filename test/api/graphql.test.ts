@@ -190,7 +190,7 @@ describe('who reaches /graphql', () => {
   it('anonymous → 401 {"detail"}', async () => {
     const res = await gql(null, '{ me }');
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ detail: "Informations d'authentification non fournies." });
+    expect(res.body).toEqual({ detail: "Informations d’authentification non fournies." });
   });
 
   it('an invalid token → 401; the session of a closed account, staff or not, → 401 (before the staff refusal)', async () => {

@@ -92,13 +92,13 @@ describe('on-call writes', () => {
       account: ACC.mgr1, start_at: '2026-11-29T18:00:00+01:00', end_at: '2026-12-01T08:00:00+01:00', establishments: [EST.E1],
     });
     expect(overlap.status).toBe(400);
-    expect(overlap.body.start_at[0]).toMatch(/déjà d'astreinte .* du 27\/11\/2026 18:00 au 30\/11\/2026 08:00/);
+    expect(overlap.body.start_at[0]).toMatch(/déjà d’astreinte .* du 27\/11\/2026 18:00 au 30\/11\/2026 08:00/);
 
     const employee = await env.post('/api/on-call-periods/', token, {
       account: ACC.alice, start_at: '2026-12-11T18:00:00+01:00', end_at: '2026-12-14T08:00:00+01:00', establishments: [EST.E1],
     });
     expect(employee.status).toBe(400);
-    expect(employee.body.account[0]).toMatch(/aucun rôle d'encadrement/);
+    expect(employee.body.account[0]).toMatch(/aucun rôle d’encadrement/);
 
     const bad = await env.post('/api/on-call-periods/', token, {
       account: 999999, start_at: '2026-12-11T18:00:00+01:00', end_at: '2026-12-11T08:00:00+01:00', establishments: [999999],

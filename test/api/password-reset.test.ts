@@ -134,7 +134,7 @@ describe('POST /api/auth/password/reset/confirm/', () => {
     expect(first.status).toBe(200);
     const second = await env.post('/api/auth/password/reset/confirm/', null, { token, new_password: 'Seconde-Phrase-2026' });
     expect(second.status).toBe(400);
-    expect(second.body).toEqual({ token: ['Ce lien n\'est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.'] });
+    expect(second.body).toEqual({ token: ['Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.'] });
     expect(await loginStatus('chloe', 'Premiere-Phrase-2026')).toBe(200);
     expect(await loginStatus('chloe', 'Seconde-Phrase-2026')).toBe(401);
   });

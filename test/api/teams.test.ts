@@ -127,7 +127,7 @@ describe('team members', () => {
     const token = await env.login('rh2');
     const alice = await env.post(`/api/teams/${T.T2}/members/`, token, { employee: E.alice });
     expect(alice.status).toBe(403);
-    expect(alice.body.detail).toMatch(/Alice Martin n'est pas dans votre périmètre/);
+    expect(alice.body.detail).toMatch(/Alice Martin n’est pas dans votre périmètre/);
     expect((await env.db.query('select 1 from app_public.team_assignments where employee_id = $1 and team_id = $2', [E.alice, T.T2])).rowCount).toBe(0);
 
     const gaelle = await env.post(`/api/teams/${T.T2}/members/`, token, { employee: E.gaelle });

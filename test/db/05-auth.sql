@@ -113,7 +113,7 @@ select results_eq(
   $$select password_hash, password_changed_at from app_private.account_secrets where account_id = pg_temp.acc('alice')$$,
   $$values ('hash-1', '2026-11-16 10:00+01'::timestamptz)$$, 'confirm: the new hash is stored, with its date');
 select throws_ok(format('select app_private.password_reset_confirm(%L, %L)', (select token from tok where name = 'alice-1'), 'hash-2'),
-  'WV030', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.',
+  'WV030', 'Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.',
   'confirm: a token serves once');
 select throws_ok(format('select app_private.password_reset_confirm(%L, %L)', (select token from tok where name = 'alice-2'), 'hash-2'),
   'WV030', null, 'confirm: the other open reset token of the account died');
@@ -203,7 +203,7 @@ select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'alice', tes
   'WN001', null, 'a Salarié on a colleague''s record: not found (SPEC Errors: a colleague''s row is 404)');
 select throws_ok(format('select pg_temp.activation(%L, %s, false)', 'rh1',
                         (select id from app_public.employees where last_name = 'Compte')),
-  'WN001', 'Ce salarié n''a pas de compte.', 'an employee without account: not found');
+  'WN001', 'Ce salarié n’a pas de compte.', 'an employee without account: not found');
 select throws_ok($$select pg_temp.activation('rh1', 9999999, false)$$, 'WN001', null, 'an unknown employee: not found');
 select is((select count(*) from app_public.accounts where not is_active)::text, current_setting('tests.closed'),
   'refused calls changed no account');

@@ -24,7 +24,7 @@ select is_empty($$select t.code from app_public.absence_types t
   'every reason is filed under a sub-category');
 select throws_ok($$insert into app_public.absence_categories (code, name, parent_id)
                    values ('TROISIEME', 'Troisième niveau', pg_temp.category('ARRETS'))$$,
-  'WV001', 'Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie).',
+  'WV001', 'Une catégorie d’absence a au plus deux niveaux (catégorie, sous-catégorie).',
   'a third level is refused on insert');
 select throws_ok($$update app_public.absence_categories set parent_id = pg_temp.category('ARRETS')
                    where code = 'ENFANT_MALADE'$$,
@@ -159,7 +159,7 @@ select throws_ok($$insert into app_public.absence_types (code, name, category_id
   '23505', null, 'a reason code differing only by case is refused');
 select throws_ok($$insert into app_public.posts (code, label, establishment_id, start_time, end_time)
                    values ('mal', 'Poste', tests.id('establishments', 'E1'), '08:00', '12:00')$$,
-  'WV010', 'Le code « mal » est déjà utilisé par un motif d''absence.', 'a post code equal to a reason code is refused');
+  'WV010', 'Le code « mal » est déjà utilisé par un motif d’absence.', 'a post code equal to a reason code is refused');
 select throws_ok($$update app_public.posts set code = 'Cp' where id = tests.id('posts', 'E1-J')$$,
   'WV010', null, 'renaming a post to a reason code is refused');
 select throws_ok($$insert into app_public.absence_types (code, name, category_id, unit)

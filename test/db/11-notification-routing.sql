@@ -171,7 +171,7 @@ select is(app_private.notify_filing(tests.id('employees', 'mgr1'), '2026-11-16',
           false, 'only the author could decide: has_recipient = false');
 select is(pg_temp.recipients('Demande d''absence sans valideur'), array['mgr1', 'rh1_noemp', 'rh2', 'rh2_noemp'],
           'no active Admin: the author and the active RH n1/RH n2 accounts');
-select ok((select bool_and(body like 'Julien Petit, du 16/11/2026' || E'\n' || 'Cause : l''auteur de la demande est le seul valideur possible%')
+select ok((select bool_and(body like 'Julien Petit, du 16/11/2026' || E'\n' || 'Cause : l’auteur de la demande est le seul valideur possible%')
            from app_public.notifications where title = 'Demande d''absence sans valideur'),
           'the body names the cause: the author is the only decider');
 select is((select array_agg(distinct level) from app_public.notifications where title = 'Demande d''absence sans valideur'),

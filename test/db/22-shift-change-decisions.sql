@@ -183,7 +183,7 @@ values (tests.id('employees', 'alice'), '2026-11-26',
         'Réunion de synthèse à 14 h');
 select tests.authenticate_as('mgr1');
 select is(pg_temp.error_of(format($$select app_public.shift_change_validate(%s, 1, null, '[{"start_time": "10:00", "end_time": "17:00", "break_start_time": "13:00", "break_end_time": "13:30"}]')$$, :r5)) -> 'detail',
-          '{"reason": ["Vous accordez une journée différente de celle demandée : indiquez le motif de l''ajustement."]}'::jsonb,
+          '{"reason": ["Vous accordez une journée différente de celle demandée : indiquez le motif de l’ajustement."]}'::jsonb,
           'an adjusted grant needs a reason');
 select throws_ok(format($$select app_public.shift_change_validate(%s, 1, 'x', '[]')$$, :r5), 'WV104', null, 'an adjusted day without slot is refused');
 select throws_ok(format($$select app_public.shift_change_validate(%s, 1, 'x', '[{"start_time": "10:00"}]')$$, :r5), 'WV104', null,

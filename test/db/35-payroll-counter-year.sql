@@ -41,12 +41,12 @@ select is((select f.payroll -> 'year_end' from pg_temp.facts(:'l2027', 2027) f w
 
 select is((select row(e.counters_acquisition, e.counters_acquired, e.counters_remaining, e.counters_to_come,
                       e.counters_carried_over, e.counters_year_end)::text from export_2027 e),
-  row('CP : mensuelle ; CT : à l''ouverture', 'CP : 18,75 jours ; CT : 9 jours', 'CP : 18,75 jours ; CT : 9 jours',
+  row('CP : mensuelle ; CT : à l’ouverture', 'CP : 18,75 jours ; CT : 9 jours', 'CP : 18,75 jours ; CT : 9 jours',
       'CP : 4,17 jours ; CT : 0 jour', 'CP : 0 jour ; CT : 0 jour',
-      'CP : reporte 18,75 jours jusqu''au 31/05/2028, perd 0 jour ; CT : reporte 0 jour, perd 9 jours')::text,
+      'CP : reporte 18,75 jours jusqu’au 31/05/2028, perd 0 jour ; CT : reporte 0 jour, perd 9 jours')::text,
   'the export writes the same figures, one column per figure, in French');
 select is((select e.counters_year_end from export_2026 e),
-  'CP : reporte 25 jours jusqu''au 31/05/2027, perd 0 jour ; CT : reporte 0 jour, perd 6 jours ; '
+  'CP : reporte 25 jours jusqu’au 31/05/2027, perd 0 jour ; CT : reporte 0 jour, perd 6 jours ; '
   'RC : année close ou sans règle ; DLG_CSE : reporte 0 heure, perd 20 heures',
   'a counter without a rule says so in the export');
 select is((select e.counters_acquisition from export_2026 e),

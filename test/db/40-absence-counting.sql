@@ -51,7 +51,7 @@ select is(tests.absence_preview(pg_temp.body('alice', 'MAL', '2026-12-01', '2026
 -- date with different types do not overlap.
 select is(tests.absence_preview(pg_temp.body('alice', 'MAL', '2026-12-01', '2026-12-01',
   '{"start_half": "afternoon", "end_half": "morning"}')) -> 'errors' -> 'start_half' ->> 0,
-  'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.',
+  'Une absence d’une seule journée ne peut pas commencer l’après-midi et finir le matin.',
   'afternoon start and morning end of the same day: refused under start_half');
 select is(tests.absence_preview(pg_temp.body('alice', 'MAL', '2026-12-01', '2026-12-01',
   '{"start_half": "afternoon", "end_half": "morning"}')) -> 'quantity', 'null'::jsonb, 'quantity null when refused');
@@ -81,7 +81,7 @@ select is(tests.absence_preview(pg_temp.body('alice', 'RC', '2026-12-01')) -> 'e
   'Un motif en heures demande une heure de début et une heure de fin.', 'hours missing: under start_time');
 select is(tests.absence_preview(pg_temp.body('alice', 'RC', '2026-12-01', '2026-12-01',
   '{"start_time": "11:00", "end_time": "09:00"}')) -> 'errors' -> 'end_time' ->> 0,
-  'L''heure de fin doit suivre l''heure de début.', 'end before start: under end_time');
+  'L’heure de fin doit suivre l’heure de début.', 'end before start: under end_time');
 select is(tests.absence_preview(pg_temp.body('alice', 'RC', '2026-12-01', '2026-12-02',
   '{"start_time": "09:00", "end_time": "11:00"}')) -> 'errors' -> 'date_end' ->> 0,
   'Une absence en heures porte sur une seule date : la date de fin doit être celle du début.', 'a second date: under date_end');

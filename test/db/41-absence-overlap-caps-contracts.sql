@@ -17,7 +17,7 @@ grant execute on function pg_temp.body(text, text, date, date, jsonb) to public;
 select tests.authenticate_as('alice');
 select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'CP', '2026-12-14', '2026-12-18'))$$, 'a CP request');
 select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-12-18', '2026-12-21')) -> 'errors' -> 'date_start' ->> 0,
-  format('Cette période chevauche l''absence n° %s (Congés payés, du 14/12/2026 au 18/12/2026).',
+  format('Cette période chevauche l’absence n° %s (Congés payés, du 14/12/2026 au 18/12/2026).',
          (select a.id from app_public.absences a where a.date_start = '2026-12-14')),
   'overlap: message naming the absence, its number and its dates, under date_start');
 select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-12-18', '2026-12-21'))$$,
@@ -43,14 +43,14 @@ select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-25')) -> 'errors' ? 'date_end'),
   '3 more days reach the cap without passing it');
 select is(tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26')) -> 'errors' -> 'date_end' ->> 0,
-  'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.',
+  'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l’année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours.',
   'above the cap: requested days, year total and cap');
 select throws_ok($$select tests.absence_create(pg_temp.body('alice', 'SYN_ELU', '2026-11-23', '2026-11-26'))$$,
   'WV200', null, 'and the creation is refused');
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2027-01-04', '2027-01-08')) -> 'errors' ? 'date_end'),
   'the cap is counted on the civil year: January 2027 starts again');
 select is(tests.absence_preview(pg_temp.body('alice', 'SYN_ELU', '2026-12-28', '2027-01-08')) -> 'errors' -> 'date_end',
-  '["Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours."]'::jsonb,
+  '["Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l’année 2026 : demande de 4 jours, total de 11 jours avec cette demande, pour un plafond de 10 jours."]'::jsonb,
   'an absence across two years counts each year''s share (2026: 4 days; 2027: 5 days, under the cap)');
 
 -- Rule 6 with Avertir: accepted with a warning.
@@ -60,7 +60,7 @@ select tests.authenticate_as('alice');
 select ok(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-30', '2026-12-02')) -> 'errors' = '{}'::jsonb,
   'a cap with Avertir does not refuse');
 select ok(tests.absence_preview(pg_temp.body('alice', 'FOR', '2026-11-30', '2026-12-02')) -> 'warnings'
-          @> '["Plafond annuel dépassé pour le motif « Formation » sur l''année 2026 : demande de 3 jours, total de 3 jours avec cette demande, pour un plafond de 2 jours."]',
+          @> '["Plafond annuel dépassé pour le motif « Formation » sur l’année 2026 : demande de 3 jours, total de 3 jours avec cette demande, pour un plafond de 2 jours."]',
   'it warns with the requested days, the year total and the cap (the refused training does not count)');
 
 -- Rule 7: a non-splittable type warns on a second period of the year separated by a gap.
@@ -72,7 +72,7 @@ select ok(not exists (select 1 from jsonb_array_elements_text(
   'contiguous periods (only a Sunday between) give no warning');
 select ok(exists (select 1 from jsonb_array_elements_text(
             tests.absence_preview(pg_temp.body('alice', 'MAT', '2027-01-13', '2027-01-16')) -> 'warnings') w
-          where w like 'Le motif « Congé de maternité » n''est pas fractionnable : l''absence n° % (Congé de maternité, du 04/01/2027 au 09/01/2027), de la même année, est séparée de cette période.'),
+          where w like 'Le motif « Congé de maternité » n’est pas fractionnable : l’absence n° % (Congé de maternité, du 04/01/2027 au 09/01/2027), de la même année, est séparée de cette période.'),
   'a gap warns, naming the other period');
 select ok(tests.absence_preview(pg_temp.body('alice', 'MAT', '2027-01-13', '2027-01-16')) -> 'errors' = '{}'::jsonb,
   'a warning, not a refusal');
@@ -83,13 +83,13 @@ select is(tests.absence_preview(pg_temp.body('bruno', 'CET', '2026-12-01')) -> '
   'Le motif « Congé épargne-temps » est réservé aux contrats CDI ; le contrat en vigueur le 01/12/2026 est : CDD.',
   'CET for a CDD: refused naming the contract held');
 select is(tests.absence_preview(pg_temp.body('emma', 'ANC', '2026-12-01')) -> 'errors' -> 'type' ->> 0,
-  'Le motif « Congés d''ancienneté » est réservé aux contrats CDD, CDI ; le contrat en vigueur le 01/12/2026 est : Intérim.',
+  'Le motif « Congés d’ancienneté » est réservé aux contrats CDD, CDI ; le contrat en vigueur le 01/12/2026 est : Intérim.',
   'ANC for a temporary worker: refused');
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'CET', '2026-12-01')) -> 'errors' ? 'type'),
   'CET for a CDI passes the contract rule');
 select tests.authenticate_as('mgr2');
 select is(tests.absence_preview(pg_temp.body('gaelle', 'ANC', '2026-09-15')) -> 'errors' -> 'type' ->> 0,
-  'Le motif « Congés d''ancienneté » est réservé aux contrats CDD, CDI ; aucun contrat n''est en vigueur le 15/09/2026.',
+  'Le motif « Congés d’ancienneté » est réservé aux contrats CDD, CDI ; aucun contrat n’est en vigueur le 15/09/2026.',
   'no contract in force on the first day');
 
 select * from finish();

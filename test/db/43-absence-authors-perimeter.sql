@@ -44,7 +44,7 @@ select is((select row(decided_by, decided_at, submitted_at)::text from app_publi
 select is(tests.absence_create(pg_temp.body('mgr1', 'FOR', '2026-12-02')) ->> 'status', 'pending',
   'a manager''s request for themselves is born pending');
 select throws_ok($$select tests.absence_create(pg_temp.body('david', 'FOR', '2026-12-02'))$$, 'WV200',
-  'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.',
+  'Ce salarié n’est pas dans votre périmètre : vous ne pouvez pas déclarer d’absence pour lui.',
   'a declaration outside the decision perimeter is refused under employee');
 select is(tests.absence_create(pg_temp.body('chloe', 'FOR', '2026-12-03')) ->> 'status', 'validated',
   'chloe belongs to a team of E1: inside mgr1''s perimeter');
@@ -70,7 +70,7 @@ select ok(tests.absence_preview(pg_temp.body('mgr1', 'FOR', '2026-11-01')) -> 'e
 select ok(not (tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-12-01')) -> 'errors' ? 'date_start'),
   'a manager declaring for another goes back to 1 December of the previous year');
 select is(tests.absence_preview(pg_temp.body('alice', 'FOR', '2025-11-30')) -> 'errors' -> 'date_start' ->> 0,
-  'Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le 01/12/2025.',
+  'Une déclaration ne peut pas remonter avant le 1er décembre de l’année précédente : la date de début doit être au plus tôt le 01/12/2025.',
   'not before');
 
 -- Rule 14: withdrawal by the owner.

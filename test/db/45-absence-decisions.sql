@@ -44,10 +44,10 @@ select is(tests.absence_create(pg_temp.body('mgr1', 'CP', '2026-12-21', '2026-12
 -- pending → validated: version current, not the author, a role that decides.
 select tests.authenticate_as('mgr1');
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('mgr1', '2026-12-21')),
-  'WF202', 'Vous ne pouvez pas décider de votre propre demande d''absence.', 'nobody decides their own request: 403');
+  'WF202', 'Vous ne pouvez pas décider de votre propre demande d’absence.', 'nobody decides their own request: 403');
 select tests.authenticate_as('da');
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
-  'WF201', 'Votre rôle ne permet pas de décider des demandes d''absence.', 'the DA reads but does not decide: 403');
+  'WF201', 'Votre rôle ne permet pas de décider des demandes d’absence.', 'the DA reads but does not decide: 403');
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 7}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WC201', null, 'a stale version answers 409 before any other check');
 select tests.authenticate_as('mgr2');
@@ -69,7 +69,7 @@ select is(pg_temp.bal('alice', 'CP'), '25.00/0.00/3.00', 'a future absence stays
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 2}')$$, pg_temp.abs('alice', '2026-11-30')),
   'WV210', 'Seule une demande en attente peut être décidée.', 'current version but not pending: 400 under status');
 select throws_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-11-30')),
-  'WC201', 'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.',
+  'WC201', 'Quelqu’un d’autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.',
   'the version read before the decision is stale: 409');
 
 -- Validation with a correction and a requalification, in the same call (rules 11, 20).
@@ -167,7 +167,7 @@ select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('b
 -- refused and cancelled: DELETE answers 400 under status.
 select tests.authenticate_as('mgr1');
 select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('alice', '2026-12-14')), 'WV210',
-  'Une demande refusée n''est jamais effacée.', 'refused: 400');
+  'Une demande refusée n’est jamais effacée.', 'refused: 400');
 select throws_ok(format($$select app_public.absence_delete(%s)$$, pg_temp.abs('alice', '2026-12-10')), 'WV210',
   'Cette absence est déjà annulée.', 'cancelled: 400');
 select tests.authenticate_as('alice');
@@ -179,7 +179,7 @@ select tests.authenticate_as('mgr1');
 select lives_ok($$select tests.absence_create(pg_temp.body('alice', 'FOR', '2026-10-01'))$$, 'a declaration in October');
 select tests.authenticate_as('alice');
 select throws_ok(format($$select app_public.absence_request_cancellation(%s)$$, pg_temp.abs('alice', '2026-10-01')), 'WV214',
-  'L''annulation ne peut plus être demandée : l''absence a commencé avant le 02/11/2026 (14 jours au plus).',
+  'L’annulation ne peut plus être demandée : l’absence a commencé avant le 02/11/2026 (14 jours au plus).',
   'older than 14 days: 400 under date_start');
 
 -- Rule 4: a half-day stored before the whole-day rule is granted as it is; an adjustment

@@ -109,7 +109,7 @@ select lives_ok($$select tests.absence_create(pg_temp.body('bruno', 'MAL', '2026
 select tests.authenticate_as('mgr1');
 select throws_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s, %s)))$$,
   pg_temp.abs('alice', '2026-11-16'), pg_temp.doc('da.pdf'), pg_temp.doc('bruno.pdf')), 'WV200',
-  format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', pg_temp.doc('bruno.pdf')),
+  format('Le document n° %s n’appartient pas à cette absence : rien n’a été modifié.', pg_temp.doc('bruno.pdf')),
   'a document of another absence: 400 under remove_document_ids');
 select isnt(pg_temp.doc('da.pdf'), null, 'nothing removed');
 select lives_ok(format($$select tests.absence_update(%s, jsonb_build_object('remove_document_ids', jsonb_build_array(%s)))$$,

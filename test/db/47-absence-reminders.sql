@@ -53,8 +53,8 @@ select tests.as_owner();
 select is(app_private.send_missing_document_reminders('2026-11-16 05:37+01'), 5,
   'five notifications: alice (sick leave and caregiver) and chloe, one list for rh1 and one for rh2');
 select is(pg_temp.notes('alice', 'Justificatif à transmettre'), array[
-  'Le justificatif de votre absence « Maladie » du 12/11/2026 au 13/11/2026 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l''absence ou transmettez-le au service RH.',
-  'Le justificatif de votre absence « Congé de proche aidant » le 10/11/2026 de 14:00 à 17:00 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l''absence ou transmettez-le au service RH.'],
+  'Le justificatif de votre absence « Maladie » du 12/11/2026 au 13/11/2026 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l’absence ou transmettez-le au service RH.',
+  'Le justificatif de votre absence « Congé de proche aidant » le 10/11/2026 de 14:00 à 17:00 était attendu au plus tard le 14/11/2026 à 00:00. Déposez-le sur l’absence ou transmettez-le au service RH.'],
   'the employee is told, per absence');
 select is(cardinality(pg_temp.notes('bruno', 'Justificatif à transmettre')) + cardinality(pg_temp.notes('emma', 'Justificatif à transmettre'))
           + cardinality(pg_temp.notes('david', 'Justificatif à transmettre')) + cardinality(pg_temp.notes('gaelle', 'Justificatif à transmettre'))

@@ -53,7 +53,7 @@ where account_id in (tests.id('accounts', 'admin'), tests.id('accounts', 'admin_
 select tests.authenticate_as('farid');
 select is(tests.absence_create(pg_temp.body('farid', 'FOR', '2026-12-07')) ->> 'has_recipient', 'false',
   'has_recipient false without decider');
-select ok((pg_temp.notes('farid'))[1] like 'Demande d''absence sans valideur | warning | La demande d''absence « Formation » le 07/12/2026 de Farid Benali n''a aucun valideur%',
+select ok((pg_temp.notes('farid'))[1] like 'Demande d''absence sans valideur | warning | La demande d’absence « Formation » le 07/12/2026 de Farid Benali n’a aucun valideur%',
   'the author is told, with the cause');
 select ok((pg_temp.notes('rh2'))[1] like 'Demande d''absence sans valideur | warning |%', 'and HR (no Admin left)');
 select tests.as_owner();
@@ -78,7 +78,7 @@ alter table app_public.notifications drop constraint test_refuse_filing;
 select pg_temp.clear();
 select tests.authenticate_as('mgr1');
 select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1}')$$, pg_temp.abs('alice', '2026-12-21')), 'validated');
-select is(pg_temp.notes('alice'), array['Demande d''absence validée | info | Votre demande d''absence « Congés payés » du 21/12/2026 au 23/12/2026 a été validée.'],
+select is(pg_temp.notes('alice'), array['Demande d''absence validée | info | Votre demande d’absence « Congés payés » du 21/12/2026 au 23/12/2026 a été validée.'],
   'validation: information level, with the dates');
 select tests.authenticate_as('chloe');
 select lives_ok($$select tests.absence_create(pg_temp.body('chloe', 'RTT', '2026-12-14', '2026-12-18'));
@@ -89,8 +89,8 @@ select lives_ok(format($$select tests.absence_validate(%s, '{"version": 1, "date
 select lives_ok(format($$select app_public.absence_refuse(%s, 1, 'Fermeture de fin d''année')$$,
   pg_temp.abs('chloe', '2026-12-21')), 'and refused');
 select is(pg_temp.notes('chloe'), array[
-  'Demande d''absence validée | info | Votre demande d''absence « Réduction du temps de travail » du 14/12/2026 au 18/12/2026 a été validée avec modification : « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 accordé(e) (3 jours). Motif : Trois jours accordés',
-  'Demande d''absence refusée | error | Votre demande d''absence « Réduction du temps de travail » du 21/12/2026 au 22/12/2026 a été refusée. Motif : Fermeture de fin d''année'],
+  'Demande d''absence validée | info | Votre demande d’absence « Réduction du temps de travail » du 14/12/2026 au 18/12/2026 a été validée avec modification : « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 accordé(e) (3 jours). Motif : Trois jours accordés',
+  'Demande d''absence refusée | error | Votre demande d’absence « Réduction du temps de travail » du 21/12/2026 au 22/12/2026 a été refusée. Motif : Fermeture de fin d''année'],
   'an adjusted grant names what was granted; a refusal is an error ending with the reason');
 
 -- Cancellation: requested (deciders), refused or accepted (employee), deletion (employee, naming who).
@@ -98,7 +98,7 @@ select pg_temp.clear();
 select tests.authenticate_as('chloe');
 select lives_ok(format($$select app_public.absence_request_cancellation(%s, p_comment => 'Plus besoin')$$, pg_temp.abs('chloe', '2026-12-14')),
   'chloe asks for a cancellation');
-select is(pg_temp.notes('mgr2'), array['Demande d''annulation d''absence | info | Chloé Bernard demande l''annulation de son absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026. Commentaire : Plus besoin'],
+select is(pg_temp.notes('mgr2'), array['Demande d''annulation d''absence | info | Chloé Bernard demande l’annulation de son absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026. Commentaire : Plus besoin'],
   'the deciders are notified');
 select tests.authenticate_as('mgr2');
 select lives_ok(format($$select app_public.absence_refuse(%s, 3, 'Trop tard')$$, pg_temp.abs('chloe', '2026-12-14')), 'refused');
@@ -107,8 +107,8 @@ select lives_ok(format($$select app_public.absence_request_cancellation(%s)$$, p
 select tests.authenticate_as('mgr2');
 select lives_ok(format($$select tests.absence_validate(%s, '{"version": 5}')$$, pg_temp.abs('chloe', '2026-12-14')), 'granted');
 select is(pg_temp.notes('chloe'), array[
-  'Annulation d''absence refusée | error | Votre demande d''annulation de l''absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été refusée : l''absence est maintenue. Motif : Trop tard',
-  'Annulation d''absence acceptée | info | Votre demande d''annulation de l''absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été acceptée : l''absence est annulée.'],
+  'Annulation d''absence refusée | error | Votre demande d’annulation de l’absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été refusée : l’absence est maintenue. Motif : Trop tard',
+  'Annulation d''absence acceptée | info | Votre demande d’annulation de l’absence « Réduction du temps de travail » du 14/12/2026 au 16/12/2026 a été acceptée : l’absence est annulée.'],
   'refused and accepted cancellations are told to the employee');
 select tests.authenticate_as('mgr1');
 select lives_ok(format('select app_public.absence_delete(%s)', pg_temp.abs('bruno', '2026-12-07')), 'mgr1 deletes bruno''s granted training');
@@ -117,15 +117,15 @@ select is(pg_temp.notes('bruno'), array['Absence annulée | warning | Votre abse
 
 -- The event-versus-absence alert, inside the write.
 select tests.as_owner();
-insert into app_public.events (title, start_at, end_at) values ('Réunion d''équipe', '2026-12-02 14:00+01', '2026-12-02 16:00+01');
+insert into app_public.events (title, start_at, end_at) values ('Réunion d’équipe', '2026-12-02 14:00+01', '2026-12-02 16:00+01');
 insert into app_public.event_participants (event_id, employee_id)
-select e.id, tests.id('employees', 'david') from app_public.events e where e.title = 'Réunion d''équipe';
+select e.id, tests.id('employees', 'david') from app_public.events e where e.title = 'Réunion d’équipe';
 select pg_temp.clear();
 select tests.authenticate_as('mgr3');
 select ok(tests.absence_create(pg_temp.body('david', 'FOR', '2026-12-02')) -> 'warnings'
-          @> '["Conflit avec l''événement « Réunion d''équipe » du 02/12/2026 14:00 au 02/12/2026 16:00."]',
+          @> '["Conflit avec l’événement « Réunion d’équipe » du 02/12/2026 14:00 au 02/12/2026 16:00."]',
   'the conflict is a warning of the write');
-select is(pg_temp.notes('mgr3'), array['Conflit entre une absence et un événement | warning | L''absence « Formation » le 02/12/2026 de David Mercier chevauche l''événement « Réunion d''équipe » du 02/12/2026 14:00 au 02/12/2026 16:00.'],
+select is(pg_temp.notes('mgr3'), array['Conflit entre une absence et un événement | warning | L’absence « Formation » le 02/12/2026 de David Mercier chevauche l’événement « Réunion d’équipe » du 02/12/2026 14:00 au 02/12/2026 16:00.'],
   'the author is alerted');
 select is(cardinality(pg_temp.notes('david')), 1, 'and the employee');
 

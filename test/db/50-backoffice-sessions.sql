@@ -27,7 +27,7 @@ update app_public.role_attributions set end_date = '2026-11-15' where account_id
 select is(app_private.backoffice_login_state(pg_temp.acc('rh2')) -> 'may_enter', 'false'::jsonb,
   'an RH n2 attribution ended yesterday no longer opens the back-office');
 select throws_ok($$select app_private.backoffice_session_open(pg_temp.h('m'), pg_temp.acc('mgr1'), 'full', 'totp', 0)$$,
-  'WF070', 'Ce compte n''a pas accès au back-office.', 'no session, even pre, for an account without access');
+  'WF070', 'Ce compte n’a pas accès au back-office.', 'no session, even pre, for an account without access');
 select is(app_private.backoffice_login_state(pg_temp.acc('rh1')) -> 'enrolled', 'false'::jsonb, 'rh1 has not enrolled yet');
 
 ------------------------------------------------------------------------------------------

@@ -52,14 +52,14 @@ select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_c
 select is((select code from app_public.absence_types where id = :essai), 'ESSAI', 'nothing written');
 -- Code clash, post → absence type (CP), case-insensitively.
 select is(pg_temp.errors_of(format($$select app_public.post_save(null, p_code => 'cp', p_label => 'Poste CP', p_establishment => %s, p_start_time => '08:00', p_end_time => '16:00')$$, :e1)) -> 'code',
-  '["Le code « cp » est déjà utilisé par un motif d''absence."]', 'a post whose code is an absence type code (other case) is refused under code');
+  '["Le code « cp » est déjà utilisé par un motif d’absence."]', 'a post whose code is an absence type code (other case) is refused under code');
 select is(pg_temp.errors_of(format($$select app_public.post_save(null, p_code => 'Essai', p_label => 'Poste', p_establishment => %s, p_start_time => '08:00', p_end_time => '16:00')$$, :e1)) -> 'code',
-  '["Le code « Essai » est déjà utilisé par un motif d''absence."]', 'also against a type created just now');
+  '["Le code « Essai » est déjà utilisé par un motif d’absence."]', 'also against a type created just now');
 select is((select count(*)::int from app_public.posts where lower(code) in ('cp', 'essai')), 0, 'no post written');
 -- The trigger guards any other write, in both directions.
 select tests.as_owner();
 select throws_ok(format($$insert into app_public.posts (code, label, establishment_id, start_time, end_time) values ('Cp', 'x', %s, '08:00', '16:00')$$, :e1),
-  'WV010', 'Le code « Cp » est déjà utilisé par un motif d''absence.', 'trigger: a post insert with an absence type code is refused');
+  'WV010', 'Le code « Cp » est déjà utilisé par un motif d’absence.', 'trigger: a post insert with an absence type code is refused');
 select throws_ok(format($$update app_public.absence_types set code = 'm' where id = %s$$, :essai),
   'WV010', 'Le code « m » est déjà utilisé par un poste.', 'trigger: an absence type renamed to a post code is refused');
 select tests.authenticate_as('admin');
@@ -81,7 +81,7 @@ select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_c
 select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'ESSAI', p_name => 'x', p_category => %s, p_contract_types => array[%s, %s])$$, :essai, :conges, :cdi, :cdi)) -> 'contract_types',
   '["La liste contient des doublons."]', 'a contract type given twice is refused under contract_types');
 select is(pg_temp.errors_of(format($$select app_public.absence_type_save(%s, p_code => 'ESSAI', p_name => 'x', p_category => %s, p_contract_types => array[null]::int[])$$, :essai, :conges)) -> 'contract_types',
-  '["Une liste d''identifiants (nombres entiers) est attendue."]', 'a null contract type is refused under contract_types');
+  '["Une liste d’identifiants (nombres entiers) est attendue."]', 'a null contract type is refused under contract_types');
 select is(pg_temp.errors_of(format($$select app_public.post_save(null, p_code => 'HEURE', p_label => 'Poste', p_establishment => %s, p_start_time => '8h', p_end_time => '16:00', p_break_end_time => '25:00')$$, :e1)),
   jsonb_build_object('start_time', jsonb_build_array(app_hidden.time_format_message()), 'break_end_time', jsonb_build_array(app_hidden.time_format_message())),
   'a post''s hours out of HH:MM come back under their fields');
@@ -91,9 +91,9 @@ select is((select array_agg(k order by k) from jsonb_object_keys(pg_temp.errors_
 
 -- Two-level tree.
 select is(pg_temp.errors_of(format($$select app_public.absence_category_save(null, 'TROISIEME', 'Troisième', %s)$$, :sub)) -> 'parent',
-  '["Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie)."]', 'a sub-category of a sub-category is refused under parent');
+  '["Une catégorie d’absence a au plus deux niveaux (catégorie, sous-catégorie)."]', 'a sub-category of a sub-category is refused under parent');
 select is(pg_temp.errors_of(format($$select app_public.absence_category_save(%s, 'CONGES', 'Congés', %s)$$, :conges, :sub)) -> 'parent',
-  '["Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie)."]', 'a root with sub-categories does not become a sub-category');
+  '["Une catégorie d’absence a au plus deux niveaux (catégorie, sous-catégorie)."]', 'a root with sub-categories does not become a sub-category');
 select is((app_public.absence_category_save(null, 'NOUVELLE', 'Nouvelle', :conges) ->> 'parent')::int, :conges, 'a second level is accepted');
 
 -- Staff only (Permissions rule 6): an RH account reads but does not write.

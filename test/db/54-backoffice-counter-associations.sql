@@ -30,8 +30,8 @@ select ok((select count(*) from app_public.counters where code = 'CP' and is_act
 select tests.authenticate_as('admin');   -- staff, Admin role
 -- The only active association of CP keeps active counters alive.
 select is(pg_temp.errors_of(format('select app_public.counter_association_save(%s, %s, ''CP'', false)', :cp_assoc, :cp_type)) -> 'is_active' ->> 0,
-  'Impossible de désactiver ou de supprimer l''association au compteur CP : ' ||
-  (select count(*) from app_public.counters where code = 'CP' and is_active) || ' compteur(s) CP actif(s) n''aurai(en)t plus aucun motif associé. Fermez d''abord ces compteurs.',
+  'Impossible de désactiver ou de supprimer l’association au compteur CP : ' ||
+  (select count(*) from app_public.counters where code = 'CP' and is_active) || ' compteur(s) CP actif(s) n’aurai(en)t plus aucun motif associé. Fermez d’abord ces compteurs.',
   'deactivating the association would orphan the active CP counters: refused under is_active');
 select is(pg_temp.errors_of(format('select app_public.counter_association_delete(%s)', :cp_assoc)) ? 'is_active', true,
   'deleting it is refused too');

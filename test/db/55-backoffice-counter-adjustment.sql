@@ -49,7 +49,7 @@ select is((app_public.counter_journal(:cp) -> -1) ->> 'comment', 'Jour pris avan
 
 -- Refusals: nothing written.
 select is(pg_temp.errors_of(format($$select app_public.counter_adjust(%s, 'acquired', 1, '   ')$$, :cp)) -> 'reason',
-  '["Le motif de l''ajustement est obligatoire."]', 'without a reason: 400 under reason');
+  '["Le motif de l’ajustement est obligatoire."]', 'without a reason: 400 under reason');
 select is(pg_temp.errors_of(format($$select app_public.counter_adjust(%s, 'acquired', 0, 'x')$$, :cp)) -> 'quantity',
   '["Une quantité non nulle, entre -999,99 et 999,99, deux décimales au plus."]', 'a zero quantity: 400 under quantity');
 select is(pg_temp.errors_of(format($$select app_public.counter_adjust(%s, 'acquired', -40, 'Trop')$$, :cp)) -> 'quantity',

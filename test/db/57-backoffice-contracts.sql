@@ -87,7 +87,7 @@ select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_ch
           'an overlap comes back under start_date, without the rank in the rebuilt list');
 select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2026-12-01', p_end_date => '2026-12-31', p_trial_end_date => '2027-01-15')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
-          '{"trial_end_date": ["La fin de période d''essai dépasse la fin du contrat."]}'::jsonb,
+          '{"trial_end_date": ["La fin de période d’essai dépasse la fin du contrat."]}'::jsonb,
           'a trial end after the contract end comes back under trial_end_date');
 select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_change(%s, p_contract => %s, p_version => '%s', p_type => %s, p_start_date => '2027-03-01', p_end_date => '2027-02-01')$$,
                         (select alice from ids), (select id from cdd_contract), app_hidden.employee_contracts_version((select alice from ids)), (select cdd from ids))),
@@ -98,7 +98,7 @@ select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_ch
 select is(pg_temp.refusal_detail(format($$select app_public.employee_contract_remove(%s, p_contract => %s, p_version => '%s')$$,
                         (select alice from ids), (select min(id) from app_public.contracts where employee_id <> (select alice from ids)),
                         app_hidden.employee_contracts_version((select alice from ids)))),
-          '{"contract": ["Ce contrat n''appartient pas à ce salarié."]}'::jsonb, 'another employee''s contract comes back under contract');
+          '{"contract": ["Ce contrat n’appartient pas à ce salarié."]}'::jsonb, 'another employee''s contract comes back under contract');
 
 select tests.as_owner();
 select is((select count(*)::int from app_public.contracts where employee_id = (select alice from ids)), 2, 'no refused change or removal wrote anything');
@@ -135,7 +135,7 @@ select tests.authenticate_as('rh2');
 select throws_ok(format($$select app_public.team_member_remove(%s, p_employee => %s)$$, tests.id('teams', 'T1'), tests.id('employees', 'alice')),
                  'WN001', null, 'RH n2 of E2, a team of E1 only: 404');
 select is(pg_temp.refusal_detail(format($$select app_public.team_member_remove(%s, p_employee => %s)$$, (select team from t2), (select david from t2))),
-          '{"employee": ["Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir."]}'::jsonb,
+          '{"employee": ["Ce salarié ne fait pas partie de cette équipe, ni aujourd’hui ni à venir."]}'::jsonb,
           'an employee who is no member comes back under employee');
 select tests.as_owner();
 select is((select count(*)::int from app_public.team_assignments ta, t2 where ta.team_id = t2.team and (ta.end_date is null or ta.end_date >= '2026-11-16')), 2,

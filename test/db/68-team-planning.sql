@@ -44,7 +44,7 @@ select is((app_public.planning_read('2026-11-01', '2026-11-30', null, null, null
           '[{"date": "2026-11-01", "name": "Toussaint"}, {"date": "2026-11-11", "name": "Armistice 1918"}]'::jsonb,
           'the holidays of November');
 select is((app_public.planning_read('2026-12-20', '2027-01-10', null, null, null) -> 'holidays')::jsonb,
-          '[{"date": "2026-12-25", "name": "Noël"}, {"date": "2027-01-01", "name": "Jour de l''an"}]'::jsonb,
+          '[{"date": "2026-12-25", "name": "Noël"}, {"date": "2027-01-01", "name": "Jour de l’an"}]'::jsonb,
           'across a change of year');
 select is((app_public.planning_read('2026-11-16', '2026-11-22', null, null, null) -> 'holidays')::jsonb, '[]'::jsonb,
           'a week without holiday: an empty list');

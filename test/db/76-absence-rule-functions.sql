@@ -37,7 +37,7 @@ select is(app_private.absence_rule_identity(pg_temp.empty_draft(), false, false)
   '{"errors": {"type": ["Ce champ est obligatoire."], "employee": ["Ce champ est obligatoire."]}, "warnings": []}'::jsonb,
   'identity: employee and type are required');
 select is(app_private.absence_rule_identity(row(999999, 999999, null, null, null, null, null, null)::app_hidden.absence_draft, false, null) -> 'errors',
-  '{"type": ["Motif d''absence inconnu ou inactif."], "employee": ["Salarié introuvable."]}'::jsonb,
+  '{"type": ["Motif d’absence inconnu ou inactif."], "employee": ["Salarié introuvable."]}'::jsonb,
   'identity: an unknown employee and a type not found (a NULL flag counts as not found)');
 select is(app_private.absence_rule_identity(pg_temp.draft('alice', 'CP', '2026-12-07'), true, true),
   app_hidden.rule_outcome(), 'identity: both found, nothing to say');
@@ -62,7 +62,7 @@ select is(app_private.absence_rule_hourly(pg_temp.draft('alice', 'DON', '2026-12
   '{"start_time": ["Un motif en heures demande une heure de début et une heure de fin."]}'::jsonb, 'hourly: hours are required');
 select is(app_private.absence_rule_hourly(pg_temp.draft('alice', 'DON', '2026-12-07', null, null, null, '11:00', '10:00'),
                                           pg_temp.type_row('DON')) -> 'errors',
-  '{"end_time": ["L''heure de fin doit suivre l''heure de début."]}'::jsonb, 'hourly: the end follows the start');
+  '{"end_time": ["L’heure de fin doit suivre l’heure de début."]}'::jsonb, 'hourly: the end follows the start');
 select is(app_private.absence_rule_hourly(pg_temp.draft('alice', 'DON', '2026-12-07', '2026-12-08', null, null, '09:00', '10:00'),
                                           pg_temp.type_row('DON')) -> 'errors',
   '{"date_end": ["Une absence en heures porte sur une seule date : la date de fin doit être celle du début."]}'::jsonb,
@@ -84,7 +84,7 @@ select is(app_private.absence_rule_half_days(pg_temp.draft('alice', 'CP', '2026-
   'half-days: a whole-day type refuses a half-day bound');
 select is(app_private.absence_rule_half_days(pg_temp.draft('alice', 'SYN_ELU', '2026-12-07', null, 'afternoon', 'morning'),
                                              pg_temp.type_row('SYN_ELU')) -> 'errors',
-  '{"start_half": ["Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin."]}'::jsonb,
+  '{"start_half": ["Une absence d’une seule journée ne peut pas commencer l’après-midi et finir le matin."]}'::jsonb,
   'half-days: one day cannot start in the afternoon and end in the morning');
 select is(app_private.absence_rule_half_days(pg_temp.draft('alice', 'SYN_ELU', '2026-12-07', '2026-12-08', 'afternoon', 'morning'),
                                              pg_temp.type_row('SYN_ELU')),
@@ -103,7 +103,7 @@ select is(app_private.absence_rule_retroactivity(pg_temp.draft('alice', 'CP', '2
 select is(app_private.absence_rule_retroactivity(pg_temp.draft('alice', 'CP', '2026-11-02'), 'employee', '2026-11-16'),
   app_hidden.rule_outcome(), 'retroactivity: an employee on the bound');
 select is(app_private.absence_rule_retroactivity(pg_temp.draft('alice', 'CP', '2025-11-30'), 'manager', '2026-11-16') -> 'errors',
-  '{"date_start": ["Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le 01/12/2025."]}'::jsonb,
+  '{"date_start": ["Une déclaration ne peut pas remonter avant le 1er décembre de l’année précédente : la date de début doit être au plus tôt le 01/12/2025."]}'::jsonb,
   'retroactivity: a manager before 1 December of the previous year');
 select is(app_private.absence_rule_retroactivity(pg_temp.draft('alice', 'CP', '2025-12-01'), 'manager', '2026-11-16'),
   app_hidden.rule_outcome(), 'retroactivity: a manager on 1 December of the previous year');
@@ -115,7 +115,7 @@ select is(app_private.absence_rule_contract_types(pg_temp.draft('emma', 'CT', '2
   '{"type": ["Le motif « Congés trimestriels » est réservé aux contrats CDD, CDI ; le contrat en vigueur le 07/12/2026 est : Intérim."]}'::jsonb,
   'contract types: the contract held is not listed');
 select is(app_private.absence_rule_contract_types(pg_temp.draft('alice', 'CT', '2019-12-16'), pg_temp.type_row('CT')) -> 'errors',
-  '{"type": ["Le motif « Congés trimestriels » est réservé aux contrats CDD, CDI ; aucun contrat n''est en vigueur le 16/12/2019."]}'::jsonb,
+  '{"type": ["Le motif « Congés trimestriels » est réservé aux contrats CDD, CDI ; aucun contrat n’est en vigueur le 16/12/2019."]}'::jsonb,
   'contract types: an employee with no contract in force');
 select is(app_private.absence_rule_contract_types(pg_temp.draft('alice', 'CT', '2026-12-07'), pg_temp.type_row('CT')),
   app_hidden.rule_outcome(), 'contract types: a listed contract');
@@ -144,7 +144,7 @@ select e.id, tests.id('employees', 'alice') from app_public.events e where e.tit
 select is(app_private.absence_rule_overlap(pg_temp.draft('alice', 'FOR', '2026-12-18', '2026-12-21'),
                                            pg_temp.period(pg_temp.draft('alice', 'FOR', '2026-12-18', '2026-12-21')), null) -> 'errors',
   jsonb_build_object('date_start', jsonb_build_array(format(
-    'Cette période chevauche l''absence n° %s (Congés payés, du 14/12/2026 au 18/12/2026).', :cp_request))),
+    'Cette période chevauche l’absence n° %s (Congés payés, du 14/12/2026 au 18/12/2026).', :cp_request))),
   'overlap: names the absence met and its number');
 select is(app_private.absence_rule_overlap(pg_temp.draft('alice', 'FOR', '2026-12-18', '2026-12-21'),
                                            pg_temp.period(pg_temp.draft('alice', 'FOR', '2026-12-18', '2026-12-21')), :cp_request),
@@ -155,7 +155,7 @@ select is(app_private.absence_rule_overlap(pg_temp.draft('alice', 'FOR', '2026-1
 
 -- Annual cap (rules 6 and 17): SYN_ELU is capped at 10 days a year, overrun Refuser.
 select ok(app_private.absence_rule_annual_cap(pg_temp.draft('alice', 'SYN_ELU', '2026-11-23', '2026-12-12'), pg_temp.type_row('SYN_ELU'), null)
-            -> 'errors' -> 'date_end' ->> 0 like 'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l''année 2026 : demande de %',
+            -> 'errors' -> 'date_end' ->> 0 like 'Plafond annuel dépassé pour le motif « Mandat électif syndical » sur l’année 2026 : demande de %',
   'annual cap: above the cap with Refuser is refused under date_end');
 select is(app_private.absence_rule_annual_cap(pg_temp.draft('alice', 'SYN_ELU', '2026-11-23', '2026-11-24'), pg_temp.type_row('SYN_ELU'), null),
   app_hidden.rule_outcome(), 'annual cap: within the cap');
@@ -169,7 +169,7 @@ select is(app_private.absence_rule_annual_cap(pg_temp.draft('alice', 'CP', '2026
 -- Non-splittable (rule 7): DEC.
 select is(app_private.absence_rule_non_splittable(pg_temp.draft('alice', 'DEC', '2026-12-07', '2026-12-08'), pg_temp.type_row('DEC'),
                                                   'ouvrables', pg_temp.period(pg_temp.draft('alice', 'DEC', '2026-12-07', '2026-12-08')), null) -> 'warnings',
-  jsonb_build_array(format('Le motif « Décès d''un proche » n''est pas fractionnable : l''absence n° %s (Décès d''un proche, du 01/12/2026 au 02/12/2026), de la même année, est séparée de cette période.',
+  jsonb_build_array(format('Le motif « Décès d’un proche » n’est pas fractionnable : l’absence n° %s (Décès d’un proche, du 01/12/2026 au 02/12/2026), de la même année, est séparée de cette période.',
                            (select id from app_public.absences where date_start = '2026-12-01'))),
   'non-splittable: a period of the same year separated by a gap warns');
 select is(app_private.absence_rule_non_splittable(pg_temp.draft('alice', 'DEC', '2026-12-03', '2026-12-04'), pg_temp.type_row('DEC'),
@@ -210,10 +210,10 @@ select is(app_private.counter_request_error('CT', 2026, (select id from app_publ
 -- Agreement warnings (rule 16).
 select is(app_private.absence_rule_agreement_warnings(pg_temp.draft('alice', 'DON', '2026-12-07', null, null, null, '09:00', '12:00'),
                                                       pg_temp.type_row('DON'), false, 3, null) -> 'warnings',
-  '["Motif « Don du sang » : 3 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l''accord."]'::jsonb,
+  '["Motif « Don du sang » : 3 heures demandées, au-delà des 1 h 30 (trajet compris) prévues par l’accord."]'::jsonb,
   'agreement: blood donation above 1 h 30');
 select is(app_private.absence_rule_agreement_warnings(pg_temp.draft('gaelle', 'CP', '2026-12-07'), pg_temp.type_row('CP'), true, 1, null) -> 'warnings',
-  '["Absence pendant la période d''essai d''un agent polyvalent (fin de la période d''essai le 31/01/2027)."]'::jsonb,
+  '["Absence pendant la période d’essai d’un agent polyvalent (fin de la période d’essai le 31/01/2027)."]'::jsonb,
   'agreement: a polyvalent agent in the trial period');
 select is(app_private.absence_rule_agreement_warnings(pg_temp.draft('alice', 'CP', '2026-12-07'), pg_temp.type_row('CP'), false, 1, null),
   app_hidden.rule_outcome(), 'agreement: nothing to say');
@@ -237,7 +237,7 @@ select is(app_private.absence_rule_notice_periods(pg_temp.draft('alice', 'CP', '
 
 -- Event conflicts.
 select is(app_private.absence_rule_event_conflicts(pg_temp.draft('alice', 'CP', '2026-12-09'), pg_temp.period(pg_temp.draft('alice', 'CP', '2026-12-09'))) -> 'warnings',
-  '["Conflit avec l''événement « Formation incendie » du 09/12/2026 14:00 au 09/12/2026 16:00."]'::jsonb,
+  '["Conflit avec l’événement « Formation incendie » du 09/12/2026 14:00 au 09/12/2026 16:00."]'::jsonb,
   'events: an event of the employee during the absence warns');
 select is(app_private.absence_rule_event_conflicts(pg_temp.draft('alice', 'CP', '2026-12-10'), pg_temp.period(pg_temp.draft('alice', 'CP', '2026-12-10'))),
   app_hidden.rule_outcome() || '{"events": []}'::jsonb, 'events: none met');

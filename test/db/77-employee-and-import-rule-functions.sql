@@ -129,7 +129,7 @@ select is(app_hidden.employee_main_workplace_perimeter_refusal(null, true, array
           'Choisissez un établissement principal de votre périmètre : sans lui, la fiche sortirait de votre périmètre.',
           'a restricted writer does not leave the record without main workplace');
 select is(app_hidden.employee_main_workplace_perimeter_refusal(pg_temp.est('E1'), true, array[pg_temp.est('E2')]),
-          'Cet établissement n''est pas dans votre périmètre.', 'nor sets one outside its perimeter');
+          'Cet établissement n’est pas dans votre périmètre.', 'nor sets one outside its perimeter');
 select is(app_hidden.employee_main_workplace_perimeter_refusal(null, true, null), null, 'the whole association sets none');
 select is(app_hidden.employee_main_workplace_perimeter_refusal(pg_temp.est('E1'), false, array[pg_temp.est('E2')]), null,
           'an unchanged main workplace is not checked');
@@ -137,7 +137,7 @@ select is(app_hidden.employee_secondary_workplaces_unknown_refusal(array[pg_temp
           'unknown secondary workplaces are named');
 select is(app_hidden.employee_secondary_workplaces_unknown_refusal('{}'), null, 'no secondary workplace');
 select is(app_hidden.employee_main_not_secondary_refusal(pg_temp.est('E1'), array[pg_temp.est('E1')]),
-          'L''établissement principal ne peut pas être aussi un établissement secondaire.', 'main and secondary at once');
+          'L’établissement principal ne peut pas être aussi un établissement secondaire.', 'main and secondary at once');
 select is(app_hidden.employee_main_not_secondary_refusal(null, array[pg_temp.est('E1')]), null,
           'without main workplace, any secondary one');
 select is(app_hidden.employee_secondary_workplaces_perimeter_refusal(array[pg_temp.est('E1')], '{}', array[pg_temp.est('E2')]),
@@ -151,32 +151,32 @@ select is(app_hidden.employee_ssn_refusal('123'), 'Numéro de sécurité sociale
 select is(app_hidden.employee_ssn_refusal(null), null, 'no number (removes it)');
 select tests.authenticate_as('rh1');
 set local role wfm_api;
-select is(app_hidden.employee_username_refusal(false, null), 'L''identifiant se choisit à la création de la fiche seulement.',
+select is(app_hidden.employee_username_refusal(false, null), 'L’identifiant se choisit à la création de la fiche seulement.',
           'the username is chosen at creation only');
 select is(app_hidden.employee_username_refusal(true, 'x'), 'Identifiant invalide : de 2 à 150 caractères parmi lettres, chiffres et . _ @ + -.',
           'an invalid username');
-select is(app_hidden.employee_username_refusal(true, 'ALICE'), 'L''identifiant « ALICE » est déjà utilisé.', 'a username taken, whatever the case');
+select is(app_hidden.employee_username_refusal(true, 'ALICE'), 'L’identifiant « ALICE » est déjà utilisé.', 'a username taken, whatever the case');
 select is(app_hidden.employee_username_refusal(true, 'nouvel.agent'), null, 'a free username');
 select is(app_hidden.employee_username_refusal(true, null), null, 'no username: derived from the name');
 
 -- Contracts.
 select is(app_hidden.contract_period_refusals(null, null, null), array['la date de début est obligatoire.'], 'a start date');
 select is(app_hidden.contract_period_refusals('2026-01-10', '2026-01-01', '2026-01-05'),
-          array['la date de fin précède la date de début.', 'la fin de période d''essai précède la date de début.'],
+          array['la date de fin précède la date de début.', 'la fin de période d’essai précède la date de début.'],
           'an end and a trial end before the start');
 select is(app_hidden.contract_period_refusals('2026-01-01', '2026-06-30', '2026-07-01'),
-          array['la fin de période d''essai dépasse la fin du contrat.'], 'a trial end after the end');
+          array['la fin de période d’essai dépasse la fin du contrat.'], 'a trial end after the end');
 select is(app_hidden.contract_period_refusals('2026-01-01', null, '2026-03-01'), '{}'::text[], 'an open-ended contract with a trial period');
 select is(app_hidden.employee_contract_refusals(pg_temp.emp('alice'), 1, '"CDI"'), array['Contrat n° 1 : un objet est attendu.'], 'an object');
 select is(app_hidden.employee_contract_refusals(pg_temp.emp('alice'), 2, jsonb_build_object(
             'id', (select c.id from app_public.contracts c where c.employee_id = pg_temp.emp('bruno') limit 1),
             'type', 999999, 'start_date', '2026-01-01', 'job_title', repeat('x', 201), 'weekly_hours', 49)),
-          array['Contrat n° 2 : ce contrat n''appartient pas à ce salarié.', 'Contrat n° 2 : type de contrat n° 999999 introuvable.',
-                'Contrat n° 2 : l''intitulé de poste fait au plus 200 caractères.',
+          array['Contrat n° 2 : ce contrat n’appartient pas à ce salarié.', 'Contrat n° 2 : type de contrat n° 999999 introuvable.',
+                'Contrat n° 2 : l’intitulé de poste fait au plus 200 caractères.',
                 'Contrat n° 2 : la durée hebdomadaire doit être comprise entre 0 et 48 heures.'],
           'another employee''s contract, an unknown type, a long job title, too many hours');
 select is(app_hidden.employee_contract_refusals(null, 1, jsonb_build_object('id', 1, 'type', pg_temp.cdi(), 'start_date', '2026-01-01')),
-          array['Contrat n° 1 : ce contrat n''appartient pas à ce salarié.'], 'a new record owns no contract yet');
+          array['Contrat n° 1 : ce contrat n’appartient pas à ce salarié.'], 'a new record owns no contract yet');
 select is(app_hidden.employee_contract_refusals(pg_temp.emp('farid'), 1,
             jsonb_build_object('type', pg_temp.cdi(), 'start_date', '2026-01-01', 'weekly_hours', '35.00')),
           '{}'::text[], 'a contract for a record without main workplace');
@@ -199,15 +199,15 @@ select tests.authenticate_as('rh2');
 set local role wfm_api;
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 1,
             jsonb_build_object('team', pg_temp.team('T1'), 'start_date', '2026-12-01'), array[pg_temp.est('E2')]),
-          array['Affectation n° 1 : cette équipe n''a aucun établissement dans votre périmètre.'], 'a team outside the perimeter');
+          array['Affectation n° 1 : cette équipe n’a aucun établissement dans votre périmètre.'], 'a team outside the perimeter');
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 1, jsonb_build_object('team', pg_temp.team('T2')),
                                                        array[pg_temp.est('E2')]), '{}'::text[], 'a team with an establishment of the perimeter');
 select is(app_hidden.employee_team_assignment_refusals(null, 3, jsonb_build_object('id', 1, 'team', pg_temp.team('T2')), null),
-          array['Affectation n° 3 : cette affectation n''appartient pas à ce salarié.'], 'a new record owns no assignment yet');
+          array['Affectation n° 3 : cette affectation n’appartient pas à ce salarié.'], 'a new record owns no assignment yet');
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 1, '{"team": 999999}', null),
           array['Affectation n° 1 : équipe n° 999999 introuvable.'], 'an unknown team');
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 1, '{"start_date": "2026-12-01", "end_date": "2026-11-01"}', null),
-          array['Affectation n° 1 : l''équipe est obligatoire.', 'Affectation n° 1 : la date de fin précède la date de début.'],
+          array['Affectation n° 1 : l’équipe est obligatoire.', 'Affectation n° 1 : la date de fin précède la date de début.'],
           'no team, an end before the start');
 select is(app_hidden.employee_team_assignment_refusals(pg_temp.emp('chloe'), 2, '[]', null), array['Affectation n° 2 : un objet est attendu.'],
           'an object');

@@ -14,7 +14,7 @@ select throws_ok(format($$select app_public.event_create('Réunion', '2026-11-24
   'WV001', 'La liste contient des doublons.', 'a participant twice: 400 under participants, as the JSON body');
 select throws_ok(format($$select app_public.event_create('Réunion', '2026-11-24 09:00+01', '2026-11-24 10:00+01',
                           p_participants => array[%s, null])$$, tests.id('employees', 'alice')),
-  'WV001', 'Une liste d''identifiants (nombres entiers) est attendue.', 'a null participant: 400 under participants');
+  'WV001', 'Une liste d’identifiants (nombres entiers) est attendue.', 'a null participant: 400 under participants');
 select is(app_public.event_create('  Réunion  ', '2026-11-24 09:00+01', '2026-11-24 10:00+01',
                                   p_participants => array[tests.id('employees', 'alice')]) ->> 'title',
           'Réunion', 'a creation with typed arguments; the title is trimmed');

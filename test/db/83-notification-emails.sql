@@ -288,7 +288,7 @@ select throws_ok($$select app_public.notification_unsubscribe('0123', 'own')$$, 
 select throws_ok(format($$select app_public.notification_unsubscribe(%L, 'own,boss')$$, current_setting('test.token')), 'WN602', null,
   'an unknown kind is not found');
 select is(app_public.notification_unsubscribe(current_setting('test.token'), 'own,planning') ->> 'detail',
-  'Vous ne recevrez plus d''e-mail pour : « Mes demandes », « Planning ». Vous pouvez changer d''avis dans « Mon compte ».',
+  'Vous ne recevrez plus d’e-mail pour : « Mes demandes », « Planning ». Vous pouvez changer d’avis dans « Mon compte ».',
   'without an account, the secret turns the kinds named off');
 reset role;
 select tests.authenticate_as('alice');

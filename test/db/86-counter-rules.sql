@@ -52,9 +52,9 @@ select is(pg_temp.errors_of(format($$select app_public.counter_rule_save(null, %
   jsonb_build_object(
     'counter_code', jsonb_build_array('Le compteur CP a déjà une règle pour cet établissement.'),
     'annual_amount', jsonb_build_array('Une quantité entre 0 et 999,99, deux décimales au plus ; vide : aucun compteur ouvert.'),
-    'acquisition', jsonb_build_array('Acquisition à l''ouverture (opening) ou mois par mois (monthly).'),
+    'acquisition', jsonb_build_array('Acquisition à l’ouverture (opening) ou mois par mois (monthly).'),
     'carry_over_ceiling', jsonb_build_array('Le plafond du report est obligatoire pour un report plafonné.'),
-    'carry_over_until', jsonb_build_array('Une date de l''année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n''existe pas chaque année).'))
+    'carry_over_until', jsonb_build_array('Une date de l’année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n’existe pas chaque année).'))
   - 'counter_code',
   'bad amount, acquisition, missing ceiling and an impossible date: refused together under their fields');
 select (app_public.counter_rule_save(null, :e1, 'cp', 25, 30, 'monthly', 'hundredth', true, 'ceiling', 10, '31/05') ->> 'id')::int as e1_cp \gset
@@ -65,12 +65,12 @@ select is(pg_temp.errors_of(format($$select app_public.counter_rule_save(null, %
   '["Le compteur CP a déjà une règle pour cet établissement."]', 'a second CP rule for E1 is refused under counter_code');
 select is(pg_temp.errors_of($$select app_public.counter_rule_save(null, null, 'DLG_CSE', 20, 24, 'opening', 'hundredth', true, 'none', null, '31/05')$$),
   jsonb_build_object(
-    'counter_code', jsonb_build_array('Le compteur DLG_CSE a déjà une règle par défaut de l''association.'),
+    'counter_code', jsonb_build_array('Le compteur DLG_CSE a déjà une règle par défaut de l’association.'),
     'annual_amount_ouvrables', jsonb_build_array('Un compteur en heures ne dépend pas de la base de décompte : laissez ce champ vide.'),
-    'carry_over_until', jsonb_build_array('Sans report, il n''y a pas de date limite : laissez ce champ vide.')),
+    'carry_over_until', jsonb_build_array('Sans report, il n’y a pas de date limite : laissez ce champ vide.')),
   'hours have no count base, no deadline without carry-over, one default per code');
 select is(pg_temp.errors_of($$select app_public.counter_rule_save(null, null, 'AN', 20, null, 'opening', 'hundredth', true, 'none', null, null)$$) -> 'counter_code',
-  '["Le compteur AN n''est pas un compteur de congés ou d''heures consommable : il n''a pas de règle d''acquisition."]',
+  '["Le compteur AN n’est pas un compteur de congés ou d’heures consommable : il n’a pas de règle d’acquisition."]',
   'a counter that is not consumable has no rule');
 select tests.as_owner();
 select is((select count(*)::int from app_private.audit_log where model = 'counter_rule' and target_id = :e1_cp and verb = 'Creation'), 1,
@@ -84,7 +84,7 @@ select is((select count(*)::int from app_private.audit_log where model = 'counte
 select tests.authenticate_as('staff');
 select is(pg_temp.errors_of(format('select app_public.counter_rule_delete(%s)',
   (select id from app_public.counter_rules where establishment_id is null and counter_code = 'CP'))) -> 'non_field_errors' ->> 0,
-  'Une règle par défaut de l''association ne se supprime pas : modifiez-la (une quantité vide n''ouvre aucun compteur).',
+  'Une règle par défaut de l’association ne se supprime pas : modifiez-la (une quantité vide n’ouvre aucun compteur).',
   'a default is not deleted');
 
 -- HR reads (defaults and their establishments), others read nothing and write nothing.
@@ -97,7 +97,7 @@ select is((select array_agg(coalesce(establishment_id, 0) order by establishment
 select throws_ok(format('select app_public.counter_rule_get(%s)', :e1_cp), 'WN303', 'Règle de compteur introuvable.',
   'E1''s rule is not found for RH of E2 (404)');
 select throws_ok(format($$select app_public.counter_rule_save(%s, %s, 'CT', 1, null, 'opening', 'hundredth', true, 'none', null, null)$$, :e2_ct, :e2),
-  'WF302', 'Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'HR does not write rules (403)');
+  'WF302', 'Les règles des compteurs s’écrivent par les comptes du personnel d’administration uniquement.', 'HR does not write rules (403)');
 select tests.authenticate_as('rh1_noemp');
 select is((select count(*)::int from app_public.counter_rules where establishment_id is not null), 0,
   'RH n1 of E3 without employee record reads no establishment rule of E1 or E2');

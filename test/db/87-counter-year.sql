@@ -34,7 +34,7 @@ select is(app_private.counter_opening_summary(2027, null, '2026-10-01') -> 'coun
 select is(app_private.counter_opening_summary(2027, null, '2026-10-01') -> 'skipped',
   jsonb_build_array(
     jsonb_build_object('employee', tests.id('employees', 'farid'), 'employee_name', 'Benali Farid',
-                       'reason', 'Sans établissement principal : aucune règle d''établissement ne s''applique.'),
+                       'reason', 'Sans établissement principal : aucune règle d’établissement ne s’applique.'),
     jsonb_build_object('employee', tests.id('employees', 'emma'), 'employee_name', 'Faure Emma',
                        'reason', 'Aucun contrat en cours en 2027.')),
   'the preview names the employees skipped and why');

@@ -24,11 +24,11 @@ select is((select row(total, ids)::text from app_hidden.list_page(array[5, 4, 3]
 select is((select row(total, ids)::text from app_hidden.list_page(null, 1, 50)), '(0,{})', 'no ids: an empty list, never null');
 select is((select row(total, ids)::text from app_hidden.list_page(array[1, 2, 3], 1, 500)), '(3,"{1,2,3}")',
           'a page size beyond 200 is read as 200');
-select throws_ok($$select * from app_hidden.list_page(array[1], 0, 50)$$, 'WV003', 'Le numéro de page est un entier d''au moins 1.',
+select throws_ok($$select * from app_hidden.list_page(array[1], 0, 50)$$, 'WV003', 'Le numéro de page est un entier d’au moins 1.',
                  'page 0 is refused under page');
-select throws_ok($$select * from app_hidden.list_page(array[1], 1, 0)$$, 'WV003', 'La taille de page est un entier d''au moins 1.',
+select throws_ok($$select * from app_hidden.list_page(array[1], 1, 0)$$, 'WV003', 'La taille de page est un entier d’au moins 1.',
                  'page size 0 is refused under page_size');
-select throws_ok($$select * from app_hidden.list_page(array[1], 0, 0)$$, 'WV003', 'Le numéro de page est un entier d''au moins 1.',
+select throws_ok($$select * from app_hidden.list_page(array[1], 0, 0)$$, 'WV003', 'Le numéro de page est un entier d’au moins 1.',
                  'both wrong: the page is named first, as LIMIT ... OFFSET did');
 select is(app_hidden.list_answer(0, null), '{"count": 0, "results": []}'::jsonb, 'list_answer: no record is an empty list');
 

@@ -82,13 +82,13 @@ select is(pg_temp.reason(pg_temp.reasons('emma'), 'CET') ->> 'unavailable_reason
   'declaring for emma: CET is listed, unavailable, naming the contract held');
 select is(jsonb_array_length(pg_temp.reasons()), 40, 'mgr1 for himself: the employee''s list');
 select throws_ok($$select pg_temp.reasons('david')$$, 'WV001',
-  'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.',
+  'Ce salarié n’est pas dans votre périmètre : vous ne pouvez pas déclarer d’absence pour lui.',
   'an employee outside the perimeter: refused under employee');
 
 -- Accounts without employee record: they name the employee.
 select tests.authenticate_as('salarie_noemp');
 select throws_ok($$select pg_temp.reasons()$$, 'WV001',
-  'Votre compte n''a pas de fiche salarié : nommez le salarié pour qui l''absence est déclarée.',
+  'Votre compte n’a pas de fiche salarié : nommez le salarié pour qui l’absence est déclarée.',
   'no employee record and no employee named: refused under employee');
 select tests.authenticate_as('mgr1_noemp');
 select is(jsonb_array_length(pg_temp.reasons('david')), 52, 'a manager without record declares within its perimeter (E3)');

@@ -45,6 +45,9 @@ describe('Paie', () => {
 
     const page = await openPage(walk.browser, walk.env.url);
     await login(page, 'paie');
+    // Issue 29 point 5: the header names the person and every role held; the payroll account,
+    // having an employee record, is a Salarié too.
+    await poll(() => page.locator('.who span').textContent()).toBe('Isabelle Girard · Salarié, Service Paie');
     await page.getByRole('link', { name: 'Paie' }).click();
     await page.getByRole('heading', { name: 'Éléments de paie' }).waitFor();
     await page.getByLabel('Mois').fill('2026-11');

@@ -131,7 +131,7 @@ describe('Planning d’équipe', () => {
     await page.getByRole('button', { name: 'Mois suivant' }).click();
     await poll(() => page.locator('.period').textContent()).toBe('janvier 2027');
     await page.getByRole('region', { name: 'Planning d’équipe, janvier 2027' }).waitFor({ timeout: 30_000 });
-    expect(await page.locator('thead th.holiday').getAttribute('title')).toBe("Jour de l'an");
+    expect(await page.locator('thead th.holiday').getAttribute('title')).toBe("Jour de l’an");
     expect(new URL(page.url()).searchParams.get('mois')).toBe('2027-01');
     await page.getByRole('button', { name: 'Mois précédent' }).click();
     await page.getByRole('button', { name: 'Mois précédent' }).click();
