@@ -3,7 +3,7 @@
 -- every kind of block, every kind of reader); the same perimeter, filters and errors; each post,
 -- reason, block and day once.
 begin;
-select plan(24);
+select plan(25);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- What the grid draws of planning_read's blocks: one row per block, in the cell's order.
@@ -165,7 +165,20 @@ select is((select array_agg(block ->> 'kind' order by n) from pg_temp.expanded(a
            where employee = tests.id('employees', 'alice')),
           array['absence', 'work'], 'a morning absence: the absence, then the worked half');
 
--- 24. Hidden from GraphQL (the REST route's text).
+-- 24. An employee with two templates in the window (the latest valid one each day), and the
+-- others' template weeks written once.
+select tests.as_owner();
+with t as (
+  insert into app_public.planning_templates (employee_id, valid_from)
+  values (tests.id('employees', 'alice'), '2026-11-20') returning id
+)
+insert into app_public.planning_template_slots (template_id, weekday, position, post_id)
+select t.id, d, p, case p when 1 then tests.id('posts', 'E1-M') else tests.id('posts', 'E1-S') end
+from t cross join generate_series(1, 6) d cross join generate_series(1, 2) p;
+select tests.authenticate_as('mgr1');
+select is(pg_temp.differences('2026-11-01', '2026-11-30'), '', 'a second template from the 20th: every cell the same');
+
+-- 25. Hidden from GraphQL (the REST route's text).
 select tests.as_owner();
 select is(split_part(obj_description('app_public.planning_grid(date, date, int, int)'::regprocedure, 'pg_proc'), E'\n', 1),
   '@behavior -*', 'hidden from GraphQL: the smart tag is its comment''s first line');
