@@ -174,14 +174,15 @@ function MonthGrid({ planning, busy }: { planning: Grid; busy: boolean }) {
     return list;
   }, [planning.from, planning.to]);
   const holidays = useMemo(() => new Map(planning.holidays.map((holiday) => [holiday.date, holiday.name])), [planning.holidays]);
-  // Each distinct day of the grid, its blocks resolved once: a row's day is an index in this list.
+  // Each distinct day of the grid drawn once (its blocks resolved, its words and classes): a row's
+  // day is an index in this list, so 6 000 cells cost the hundred or so distinct ones.
   const cells = useMemo(() => {
     const blocks: Block[] = planning.blocks.map(({ post, reason, ...block }) => ({
       ...block,
       post: post == null ? null : planning.posts[post] ?? null,
       reason: reason == null ? null : planning.reasons[reason] ?? null,
     }));
-    return planning.cells.map((cell) => cell.map((index) => blocks[index]!));
+    return planning.cells.map((cell) => drawnDay(cell.map((index) => blocks[index]!)));
   }, [planning.blocks, planning.posts, planning.reasons, planning.cells]);
 
   useLayoutEffect(() => {
@@ -229,7 +230,7 @@ function MonthGrid({ planning, busy }: { planning: Grid; busy: boolean }) {
               <tr key={employee.id} aria-rowindex={start + index + 2} data-employee={employee.id}>
                 <th scope="row" className="who-col" title={employee.name}>{employee.name}</th>
                 {days.map((day, dayIndex) => (
-                  <DayCell key={day} day={day} blocks={cells[row?.[dayIndex] ?? -1] ?? NO_BLOCKS} className={dayClass(day)} />
+                  <DayCell key={day} day={day} drawn={cells[row?.[dayIndex] ?? -1] ?? EMPTY_DAY} className={dayClass(day)} />
                 ))}
               </tr>
             );
@@ -241,7 +242,6 @@ function MonthGrid({ planning, busy }: { planning: Grid; busy: boolean }) {
   );
 }
 
-const NO_BLOCKS: Block[] = [];
 
 /** What a block is, in words (for the tooltip and screen readers). */
 function describe(block: Block): string {
@@ -263,17 +263,34 @@ function blockClass(block: Block): string {
   return classes.join(' ');
 }
 
-function DayCell({ day, blocks, className }: { day: string; blocks: Block[]; className?: string }) {
-  const text = blocks.map(describe).join(' ; ');
-  // A half-day absence and the worked half next to it: two stacked halves, morning first.
-  const halves = blocks.some((block) => block.part === 'morning' || block.part === 'afternoon');
+/** What a day's cell shows: its words (title and screen readers), whether it is two halves, its blocks' classes and texts. */
+interface DrawnDay {
+  text: string;
+  halves: boolean;
+  blocks: Array<{ className: string; label: string }>;
+}
+
+function drawnDay(blocks: Block[]): DrawnDay {
+  return {
+    text: blocks.map(describe).join(' ; '),
+    // A half-day absence and the worked half next to it: two stacked halves, morning first.
+    halves: blocks.some((block) => block.part === 'morning' || block.part === 'afternoon'),
+    blocks: blocks.map((block) => ({
+      className: blockClass(block),
+      label: (block.kind === 'absence' ? block.reason?.code : block.kind === 'work' ? block.post?.code : '') ?? '',
+    })),
+  };
+}
+
+const EMPTY_DAY: DrawnDay = drawnDay([]);
+
+function DayCell({ day, drawn, className }: { day: string; drawn: DrawnDay; className?: string }) {
+  const { text, halves, blocks } = drawn;
   return (
     <td className={className} data-date={day} title={text || undefined}>
       <div className={`tcell${halves ? ' halves' : ''}`}>
         {blocks.map((block, index) => (
-          <span key={index} className={blockClass(block)} aria-hidden="true">
-            {block.kind === 'absence' ? block.reason?.code : block.kind === 'work' ? block.post?.code : ''}
-          </span>
+          <span key={index} className={block.className} aria-hidden="true">{block.label}</span>
         ))}
       </div>
       {text && <span className="sr-only">{text}</span>}
