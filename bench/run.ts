@@ -388,7 +388,14 @@ function computeRatiosAndTargets(report: BenchReport): void {
     { name: 'absence creation (POST /api/absences/) / floor', value: ratio(by('absence_create'), by('pgbench_absence_floor')) },
     { name: 'GraphQL { me } / REST GET /api/auth/me/', value: ratio(by('graphql_me'), by('me')) },
     { name: 'bare node:http + pg / pgbench of app_public.me()', value: ratio(by('bare_me'), by('pgbench_me')) },
+    { name: 'team month: compact grid (GET /api/planning/grid/) / full read (GET /api/planning/), 10 connections',
+      value: ratio(by('planning_grid_c10'), by('planning_c10')) },
   );
+  const grid = by('planning_grid_c10');
+  if (grid) {
+    report.targets.push({ name: 'team month, compact grid, 200 employees, 10 connections: req/s', value: grid.rps, limit: '≥ 60',
+      ok: grid.rps >= 60 });
+  }
   const planning = by('planning');
   report.targets.push({ name: 'planning month, 200 employees: p50', value: planning?.p50 ?? null, limit: '≤ 150 ms',
     ok: planning?.p50 == null ? null : planning.p50 <= 150 });

@@ -15,6 +15,7 @@
 --!include notifications/functions.sql
 --!include notifications/emails.sql
 --!include planning/helpers.sql
+--!include planning/grid.sql
 --!include shift_change/triggers.sql
 --!include shift_change/functions.sql
 --!include absences/rules.sql

@@ -110,6 +110,16 @@ async function planningRequests(ctx: BenchContext) {
   };
 }
 
+/** The team month's compact grid of the same month and perimeter as planningRequests. */
+async function planningGridRequests(ctx: BenchContext) {
+  const token = tokenFor(ctx, ctx.managerN2.account_id);
+  const { from, to } = monthWindow(ctx.today);
+  return {
+    next: (): RequestSpec => ({ method: 'GET', path: `/api/planning/grid/?from=${from}&to=${to}`, token }),
+    note: `${from} → ${to}, ${ctx.managerN2.perimeter} employees`,
+  };
+}
+
 /** The team planning screen: the same month narrowed to the establishment holding most of the perimeter. */
 async function teamPlanningRequests(ctx: BenchContext) {
   const token = tokenFor(ctx, ctx.managerN2.account_id);
@@ -239,6 +249,15 @@ export const SCENARIOS: Scenario[] = [
     target: 'api',
     goal: 'throughput',
     prepare: planningRequests,
+  },
+  {
+    // The team month's compact grid (issue 29 point 6): the same month, perimeter and manager as
+    // planning_c10, what the team planning screen reads since.
+    key: 'planning_grid_c10',
+    label: 'GET /api/planning/grid/ one month, 200 employees, 10 connections (team month, compact)',
+    target: 'api',
+    goal: 'throughput',
+    prepare: planningGridRequests,
   },
   {
     key: 'planning_establishment',

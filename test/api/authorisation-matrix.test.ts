@@ -343,6 +343,12 @@ const EXPECTED: Record<string, Partial<Record<Exclude<Situation, 'closed'>, Row>
     noemp_in:  '200 200 200 200 200 200   -   - 404   -   -',
     noemp_out: '404 404 404 404 404 404 404 404 404   -   -',
   },
+  // The team month's grid (issue 29 point 6): like a list, 200 to every account, its rows the perimeter's
+  // (or one's own); what it reads is test/api/planning-grid.test.ts's and test/db/96-planning-grid.sql's.
+  planning_grid: {
+    any:       '200 200 200 200 200 200 200 200 200 200 200',
+    noemp:     '200 200 200 200 200 200 200 200 200   -   -',
+  },
   shift_change_requests_create: {
     any:       '201 201 201 201 201 201 201 201 201 403 403',
     noemp:     '403 403 403 403 403 403 403 403 403   -   -',

@@ -406,6 +406,7 @@ export const OPERATIONS: Record<string, Operation> = {
     body: { date: t.caller.employee ? a.day(t.caller.employee, 'shift') : '2027-06-07', reason: 'urgence', slots: [{ start_time: '07:15', end_time: '11:45' }] },
   }), 'self'),
   planning_export: read(async (t, a) => ({ path: `/api/planning/export/?employee=${E(a, t)}&from=2026-11-16&to=2026-11-22&format=csv` })),
+  planning_grid: read(async () => ({ path: '/api/planning/grid/?from=2026-11-16&to=2026-11-22' }), 'none'),
   shift_change_requests_export: read(async (t, a) => ({ path: `/api/shift-change-requests/export/?employee=${E(a, t)}&format=xlsx` })),
   shift_change_requests_list: read(async (t, a) => ({ path: `/api/shift-change-requests/?employee=${E(a, t)}` })),
   shift_change_requests_read: read(async (t, a) => ({ path: `/api/shift-change-requests/${a.shiftChange[t.employee!]}/` })),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import type { Locator } from 'playwright-core';
 import { browserWalk, checkPage, login, openPage, poll, SCREENSHOT_DIR, screenshots, type WatchedPage } from './browser.js';
 
 const walk = browserWalk();
@@ -47,7 +48,55 @@ async function arrangePerimeter(): Promise<Record<string, number>> {
     `insert into app_public.day_modifications (employee_id, date, slots, is_remote, comment)
      values ($1, '2026-12-15', array[row('10:00', '18:00', '13:00', '13:30', false, $2::int, $3::int, false)::app_public.slot], false, 'Réunion')`,
     [agent['005'], day, E1]);
+  // An hourly absence among the worked slot, a half-day whose cancellation is asked.
+  const more = (await walk.env.db.query<{ last_name: string; id: number }>(
+    "select last_name, id from app_public.employees where last_name in ('Charge 007', 'Charge 008')")).rows;
+  for (const row of more) agent[row.last_name.slice(-3)] = row.id;
+  await walk.env.db.query(
+    `insert into app_public.absences (employee_id, type_id, date_start, date_end, start_time, end_time, status)
+     values ($1, $2, '2026-12-17', '2026-12-17', '10:00', '11:30', 'validated')`, [agent['007'], await type('DON')]);
+  await walk.env.db.query(absence, [agent['008'], await type('MAL'), '2026-12-18', '2026-12-18', 'afternoon', 'afternoon', 'cancellation_requested']);
   return agent;
+}
+
+/**
+ * What a cell of the grid showed when it drew the blocks of GET /api/planning/ (before the
+ * compact read, issue 29 point 6): its title, and each block's classes and text.
+ */
+function cellOf(blocks: any[]): { title: string | null; blocks: Array<[string, string]> } {
+  const part = { morning: 'matin', afternoon: 'après-midi', day: 'journée', hours: 'heures' } as Record<string, string>;
+  const describe = (block: any) => {
+    const pending = block.pending_request ? block.pending_request.is_cancellation ? ', annulation demandée' : ', demande en attente' : '';
+    if (block.absence) {
+      const { absence } = block;
+      const what = absence.part === 'hours' ? `${absence.start_time}–${absence.end_time}` : part[absence.part];
+      return `${absence.type_name} (${what})${absence.status === 'cancellation_requested' ? ', annulation demandée' : ''}${pending}`;
+    }
+    if (block.kind === 'rest') return `Repos${block.modified ? ' (journée modifiée)' : ''}${pending}`;
+    return `${block.post_label ?? block.post_code ?? 'Travail'} ${block.start_time}–${block.end_time}${block.modified ? ' (journée modifiée)' : ''}${pending}`;
+  };
+  const classes = (block: any) => ['tblock', block.absence ? 'absence' : block.kind, block.absence && `part-${block.absence.part}`,
+    block.absence?.status === 'cancellation_requested' && 'cancelling', block.modified && 'modified', block.pending_request && 'pending']
+    .filter(Boolean).join(' ');
+  const title = blocks.map(describe).join(' ; ');
+  return {
+    title: title || null,
+    blocks: blocks.map((block) => [classes(block), block.absence ? block.absence.type_code : block.kind === 'work' ? block.post_code ?? '' : '']),
+  };
+}
+
+/** Every cell of a drawn row is what the full read's blocks made it. */
+async function expectRowAsTheFullRead(row: Locator, cells: any[], employee: number) {
+  const drawn = await row.locator('td').evaluateAll((tds) => tds.map((td) => {
+    const cell = td as unknown as { getAttribute(name: string): string | null; querySelectorAll(selector: string): ArrayLike<{ className: string; textContent: string | null }> };
+    return {
+      date: cell.getAttribute('data-date'),
+      title: cell.getAttribute('title'),
+      blocks: Array.from(cell.querySelectorAll('.tblock')).map((block) => [block.className, block.textContent ?? '']),
+    };
+  }));
+  const expected = cells.filter((cell) => cell.employee === employee).map((cell) => ({ date: cell.date, ...cellOf(cell.blocks) }));
+  expect(drawn).toEqual(expected);
 }
 
 /** The pages of a PDF and their media boxes (Chromium writes one uncompressed /Type /Page dictionary per page). */
@@ -84,11 +133,29 @@ describe('Planning d’équipe', () => {
     const order = (answer.body.employees as Array<{ id: number }>).map((employee) => employee.id);
 
     const page = await openPage(walk.browser, walk.env.url);
+    // The screen reads the month's compact grid (issue 29 point 6), never the month's full planning
+    // (the home page after the login reads one's own week: not the month).
+    const reads: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/api/planning/') && url.searchParams.get('from') === '2026-12-01') reads.push(url.pathname);
+    });
     await login(page, 'mgr1');
     await page.goto('/equipe?mois=2026-12');
     const grid = page.getByRole('region', { name: 'Planning d’équipe, décembre 2026' });
     await grid.waitFor({ timeout: 30_000 });
     await poll(() => page.locator('main p[role="status"]').textContent()).toBe('200 salariés, décembre 2026');
+    expect(reads).toContain('/api/planning/grid/');
+    expect(reads).not.toContain('/api/planning/');
+    // Each cell of the rows in view, and of the rows with something of their own, shows what the full read's blocks showed.
+    for (const employee of order.slice(0, 5)) await expectRowAsTheFullRead(page.locator(`tr[data-employee="${employee}"]`), answer.body.cells, employee);
+    for (const key of ['002', '003', '005', '006', '007', '008']) {
+      await expectRowAsTheFullRead(await rowOf(page, order, agent[key]!), answer.body.cells, agent[key]!);
+    }
+    const hourly = (await rowOf(page, order, agent['007']!)).locator('td[data-date="2026-12-17"]');
+    expect(await hourly.getAttribute('title')).toContain('(10:00–11:30)');
+    const cancelling = (await rowOf(page, order, agent['008']!)).locator('td[data-date="2026-12-18"] .tblock.absence');
+    expect(await cancelling.getAttribute('class')).toBe('tblock absence part-afternoon cancelling pending');
     expect(await grid.locator('table').getAttribute('aria-rowcount')).toBe('201');
     // Virtualised: only the rows in view (and a margin) are in the page.
     const drawn = await page.locator('tr[data-employee]').count();

@@ -695,6 +695,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/planning/grid/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Planning d’équipe : la grille d’un mois, compacte
+         * @description Ce que la grille du planning d’équipe dessine, pour la période, le périmètre et les filtres de GET /api/planning/ (mêmes défauts, mêmes erreurs ; 62 jours au plus, 400 sous to), chaque chose une fois : posts (les postes dessinés), reasons (les motifs d’absence), blocks (chaque bloc distinct : kind, post et reason en indices de posts et reasons, part, start_time, end_time, modified, status de l’absence, pending : null, « request » ou « cancellation »), cells (chaque journée distincte : les indices de ses blocs dans blocks, dans leur ordre), puis rows : par salarié (dans l’ordre de employees), par jour depuis from, l’indice de sa journée dans cells.
+         *
+         *     Permission : `employee.view_employee_directory (périmètre) ; sinon ses propres journées`.
+         */
+        get: operations["planning_grid"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/absences/export/": {
         parameters: {
             query?: never;
@@ -2081,6 +2103,66 @@ export interface components {
                 date: string;
                 name: string;
             }[];
+        };
+        PlanningGrid: {
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            employees: {
+                id: number;
+                name: string;
+            }[];
+            /** @description Jours fériés de la période. */
+            holidays: {
+                /** Format: date */
+                date: string;
+                name: string;
+            }[];
+            /** @description Chaque poste dessiné, une fois. */
+            posts: {
+                code: string;
+                label: string;
+            }[];
+            /** @description Chaque motif d’absence dessiné, une fois. */
+            reasons: {
+                code: string;
+                name: string;
+            }[];
+            /** @description Chaque bloc distinct, une fois. */
+            blocks: {
+                /** @enum {string} */
+                kind: "work" | "absence" | "rest";
+                /** @description Indice dans posts (un bloc travaillé). */
+                post: number | null;
+                /** @description Indice dans reasons (une absence). */
+                reason: number | null;
+                /**
+                 * @description Partie du jour couverte (une absence).
+                 * @enum {string|null}
+                 */
+                part: "day" | "morning" | "afternoon" | "hours" | null;
+                /** Format: time-hm */
+                start_time: string | null;
+                /** Format: time-hm */
+                end_time: string | null;
+                /** @description La journée vient d’une modification de journée. */
+                modified: boolean;
+                /**
+                 * @description Statut de l’absence.
+                 * @enum {string|null}
+                 */
+                status: "validated" | "cancellation_requested" | null;
+                /**
+                 * @description Une demande en attente ce jour-là, ou l’annulation demandée de l’absence.
+                 * @enum {string|null}
+                 */
+                pending: "request" | "cancellation" | null;
+            }[];
+            /** @description Chaque journée distincte : les indices de ses blocs, dans leur ordre. */
+            cells: number[][];
+            /** @description Par salarié (ordre de employees), par jour depuis from : l’indice de sa journée dans cells. */
+            rows: number[][];
         };
         Slot: {
             /** Format: time-hm */
@@ -7305,6 +7387,76 @@ export interface operations {
             /** @description Introuvable (ou hors du périmètre de l’appelant) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Trop de requêtes (voir Retry-After) */
+            429: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Base de données indisponible ou connexion perdue : rien n’a été écrit ; réessayez (voir Retry-After) */
+            503: {
+                headers: {
+                    /** @description Secondes à attendre */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    planning_grid: {
+        parameters: {
+            query?: {
+                /** @description Premier jour (inclus). */
+                from?: string;
+                /** @description Dernier jour (inclus) ; 62 jours au plus depuis from. */
+                to?: string;
+                /** @description Salariés rattachés à cet établissement (comme GET /api/planning/). */
+                establishment?: number;
+                /** @description Salariés affectés à cette équipe (comme GET /api/planning/). */
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Succès */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanningGrid"];
+                };
+            };
+            /** @description Données invalides : messages par champ (non_field_errors hors champ) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Authentification absente, invalide ou compte inactif */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -27,12 +27,16 @@ export function useMyPendingAbsences(employee: number, range: { from: string; to
   });
 }
 
-/** The perimeter's planning of a month, filtered by establishment and team ('' for all). */
+/**
+ * The perimeter's team month, filtered by establishment and team ('' for all): the compact grid
+ * (GET /api/planning/grid/: each post, reason, block and day once, then per employee the index of
+ * each day), what the grid draws and nothing more (issue 29 point 6).
+ */
 export function useTeamPlanning(first: string, last: string, establishment: string, team: string) {
   return useQuery({
     queryKey: queryKeys.planning.team(first, last, establishment, team),
     queryFn: () =>
-      ok(api.GET('/api/planning/', {
+      ok(api.GET('/api/planning/grid/', {
         params: {
           query: {
             from: first,

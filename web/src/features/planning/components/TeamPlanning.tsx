@@ -10,8 +10,14 @@ import { usePerimeterEstablishments } from '../../../lib/shared-queries';
 import { usePerimeterTeams, useTeamPlanning } from '../api/planning';
 import { PlanningLegend } from './PlanningLegend';
 
-type Planning = Schemas['Planning'];
-type Block = Schemas['PlanningBlock'];
+type Grid = Schemas['PlanningGrid'];
+type GridBlock = Grid['blocks'][number];
+
+/** A block as its cell draws it: the grid's block with its post and reason resolved. */
+interface Block extends Omit<GridBlock, 'post' | 'reason'> {
+  post: Grid['posts'][number] | null;
+  reason: Grid['reasons'][number] | null;
+}
 
 /** Height of an employee row in pixels (fixed: rows are virtualised by it; see .team-grid in styles.css). */
 const ROW_HEIGHT = 44;
@@ -157,7 +163,7 @@ function usePrinting(): boolean {
  * The employees × days table, drawing only the rows in view of its scrolling frame; every row
  * when printed (A4 landscape, the days' heads repeated on each page: the print rules of styles.css).
  */
-function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
+function MonthGrid({ planning, busy }: { planning: Grid; busy: boolean }) {
   const frame = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 600 });
   const printing = usePrinting();
@@ -168,15 +174,16 @@ function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
     return list;
   }, [planning.from, planning.to]);
   const holidays = useMemo(() => new Map(planning.holidays.map((holiday) => [holiday.date, holiday.name])), [planning.holidays]);
+  // Each distinct day of the grid drawn once (its blocks resolved, its words and classes): a row's
+  // day is an index in this list, so 6 000 cells cost the hundred or so distinct ones.
   const cells = useMemo(() => {
-    const byEmployee = new Map<number, Map<string, Block[]>>();
-    for (const cell of planning.cells) {
-      let row = byEmployee.get(cell.employee);
-      if (!row) byEmployee.set(cell.employee, (row = new Map()));
-      row.set(cell.date, cell.blocks);
-    }
-    return byEmployee;
-  }, [planning.cells]);
+    const blocks: Block[] = planning.blocks.map(({ post, reason, ...block }) => ({
+      ...block,
+      post: post == null ? null : planning.posts[post] ?? null,
+      reason: reason == null ? null : planning.reasons[reason] ?? null,
+    }));
+    return planning.cells.map((cell) => drawnDay(cell.map((index) => blocks[index]!)));
+  }, [planning.blocks, planning.posts, planning.reasons, planning.cells]);
 
   useLayoutEffect(() => {
     const element = frame.current;
@@ -218,12 +225,12 @@ function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
         <tbody>
           {start > 0 && <tr aria-hidden="true" className="spacer" style={{ height: start * ROW_HEIGHT }} />}
           {planning.employees.slice(start, end).map((employee, index) => {
-            const row = cells.get(employee.id);
+            const row = planning.rows[start + index];
             return (
               <tr key={employee.id} aria-rowindex={start + index + 2} data-employee={employee.id}>
                 <th scope="row" className="who-col" title={employee.name}>{employee.name}</th>
-                {days.map((day) => (
-                  <DayCell key={day} day={day} blocks={row?.get(day) ?? []} className={dayClass(day)} />
+                {days.map((day, dayIndex) => (
+                  <DayCell key={day} day={day} drawn={cells[row?.[dayIndex] ?? -1] ?? EMPTY_DAY} className={dayClass(day)} />
                 ))}
               </tr>
             );
@@ -235,40 +242,55 @@ function MonthGrid({ planning, busy }: { planning: Planning; busy: boolean }) {
   );
 }
 
+
 /** What a block is, in words (for the tooltip and screen readers). */
 function describe(block: Block): string {
-  const pending = block.pending_request
-    ? block.pending_request.is_cancellation ? ', annulation demandée' : ', demande en attente'
-    : '';
-  if (block.absence) {
-    const { absence } = block;
-    const part = absence.part === 'hours' ? `${absence.start_time}–${absence.end_time}` : PART[absence.part];
-    return `${absence.type_name} (${part})${absence.status === 'cancellation_requested' ? ', annulation demandée' : ''}${pending}`;
+  const pending = block.pending ? block.pending === 'cancellation' ? ', annulation demandée' : ', demande en attente' : '';
+  if (block.kind === 'absence' && block.reason && block.part) {
+    const part = block.part === 'hours' ? `${block.start_time}–${block.end_time}` : PART[block.part];
+    return `${block.reason.name} (${part})${block.status === 'cancellation_requested' ? ', annulation demandée' : ''}${pending}`;
   }
   if (block.kind === 'rest') return `Repos${block.modified ? ' (journée modifiée)' : ''}${pending}`;
-  return `${block.post_label ?? block.post_code ?? 'Travail'} ${block.start_time}–${block.end_time}${block.modified ? ' (journée modifiée)' : ''}${pending}`;
+  return `${block.post?.label ?? block.post?.code ?? 'Travail'} ${block.start_time}–${block.end_time}${block.modified ? ' (journée modifiée)' : ''}${pending}`;
 }
 
 function blockClass(block: Block): string {
-  const classes = ['tblock', block.absence ? 'absence' : block.kind];
-  if (block.absence) classes.push(`part-${block.absence.part}`);
-  if (block.absence?.status === 'cancellation_requested') classes.push('cancelling');
+  const classes = ['tblock', block.kind];
+  if (block.kind === 'absence') classes.push(`part-${block.part}`);
+  if (block.status === 'cancellation_requested') classes.push('cancelling');
   if (block.modified) classes.push('modified');
-  if (block.pending_request) classes.push('pending');
+  if (block.pending) classes.push('pending');
   return classes.join(' ');
 }
 
-function DayCell({ day, blocks, className }: { day: string; blocks: Block[]; className?: string }) {
-  const text = blocks.map(describe).join(' ; ');
-  // A half-day absence and the worked half next to it: two stacked halves, morning first.
-  const halves = blocks.some((block) => block.absence?.part === 'morning' || block.absence?.part === 'afternoon');
+/** What a day's cell shows: its words (title and screen readers), whether it is two halves, its blocks' classes and texts. */
+interface DrawnDay {
+  text: string;
+  halves: boolean;
+  blocks: Array<{ className: string; label: string }>;
+}
+
+function drawnDay(blocks: Block[]): DrawnDay {
+  return {
+    text: blocks.map(describe).join(' ; '),
+    // A half-day absence and the worked half next to it: two stacked halves, morning first.
+    halves: blocks.some((block) => block.part === 'morning' || block.part === 'afternoon'),
+    blocks: blocks.map((block) => ({
+      className: blockClass(block),
+      label: (block.kind === 'absence' ? block.reason?.code : block.kind === 'work' ? block.post?.code : '') ?? '',
+    })),
+  };
+}
+
+const EMPTY_DAY: DrawnDay = drawnDay([]);
+
+function DayCell({ day, drawn, className }: { day: string; drawn: DrawnDay; className?: string }) {
+  const { text, halves, blocks } = drawn;
   return (
     <td className={className} data-date={day} title={text || undefined}>
       <div className={`tcell${halves ? ' halves' : ''}`}>
         {blocks.map((block, index) => (
-          <span key={index} className={blockClass(block)} aria-hidden="true">
-            {block.absence ? block.absence.type_code : block.kind === 'work' ? block.post_code : ''}
-          </span>
+          <span key={index} className={block.className} aria-hidden="true">{block.label}</span>
         ))}
       </div>
       {text && <span className="sr-only">{text}</span>}

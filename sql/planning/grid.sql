@@ -1,0 +1,257 @@
+-- GET /api/planning/grid/ (issue 29 point 6): the team month as the grid draws it, compact.
+-- The same window, checks, perimeter and filters as GET /api/planning/ (app_hidden.planning_scope),
+-- the same days (the planned day: the day modification, else the template valid that day; a
+-- granted absence prevails, a half-day one beside the worked half, an hourly one among the
+-- slots by time; the pending request, the requested cancellation), but only what a cell of the
+-- grid shows, each thing once:
+--   posts    each post drawn ({code, label}), once;
+--   reasons  each absence reason drawn ({code, name}), once;
+--   blocks   each distinct block ({kind, post, reason, part, start_time, end_time, modified,
+--            status, pending}: post and reason are indices in posts and reasons; pending is
+--            null, "request" or "cancellation"), once;
+--   cells    each distinct day (its blocks' indices in blocks, in their order), once;
+--   rows     per employee (in the order of employees), per day from `from`: an index in cells.
+-- A month of 200 employees is some 20 KB instead of 2.5 MB (BENCHMARKS.md, "The team month,
+-- fast and light"). GET /api/planning/ stays the full read (the SPEC's cells and blocks), and
+-- the grid's export keeps it (planning_export).
+-- force_generic_plan: docs/architecture.md, Performance notes.
+-- How it stays cheap (the full read's way, planning_parts): most cells are a day of their
+-- employee's one template without anything of their own, so each template's week is computed
+-- once (seven cells) and such a cell is its employee's week at its weekday; only the cells with a
+-- day modification, granted absences or a pending request (and every cell of an employee with
+-- several templates in the window) are computed one by one. Blocks and cells are numbered by
+-- ranking their values (no text per block), and only the distinct ones are written.
+create or replace function app_hidden.planning_grid(p_employee_ids int[], p_from date, p_to date) returns text
+language plpgsql stable
+set plan_cache_mode = force_generic_plan as $$
+begin
+  return (
+    with days as (
+      select d::date as date, extract(isodow from d)::int as weekday
+      from generate_series(p_from, p_to, interval '1 day') d
+    ),
+    emp as (
+      select e.id, e.first_name || ' ' || e.last_name as name,
+             row_number() over (order by lower(e.last_name), lower(e.first_name), e.id) as ord
+      from app_public.employees e
+      where e.id = any (p_employee_ids)
+    ),
+    -- The templates valid at some day of the window.
+    tpl as materialized (
+      select t.id, t.employee_id, t.valid_from, t.valid_to
+      from app_public.planning_templates t
+      where t.employee_id = any (p_employee_ids) and t.valid_from <= p_to and (t.valid_to is null or t.valid_to >= p_from)
+    ),
+    -- Per employee, how many templates the window meets, and the first one (meaningful when one).
+    emp_template as (
+      select t.employee_id, count(*) as templates, min(t.id) as template_id, min(t.valid_from) as valid_from,
+             min(coalesce(t.valid_to, 'infinity')) as valid_to
+      from tpl t
+      group by t.employee_id
+    ),
+    -- The worked blocks of each template's weekday (a template's slot is its post's).
+    template_block as materialized (
+      select ts.template_id, ts.weekday, p.code, p.label, p.start_time, p.end_time,
+             extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
+      from app_public.planning_template_slots ts
+      join app_public.posts p on p.id = ts.post_id
+      where ts.template_id in (select tpl.id from tpl)
+    ),
+    -- The blocks of each day modification (one rest block when it has no slot).
+    modification as materialized (
+      select m.employee_id, m.date, sl.n is null as rest, po.code, po.label, sl.start_time, sl.end_time,
+             coalesce(extract(epoch from sl.start_time)::int / 60, 0) as k2, coalesce(sl.n, 0) as k4
+      from app_public.day_modifications m
+      left join lateral unnest(m.slots) with ordinality
+        as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+      left join app_public.posts po on po.id = sl.post_id
+      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+    ),
+    -- The absences of the window by day, with the part of the day they cover.
+    absence_day as materialized (
+      select a.employee_id, g.day::date as date, a.id, a.status, t.code, t.name, a.start_time, a.end_time,
+             case when a.start_time is not null then 'hours'
+                  when g.day::date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when g.day::date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+                  else 'day' end as part
+      from app_public.absences a
+      join app_public.absence_types t on t.id = a.type_id
+      cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
+      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+        and a.status in ('pending', 'validated', 'cancellation_requested')
+    ),
+    -- The granted ones; whole: those of the cell cover the whole day.
+    granted as materialized (
+      select a.*,
+             coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
+                      false) as whole
+      from absence_day a
+      where a.status in ('validated', 'cancellation_requested')
+      window w as (partition by a.employee_id, a.date)
+    ),
+    -- The cells with a pending request: an absence request, or a day-change request.
+    pending_cell as materialized (
+      select a.employee_id, a.date from absence_day a where a.status = 'pending'
+      union
+      select r.employee_id, r.date
+      from app_public.shift_change_requests r
+      where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+    ),
+    -- The cells computed one by one, with the template valid that day (the latest valid_from).
+    special as materialized (
+      select distinct on (s.employee_id, s.date) s.employee_id, s.date, t.id as template_id,
+             pc.employee_id is not null as pending,
+             exists (select 1 from granted g where g.employee_id = s.employee_id and g.date = s.date and g.whole) as whole,
+             exists (select 1 from modification m where m.employee_id = s.employee_id and m.date = s.date) as modified
+      from (select x.employee_id, x.date from modification x
+            union select x.employee_id, x.date from granted x
+            union select x.employee_id, x.date from pending_cell x
+            union select et.employee_id, d.date from emp_template et cross join days d where et.templates > 1) s
+      left join tpl t on t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
+      left join pending_cell pc on pc.employee_id = s.employee_id and pc.date = s.date
+      order by s.employee_id, s.date, t.valid_from desc
+    ),
+    -- Every block with its cell and its order in it. A cell is a special one (employee_id, date),
+    -- a template's weekday (template_id, weekday), or the rest of an employee without template
+    -- (template_id 0). Order: k1 (a morning or whole-day absence, then the worked or rest blocks
+    -- and hourly absences, then the afternoon's absence), k2 (start minute), k3 (at the same
+    -- start, the worked slot before the hourly absence). The planned blocks are hidden by a
+    -- whole-day absence; pending on the absence blocks of a whole day and on the planned ones.
+    block as (
+      select g.employee_id, g.date, null::int as template_id, null::int as weekday, 'absence' as kind,
+             null::text as code, null::text as label, g.code as reason_code, g.name as reason_name, g.part,
+             g.start_time, g.end_time, false as modified, g.status,
+             case when g.status = 'cancellation_requested' then 'cancellation'
+                  when g.whole and s.pending then 'request' end as pending,
+             case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
+             coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2, 1 as k3, g.id as k4
+      from granted g
+      join special s on s.employee_id = g.employee_id and s.date = g.date
+      union all
+      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.code, m.label,
+             null, null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
+      from special s
+      join modification m on m.employee_id = s.employee_id and m.date = s.date
+      where not s.whole
+      union all
+      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
+             null, null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
+             1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      from special s
+      left join template_block tb on tb.template_id = s.template_id and tb.weekday = extract(isodow from s.date)::int
+      where not s.whole and not s.modified
+      union all
+      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
+             null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      from tpl t
+      cross join generate_series(1, 7) as wd(weekday)
+      left join template_block tb on tb.template_id = t.id and tb.weekday = wd.weekday
+      where exists (select 1 from emp_template et where et.template_id = t.id and et.templates = 1)
+      union all
+      select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
+      where exists (select 1 from emp)
+    ),
+    -- Each distinct block numbered (its rank among the distinct values).
+    ranked as materialized (
+      -- (byte order: any order numbers them, and the collation's would cost more than the rest)
+      select b.*, dense_rank() over (order by b.kind collate "C", b.code collate "C", b.label collate "C",
+                                              b.reason_code collate "C", b.reason_name collate "C", b.part collate "C",
+                                              b.start_time, b.end_time, b.modified, b.status collate "C", b.pending collate "C") - 1 as bi
+      from block b
+    ),
+    post_dict as materialized (
+      select x.code, x.label, row_number() over (order by x.code, x.label) - 1 as i
+      from (select distinct r.code, r.label from ranked r where r.code is not null) x
+    ),
+    reason_dict as materialized (
+      select x.code, x.name, row_number() over (order by x.code, x.name) - 1 as i
+      from (select distinct r.reason_code as code, r.reason_name as name from ranked r where r.kind = 'absence') x
+    ),
+    block_dict as (
+      select distinct on (r.bi) r.bi,
+             '{"kind":"' || r.kind || '","post":' || app_hidden.json_int(pd.i) || ',"reason":' || app_hidden.json_int(rd.i)
+             || ',"part":' || app_hidden.json_text(r.part) || ',"start_time":' || app_hidden.json_hm(r.start_time)
+             || ',"end_time":' || app_hidden.json_hm(r.end_time) || ',"modified":' || r.modified
+             || ',"status":' || app_hidden.json_text(r.status) || ',"pending":' || app_hidden.json_text(r.pending) || '}' as text
+      from ranked r
+      left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
+      left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
+      order by r.bi
+    ),
+    -- Each cell as its blocks' numbers in order, then each distinct one numbered.
+    cell_blocks as (
+      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi order by r.k1, r.k2, r.k3, r.k4) as blocks
+      from ranked r
+      group by r.employee_id, r.date, r.template_id, r.weekday
+    ),
+    cell_ranked as materialized (
+      select c.*, dense_rank() over (order by c.blocks) - 1 as ci
+      from cell_blocks c
+    ),
+    special_of_employee as (
+      select c.employee_id, array_agg(c.date) as dates, array_agg(c.ci) as cis
+      from cell_ranked c
+      where c.employee_id is not null
+      group by c.employee_id
+    ),
+    template_week as (
+      select c.template_id, array_agg(c.ci order by c.weekday) as week
+      from cell_ranked c
+      where c.template_id > 0
+      group by c.template_id
+    ),
+    -- Each employee's row, in the order of the days: a special cell, else the day of its one
+    -- template's week while the template is valid, else a rest.
+    grid_row as (
+      select e.ord,
+             '[' || (select string_agg(coalesce(se.cis[array_position(se.dates, d.date)],
+                                                case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
+                                                rest.ci)::text, ',' order by d.date)
+                     from days d) || ']' as text
+      from emp e
+      left join emp_template et on et.employee_id = e.id and et.templates = 1
+      left join template_week tw on tw.template_id = et.template_id
+      left join special_of_employee se on se.employee_id = e.id
+      left join (select c.ci from cell_ranked c where c.template_id = 0) rest on true
+    )
+    select '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
+           || ',"employees":[' || coalesce((select string_agg('{"id":' || e.id || ',"name":' || app_hidden.json_text(e.name) || '}',
+                                                             ',' order by e.ord) from emp e), '')
+           || '],"holidays":[' || coalesce((select string_agg(
+                '{"date":' || app_hidden.json_date(h.day) || ',"name":' || app_hidden.json_text(h.name) || '}', ',' order by h.day)
+                from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
+                     lateral app_public.public_holidays(y) h
+                where h.day between p_from and p_to), '')
+           || '],"posts":[' || coalesce((select string_agg('{"code":' || app_hidden.json_text(pd.code)
+                                                           || ',"label":' || app_hidden.json_text(pd.label) || '}', ',' order by pd.i)
+                                         from post_dict pd), '')
+           || '],"reasons":[' || coalesce((select string_agg('{"code":' || app_hidden.json_text(rd.code)
+                                                             || ',"name":' || app_hidden.json_text(rd.name) || '}', ',' order by rd.i)
+                                           from reason_dict rd), '')
+           || '],"blocks":[' || coalesce((select string_agg(bd.text, ',' order by bd.bi) from block_dict bd), '')
+           || '],"cells":[' || coalesce((select string_agg(x.text, ',' order by x.ci)
+                                         from (select distinct on (c.ci) c.ci, '[' || array_to_string(c.blocks, ',') || ']' as text
+                                               from cell_ranked c order by c.ci) x), '')
+           || '],"rows":[' || coalesce((select string_agg(r.text, ',' order by r.ord) from grid_row r), '')
+           || ']}'
+  );
+end;
+$$;
+
+-- GET /api/planning/grid/?from=&to=&establishment=&team=: the team month's grid (above), for the
+-- window, perimeter and filters of GET /api/planning/ (the same checks and errors: to before
+-- from, more than 62 days, under to). JSON text, sent as written.
+create or replace function app_public.planning_grid(p_from date default null, p_to date default null,
+                                                    p_establishment int default null, p_team int default null)
+returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, pg_temp as $$
+declare
+  v_scope record := app_hidden.planning_scope(p_from, p_to, null, p_establishment, p_team);
+begin
+  return app_hidden.planning_grid(v_scope.employee_ids, v_scope.from_date, v_scope.to_date);
+end;
+$$;
+comment on function app_public.planning_grid(date, date, integer, integer) is
+'@behavior -*
+Issue 29 point 6, GET /api/planning/grid/: the team month''s grid, compact (each post, reason, block and day once,
+then per employee the index of each day), for the window, perimeter and filters of GET /api/planning/.';
