@@ -336,6 +336,7 @@ async function httpPhase(scenario: Scenario, ctx: BenchContext, server: Child, s
     duration,
     next: phase.next,
     pid: servicePid,
+    cpuPid: server.pid,
     ...(phase.supply !== undefined ? { supply: phase.supply } : {}),
   });
   await advanceSlots(ctx);
@@ -389,6 +390,11 @@ function computeRatiosAndTargets(report: BenchReport): void {
     { name: 'GraphQL { me } / REST GET /api/auth/me/', value: ratio(by('graphql_me'), by('me')) },
     { name: 'bare node:http + pg / pgbench of app_public.me()', value: ratio(by('bare_me'), by('pgbench_me')) },
   );
+  // The same read's fixed cost in each server's own process: CPU per request, bare / service.
+  const me = by('me')?.cpuMsPerRequest;
+  const bareMe = by('bare_me')?.cpuMsPerRequest;
+  report.ratios.push({ name: 'server CPU per request, bare node:http + pg / GET /api/auth/me/',
+    value: me && bareMe ? Math.round((bareMe / me) * 100) / 100 : null });
   const planning = by('planning');
   report.targets.push({ name: 'planning month, 200 employees: p50', value: planning?.p50 ?? null, limit: '≤ 150 ms',
     ok: planning?.p50 == null ? null : planning.p50 <= 150 });
