@@ -37,7 +37,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { memoryOf, startChild, rssMb, type Child } from './lib/children.js';
+import { cpuMs, memoryOf, startChild, rssMb, type Child } from './lib/children.js';
 import { datasetParams, generateTemplate, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
@@ -164,6 +164,9 @@ async function main(): Promise<void> {
       DB_POOL_SIZE: String(POOL_SIZE),
     });
     children.push(bare);
+    // The service may still be working after it is ready (PostGraphile builds its schema in the
+    // background): the first phase's CPU per request counts only requests once it is idle.
+    await untilIdle(service.pid);
     const rssStart = rssMb(service.pid);
     log(`service: ${service.url} (pid ${service.pid}, ${rssStart} MB); bare: ${bare.url}`);
 
@@ -259,6 +262,16 @@ async function compareTransactionPaths(ctx: BenchContext, services: Record<'pipe
   const file = path.join(ROOT_DIR, 'bench/results/transaction-paths.json');
   await writeFile(file, `${JSON.stringify({ date: new Date().toISOString(), params, duration, warmup, connections, rows }, null, 2)}\n`);
   log(`written: ${path.relative(ROOT_DIR, file)}`);
+}
+
+/** Waits (60 s at most) until a process uses less than 5 % of a core over half a second. */
+async function untilIdle(pid: number): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    const before = cpuMs(pid);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = cpuMs(pid);
+    if (before === null || after === null || after - before <= 25) return;
+  }
 }
 
 async function loadContext(db: pg.Pool): Promise<BenchContext> {

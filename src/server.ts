@@ -155,6 +155,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     throw error;
   }
 
+  // The API's routes first: no other layer stands between the rate limit and them (none of the
+  // paths below is a route of the manifest).
+  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
   // Built at the first request for it rather than at start-up (BENCHMARKS.md, "Start-up").
   let openApi: ReturnType<typeof buildOpenApi> | null = null;
   app.get('/api/schema/', (_req, res) => {
@@ -163,7 +166,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   mountDocs(app);
   mountBackoffice(app, { config, pool, limiter, sessions, storage });
-  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;
   if (config.graphql) {
