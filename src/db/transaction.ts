@@ -246,10 +246,12 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
     options.rateLimitHit?.committed();
     return await call;
   } catch (error) {
-    // A lost connection (no SQLSTATE) is not given back to the pool; a transaction left open or
-    // aborted (a statement failed before the commit ran) is rolled back first.
+    // A lost connection (no SQLSTATE) is not given back to the pool; after a SQL error the
+    // transaction, aborted (a statement failed before the commit ran), is rolled back first. Always:
+    // the error of a one-message call arrives before the message's ReadyForQuery, so the client
+    // does not know yet that its transaction is open.
     if (!isSqlError(error)) broken = true;
-    else if (client.getTransactionStatus() !== 'I') broken = await client.query('rollback').then(() => false, () => true);
+    else broken = await client.query('rollback').then(() => false, () => true);
     if ((error as { code?: string } | null)?.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
     throw error;
   } finally {

@@ -49,15 +49,20 @@ describe('GET /api/auth/me/ in one message', () => {
     expect(texts[0]).toMatch(/^begin; .*begin_request_or_fail\(.*app_public\.me\(\).*rate_limit_hit_or_fail\('account:\d+', 3, .*; commit;$/);
   });
 
-  it('over the limit: 429, the hit counted once, the connection still serves', async () => {
+  it('over the limit: 429, the refused transaction rolled back, the connection still serves', async () => {
     env = await startTestEnv({ rateLimits: LIMITS });
     const token = await env.login('alice');
     const account = env.ids.accounts!.alice!;
     for (let i = 0; i < 3; i++) expect((await env.get('/api/auth/me/', token)).status).toBe(200);
-    const refused = await env.get('/api/auth/me/', token);
-    expect(refused.status).toBe(429);
-    const { rows } = await env.db.query<{ hits: number }>('select hits from app_private.rate_limit_windows where bucket = $1', [`account:${account}`]);
-    expect(rows[0]?.hits).toBe(4);
+    const hits = async () => (await env!.db.query<{ hits: number }>(
+      'select hits from app_private.rate_limit_windows where bucket = $1', [`account:${account}`])).rows[0]?.hits;
+    expect(await hits()).toBe(3);
+    // The fourth: refused by its hit inside the message; the transaction, hit included, rolled back.
+    expect((await env.get('/api/auth/me/', token)).status).toBe(429);
+    expect(await hits()).toBe(3);
+    // Once refused, the account's next request is counted first, on its own (no call is run).
+    expect((await env.get('/api/auth/me/', token)).status).toBe(429);
+    expect(await hits()).toBe(4);
     // The pool's connections came back idle: another account is served on them.
     const other = await env.login('bruno');
     for (let i = 0; i < 3; i++) expect((await env.get('/api/auth/me/', other)).status).toBe(200);
