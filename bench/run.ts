@@ -37,7 +37,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
-import { memoryOf, startChild, rssMb, type Child } from './lib/children.js';
+import { cpuMs, memoryOf, startChild, rssMb, type Child } from './lib/children.js';
 import { datasetParams, generateTemplate, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
   authDatabaseUrl, createDatabase, databaseExists, databaseSize, databaseUrl, dropDatabase, dropOrphanRuns,
@@ -164,6 +164,9 @@ async function main(): Promise<void> {
       DB_POOL_SIZE: String(POOL_SIZE),
     });
     children.push(bare);
+    // The service may still be working after it is ready (PostGraphile builds its schema in the
+    // background): the first phase's CPU per request counts only requests once it is idle.
+    await untilIdle(service.pid);
     const rssStart = rssMb(service.pid);
     log(`service: ${service.url} (pid ${service.pid}, ${rssStart} MB); bare: ${bare.url}`);
 
@@ -261,6 +264,21 @@ async function compareTransactionPaths(ctx: BenchContext, services: Record<'pipe
   log(`written: ${path.relative(ROOT_DIR, file)}`);
 }
 
+/**
+ * Waits (90 s at most) until a process uses at most 2 % of a core in each of four half-seconds in
+ * a row (on a loaded machine a busy process still gets 10 % or more).
+ */
+async function untilIdle(pid: number): Promise<void> {
+  let quiet = 0;
+  for (let i = 0; i < 180 && quiet < 4; i++) {
+    const before = cpuMs(pid);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = cpuMs(pid);
+    if (before === null || after === null) return;
+    quiet = after - before <= 10 ? quiet + 1 : 0;
+  }
+}
+
 async function loadContext(db: pg.Pool): Promise<BenchContext> {
   const one = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows[0]!;
   const windows = await one<{ today: string; writes_from: string; planning_from: string; planning_to: string }>(
@@ -336,6 +354,7 @@ async function httpPhase(scenario: Scenario, ctx: BenchContext, server: Child, s
     duration,
     next: phase.next,
     pid: servicePid,
+    cpuPid: server.pid,
     ...(phase.supply !== undefined ? { supply: phase.supply } : {}),
   });
   await advanceSlots(ctx);
@@ -396,6 +415,12 @@ function computeRatiosAndTargets(report: BenchReport): void {
     report.targets.push({ name: 'team month, compact grid, 200 employees, 10 connections: req/s', value: grid.rps, limit: '≥ 60',
       ok: grid.rps >= 60 });
   }
+
+  // The same read's fixed cost in each server's own process: CPU per request, bare / service.
+  const me = by('me')?.cpuMsPerRequest;
+  const bareMe = by('bare_me')?.cpuMsPerRequest;
+  report.ratios.push({ name: 'server CPU per request, bare node:http + pg / GET /api/auth/me/',
+    value: me && bareMe ? Math.round((bareMe / me) * 100) / 100 : null });
   const planning = by('planning');
   report.targets.push({ name: 'planning month, 200 employees: p50', value: planning?.p50 ?? null, limit: '≤ 150 ms',
     ok: planning?.p50 == null ? null : planning.p50 <= 150 });

@@ -127,16 +127,15 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       next();
     });
   }
-  app.use((_req: Request, res: Response, next: NextFunction) => {
+  // Personal data is never cached by intermediaries or browsers: every answer of the API and of
+  // GraphQL (data, 401, 403, errors alike), under the paths Express would mount at /api and
+  // /graphql (any case, the segment whole). One middleware for the headers of every answer.
+  const privatePath = /^\/(?:api|graphql)(?:\/|$)/i;
+  app.use((req: Request, res: Response, next: NextFunction) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'same-origin');
     res.setHeader('X-Frame-Options', 'DENY');
-    next();
-  });
-  // Personal data is never cached by intermediaries or browsers: every answer of the API and of
-  // GraphQL (data, 401, 403, errors alike).
-  app.use(['/api', '/graphql'], (_req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Cache-Control', 'no-store');
+    if (privatePath.test(req.path)) res.setHeader('Cache-Control', 'no-store');
     next();
   });
   const sessions = new SessionStore(pool, config);
@@ -156,6 +155,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     throw error;
   }
 
+  // The API's routes first: no other layer stands between the rate limit and them (none of the
+  // paths below is a route of the manifest).
+  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
   // Built at the first request for it rather than at start-up (BENCHMARKS.md, "Start-up").
   let openApi: ReturnType<typeof buildOpenApi> | null = null;
   app.get('/api/schema/', (_req, res) => {
@@ -164,7 +166,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   mountDocs(app);
   mountBackoffice(app, { config, pool, limiter, sessions, storage });
-  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
 
   let releaseGraphql: (() => Promise<void>) | null = null;
   if (config.graphql) {

@@ -108,6 +108,21 @@ export function rssMb(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time a process has used so far, user + system, in ms (fields 14 and 15 of /proc/<pid>/stat,
+ * in clock ticks of 10 ms), or null when gone.
+ */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name in parentheses (which may hold spaces): state is field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples a process's RSS every 250 ms until stopped; returns the peak. */
 export function sampleRss(pid: number): { stop(): number | null } {
   let peak: number | null = rssMb(pid);

@@ -4,7 +4,7 @@
  * of every response recorded at full precision, the server's RSS sampled meanwhile.
  */
 import autocannon, { type AutocannonRequest, type AutocannonResult } from 'autocannon';
-import { sampleRss } from './children.js';
+import { cpuMs, sampleRss } from './children.js';
 
 export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -26,6 +26,8 @@ export interface LoadOptions {
   supply?: number;
   /** Process whose RSS is sampled (the server under test). */
   pid?: number;
+  /** Process whose CPU time (user + system) is counted over the measured phase (the server answering). */
+  cpuPid?: number;
 }
 
 export interface LoadResult {
@@ -40,6 +42,11 @@ export interface LoadResult {
   errors: number;
   statusCodes: Record<string, number>;
   rssPeakMb: number | null;
+  /**
+   * CPU time (user + system, /proc/<pid>/stat) of the answering server over the phase, divided by
+   * its responses: the fixed cost of a request in the server's own process, in ms.
+   */
+  cpuMsPerRequest?: number | null;
 }
 
 function percentile(sorted: number[], p: number): number | null {
@@ -68,6 +75,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     },
   };
   const rss = options.pid ? sampleRss(options.pid) : null;
+  const cpuBefore = options.cpuPid ? cpuMs(options.cpuPid) : null;
   const started = process.hrtime.bigint();
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const instance = autocannon(
@@ -87,6 +95,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const rssPeakMb = rss ? rss.stop() : null;
+  const cpuAfter = options.cpuPid ? cpuMs(options.cpuPid) : null;
   const statusCodes: Record<string, number> = {};
   let requests = 0;
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}) as Array<[string, { count: number }]>) {
@@ -105,5 +114,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     errors: result.non2xx + result.errors + result.timeouts,
     statusCodes,
     rssPeakMb,
+    ...(options.cpuPid
+      ? { cpuMsPerRequest: cpuBefore !== null && cpuAfter !== null && requests > 0
+          ? Math.round(((cpuAfter - cpuBefore) / requests) * 1000) / 1000 : null }
+      : {}),
   };
 }

@@ -100,12 +100,12 @@ export function renderMarkdown(report: BenchReport): string {
     `service pool ${report.settings.poolSize} connections; service runtime: ` +
     (Object.entries(report.settings.serviceRuntime).map(([k, v]) => `${k}=${v || '(empty)'}`).join(' ') || 'Node defaults') + '.');
   lines.push('');
-  lines.push('| scenario | conns | req/s | p50 ms | p99 ms | errors | server RSS peak MB |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|');
+  lines.push('| scenario | conns | req/s | p50 ms | p99 ms | errors | server RSS peak MB | server CPU ms/request |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of report.scenarios) {
     const codes = Object.entries(s.statusCodes).filter(([code]) => !code.startsWith('2'));
     const errors = s.errors + (codes.length ? ` (${codes.map(([c, n]) => `${c}×${n}`).join(', ')})` : '');
-    lines.push(`| ${s.label}${s.note ? ` — ${s.note}` : ''} | ${s.connections} | ${fmt(s.rps)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)} | ${errors} | ${fmt(s.rssPeakMb, 0)} |`);
+    lines.push(`| ${s.label}${s.note ? ` — ${s.note}` : ''} | ${s.connections} | ${fmt(s.rps)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)} | ${errors} | ${fmt(s.rssPeakMb, 0)} | ${fmt(s.cpuMsPerRequest ?? null, 3)} |`);
   }
   lines.push('');
   lines.push(`Server RSS: ${fmt(report.rss.startMb, 0)} MB after start-up, ${fmt(report.rss.peakMb, 0)} MB peak, ` +

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type pg from 'pg';
+import pg from 'pg';
 import { ROLES } from './roles.js';
 import { transactionSettingsStatement } from './pool.js';
 
@@ -67,6 +67,20 @@ function settingStatements(options: TransactionOptions): pg.QueryConfig[] {
     statements.push({ text: 'select set_config($1, $2, true)', values: [name, value] });
   }
   return statements;
+}
+
+/**
+ * The same settings as settingStatements, written as literals into one simple-protocol message
+ * (runRequestCall's single message); null when there are uploaded files (their metadata names
+ * files a client sent: always a parameter).
+ */
+function settingLiterals(options: TransactionOptions): string | null {
+  if (options.uploadedFiles?.length) return null;
+  let text = '';
+  for (const [name, value] of Object.entries(options.settings ?? {})) {
+    text += `select set_config(${pg.escapeLiteral(name)}, ${pg.escapeLiteral(value)}, true); `;
+  }
+  return text;
 }
 
 /** The statements counting the request's rate-limit hit before the commit, as the authenticator (none without a hit). */
@@ -159,14 +173,35 @@ export async function withRequestTransaction<T>(
 }
 
 /**
- * The one call of a SQL route in ONE round trip: the prelude, the call, the request's rate-limit
- * hit when it is folded in (options.rateLimitHit) and the commit are written together on a
- * pipelined connection (src/db/pool.ts) and their answers read together,
- * where withRequestTransaction waits for each. Same transaction, same statements: a refused
- * prelude (inactive account, non-staff caller of a staff route) aborts the transaction, so the
- * call runs in an aborted transaction and does nothing, and the commit of an aborted
- * transaction is a rollback; a failed call is rolled back the same way. Without a pipelined
- * pool it falls back to withRequestTransaction.
+ * The end of a request's transaction in one simple-protocol message: the rate-limit hit, when it
+ * is folded in (as the authenticator: reset role), then the commit. Its values are the hit's own:
+ * a bucket key the service made (src/auth/rate-limit.ts) as a quoted literal, and two numbers.
+ */
+function closingStatement(options: TransactionOptions): string {
+  const hit = options.rateLimitHit?.statement();
+  if (!hit) return 'commit';
+  const [bucket, limit, seconds] = hit.values as [string, number, number];
+  if (!Number.isFinite(limit) || !Number.isFinite(seconds)) throw new Error('bad rate-limit values');
+  const literals = [pg.escapeLiteral(String(bucket)), String(limit), String(seconds)];
+  // One pass, with a function: a literal is never scanned again nor read as a replacement pattern.
+  const text = hit.text.replace(/\$([123])\b/g, (_, n: string) => literals[Number(n) - 1]!);
+  return `reset role; ${text}; commit`;
+}
+
+/** How many results closingStatement(options) answers. */
+const closingResults = (options: TransactionOptions) => (options.rateLimitHit ? 3 : 1);
+
+/**
+ * The one call of a SQL route in ONE round trip, on a pipelined connection (src/db/pool.ts). A call
+ * without parameters (GET /api/auth/me/, and most reads without input) goes out as ONE simple-protocol
+ * message: the prelude, the route's settings, the call, the rate-limit hit when it is folded in
+ * (options.rateLimitHit) and the commit; PostgreSQL answers it with one flush and the client parses
+ * one answer (the call's row in text format, whatever `query.binary` asked). A call with parameters
+ * goes out as three messages written together (the prelude, the call in the extended protocol, the
+ * closing hit and commit). Same transaction, same statements either way: a refused prelude (inactive
+ * account, non-staff caller of a staff route) or a failed call leaves the rest undone, and the
+ * transaction, aborted, is rolled back before the connection goes back to the pool. Without a
+ * pipelined pool it falls back to withRequestTransaction.
  */
 export async function runRequestCall<R extends pg.QueryResultRow>(
   pool: pg.Pool,
@@ -182,6 +217,14 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
   }
   let broken = false;
   try {
+    const inlineSettings = query.values?.length ? null : settingLiterals(options);
+    if (inlineSettings !== null) {
+      // One message, one answer: the call's result is the one before the closing statements'.
+      const text = `${prelude} ${inlineSettings}${query.text}; ${closingStatement(options)};`;
+      const results = (await client.query({ text, ...(query.types ? { types: query.types } : {}) })) as unknown as pg.QueryResult<R>[];
+      options.rateLimitHit?.committed();
+      return results[results.length - 1 - closingResults(options)]!;
+    }
     // Corked: the messages of the three statements leave in one write (node-postgres corks the
     // messages of one statement; a pipelined client writes each statement when issued).
     const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } })
@@ -193,22 +236,24 @@ export async function runRequestCall<R extends pg.QueryResultRow>(
       sent = [client.query(prelude), ...settingStatements(options).map((statement) => client.query(statement))];
       call = client.query<R>(query);
       sent.push(call);
-      for (const statement of rateLimitStatements(options)) sent.push(client.query(statement));
-      sent.push(client.query('commit'));
+      sent.push(client.query(closingStatement(options)));
     } finally {
       stream?.uncork?.();
     }
     const settled = await Promise.allSettled(sent);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) {
-      // A lost connection (no SQLSTATE) or a transaction left open is not given back to the pool.
-      broken = settled.some((s) => s.status === 'rejected' && !isSqlError(s.reason)) || client.getTransactionStatus() !== 'I';
-      const reason = failed.reason as { code?: string };
-      if (settled[0]!.status === 'rejected' && reason.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
-      throw failed.reason;
-    }
+    if (failed) throw failed.reason;
     options.rateLimitHit?.committed();
     return await call;
+  } catch (error) {
+    // A lost connection (no SQLSTATE) is not given back to the pool; after a SQL error the
+    // transaction, aborted (a statement failed before the commit ran), is rolled back first. Always:
+    // the error of a one-message call arrives before the message's ReadyForQuery, so the client
+    // does not know yet that its transaction is open.
+    if (!isSqlError(error)) broken = true;
+    else broken = await client.query('rollback').then(() => false, () => true);
+    if ((error as { code?: string } | null)?.code === INACTIVE_ACCOUNT_SQLSTATE) throw new InactiveAccountError();
+    throw error;
   } finally {
     client.release(broken);
   }

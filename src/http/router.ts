@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type NextFunction } from 'express';
+import express, { type Request, type RequestHandler, type Response, type NextFunction } from 'express';
 import type pg from 'pg';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config.js';
@@ -112,6 +112,12 @@ function pageUrl(req: Request, publicUrl: string, page: number | null): string |
  * text, kept as a Buffer (no UTF-8 decoding into a string, no encoding back), sent as is.
  */
 const RAW_BYTES: pg.CustomTypesConfig = { getTypeParser: () => (value: unknown) => value } as unknown as pg.CustomTypesConfig;
+
+/**
+ * A value read with RAW_BYTES: the bytes in binary format, the text when the call went out in the
+ * simple protocol (a call without parameters, src/db/transaction.ts runRequestCall).
+ */
+const bytesOf = (value: Buffer | string): Buffer => (typeof value === 'string' ? Buffer.from(value) : value);
 
 /** A body PostgreSQL already wrote as JSON text. */
 function sendJsonText(res: Response, status: number, json: string | Buffer, headers: Record<string, string> = {}): void {
@@ -391,13 +397,13 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
 
       const values = sqlValues(spec, { params, query, body, page, pageSize, config: deps.config });
       if (spec.resultParts) {
-        const { rows: parts } = await runRequestCall<{ part: Buffer }>(deps.pool, identity,
+        const { rows: parts } = await runRequestCall<{ part: Buffer | string }>(deps.pool, identity,
           { text: route.sql!, values, binary: true, types: RAW_BYTES } as pg.QueryConfig, transaction);
         for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
         res.status(spec.status).type('application/json');
         // One buffer, sent by end(): the head and the parts leave together, and the compression
         // middleware (which wraps write and end, not cork) sees the whole answer.
-        const whole = Buffer.concat(parts.map((row) => row.part));
+        const whole = Buffer.concat(parts.map((row) => bytesOf(row.part)));
         res.setHeader('Content-Length', String(whole.length));
         res.end(whole);
         return;
@@ -424,23 +430,24 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       }
       if (spec.paginated) {
         // The text variant (listText) answers in binary format: the int4 total, the results' UTF-8 bytes.
-        const count = spec.listText
-          ? ((row.count as Buffer | null)?.readInt32BE(0) ?? 0)
-          : ((row.count as number | null) ?? 0);
+        const rawCount = row.count as Buffer | string | number | null;
+        const count = rawCount == null ? 0
+          : typeof rawCount === 'number' ? rawCount
+          : typeof rawCount === 'string' ? Number(rawCount) : rawCount.readInt32BE(0);
         const lastPage = Math.max(1, Math.ceil(count / pageSize));
         if (page > lastPage) throw ApiError.notFound('Page non valide.');
         const next = page < lastPage ? pageUrl(req, deps.config.publicUrl, page + 1) : null;
         const previous = page > 1 ? pageUrl(req, deps.config.publicUrl, page - 1) : null;
         const head = `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":`;
         if (spec.listText) {
-          const results = (row.results as Buffer | null) ?? Buffer.from('[]');
+          const results = row.results == null ? Buffer.from('[]') : bytesOf(row.results as Buffer | string);
           sendJsonText(res, spec.status, Buffer.concat([Buffer.from(head), results, Buffer.from('}')]), spec.headers);
           return;
         }
         sendJsonText(res, spec.status, `${head}${(row.results as string | null) ?? '[]'}}`, spec.headers);
         return;
       }
-      const text = row.result as Buffer | null | undefined;
+      const text = row.result as Buffer | string | null | undefined;
       if (spec.status === 204 || text == null) {
         sendResult(res, spec.status, spec.status === 204 ? undefined : null, spec.headers);
         return;
@@ -456,32 +463,148 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   };
 }
 
+/** A manifest path's literal text as a regular expression. */
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
 /**
- * Builds the Express router from the manifest: one handler per route, and 405 with Allow
- * for the other methods of a known path.
+ * A manifest path (/api/absences/{id}/) as Express 5 matches a route's path (router 2 and
+ * path-to-regexp 8, `strict: false`): case-insensitive, its trailing slashes removed then one
+ * optional, each parameter one non-empty segment. `names`: the parameters, in order.
  */
-export function buildApiRouter(routes: RouteSpec[], deps: RouterDeps): express.Router {
-  const router = express.Router({ strict: false });
-  const methodsByPath = new Map<string, Set<string>>();
-  for (const route of routes) {
-    const compiled = compile(route);
-    const path = expressPath(route.path);
-    router[route.method](path, handlerFor(compiled, deps));
-    const methods = methodsByPath.get(path) ?? new Set<string>();
-    methods.add(route.method.toUpperCase());
-    if (route.method === 'get') methods.add('HEAD');
-    methodsByPath.set(path, methods);
+export function routePattern(openApiPath: string): { pattern: RegExp; names: string[] } {
+  const names: string[] = [];
+  const source = openApiPath.replace(/\/+$/, '').split(/(\{[a-z_]+\})/).map((part) => {
+    const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
+    if (!name) return escapeRegExp(part);
+    names.push(name);
+    return '([^\\/]+)';
+  }).join('');
+  return { pattern: new RegExp(`^(?:${source})(?:\\/$)?$`, 'i'), names };
+}
+
+/** A path parameter decoded as Express decodes it: a malformed escape is a 400 error. */
+function decodeParam(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch (error) {
+    if (error instanceof URIError) Object.assign(error, { message: `Failed to decode param '${value}'`, status: 400, statusCode: 400 });
+    throw error;
   }
-  for (const [path, methods] of methodsByPath) {
+}
+
+/**
+ * The key of a path's bucket in the dispatcher: its first two segments, in lower case
+ * (/api/absences of /API/Absences/12/). Every manifest path starts with two literal segments.
+ */
+function bucketKey(path: string): string {
+  const second = path.indexOf('/', 1);
+  const third = second < 0 ? -1 : path.indexOf('/', second + 1);
+  return (third < 0 ? path : path.slice(0, third)).toLowerCase();
+}
+
+interface DispatchEntry {
+  pattern: RegExp;
+  names: string[];
+  /** The route's path as Express writes it (the metrics' route label, req.route.path). */
+  label: string;
+  /** A route's method (HEAD is served by GET), or null for the path's other methods (405, OPTIONS). */
+  method: string | null;
+  handle: (req: Request, res: Response, next: NextFunction, params: Record<string, string>) => void;
+}
+
+/** A route as the dispatcher serves it: its method, its manifest path, its handler (a rejection goes to `next`). */
+export interface DispatchedRoute {
+  method: RouteSpec['method'];
+  path: string;
+  handler: (req: Request, res: Response) => Promise<void>;
+}
+
+/**
+ * The API's dispatcher: one handler per route, and 405 with Allow (200 to OPTIONS) for the other
+ * methods of a known path. It answers exactly as an Express router of the same routes did
+ * (case-insensitive, one optional trailing slash, routes in the manifest's order, then the paths'
+ * 405 handlers; test/api/routing.test.ts compares them), but a request is compared with the
+ * routes of its first two segments only (a map), not with every route's regular expression in
+ * turn, and goes through none of the layers of Express's router.
+ */
+export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
+  const buckets = new Map<string, DispatchEntry[]>();
+  const add = (openApiPath: string, entry: Omit<DispatchEntry, 'pattern' | 'names'>) => {
+    if (!/^\/[^/{}]+\/[^/{}]+/.test(openApiPath)) throw new Error(`route path ${openApiPath}: two literal segments first`);
+    const key = bucketKey(openApiPath.replace(/\/+$/, ''));
+    const list = buckets.get(key) ?? [];
+    list.push({ ...routePattern(openApiPath), ...entry });
+    buckets.set(key, list);
+  };
+  const methodsByPath = new Map<string, { openApiPath: string; methods: Set<string> }>();
+  for (const route of routes) {
+    const { handler } = route;
+    const label = expressPath(route.path);
+    add(route.path, {
+      label,
+      method: route.method.toUpperCase(),
+      handle: (req, res, next) => {
+        handler(req, res).then(undefined, (error: unknown) => next(error ?? new Error('Rejected promise')));
+      },
+    });
+    const known = methodsByPath.get(label) ?? { openApiPath: route.path, methods: new Set<string>() };
+    known.methods.add(route.method.toUpperCase());
+    if (route.method === 'get') known.methods.add('HEAD');
+    methodsByPath.set(label, known);
+  }
+  for (const [label, { openApiPath, methods }] of methodsByPath) {
     const allow = [...methods, 'OPTIONS'];
-    router.all(path, (req: Request, _res: Response, next: NextFunction) => {
-      if (req.method === 'OPTIONS') {
-        _res.setHeader('Allow', allow.join(', '));
-        _res.status(200).end();
-        return;
-      }
-      next(ApiError.methodNotAllowed(req.method, allow));
+    const allowHeader = allow.join(', ');
+    add(openApiPath, {
+      label,
+      method: null,
+      handle: (req, res, next) => {
+        if (req.method === 'OPTIONS') {
+          res.setHeader('Allow', allowHeader);
+          res.status(200).end();
+          return;
+        }
+        next(ApiError.methodNotAllowed(req.method, allow));
+      },
     });
   }
-  return router;
+  // Within a bucket: the routes in the manifest's order, then the 405 handlers (as they were added).
+  return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    if (typeof path !== 'string') {
+      next();
+      return;
+    }
+    const entries = buckets.get(bucketKey(path));
+    if (!entries) {
+      next();
+      return;
+    }
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    for (const entry of entries) {
+      const match = entry.pattern.exec(path);
+      if (!match) continue;
+      let params: Record<string, string>;
+      try {
+        params = {};
+        for (let i = 0; i < entry.names.length; i++) params[entry.names[i]!] = decodeParam(match[i + 1]!);
+      } catch (error) {
+        // As Express: a parameter that cannot be decoded ends the routing with its error.
+        next(error);
+        return;
+      }
+      if (entry.method !== null && entry.method !== method) continue;
+      req.params = params;
+      (req as Request & { route?: { path: string } }).route = { path: entry.label };
+      entry.handle(req, res, next, params);
+      return;
+    }
+    next();
+  };
+}
+
+/** The API's routes from the manifest, compiled once, behind the dispatcher (dispatchRoutes). */
+export function buildApiRouter(routes: RouteSpec[], deps: RouterDeps): RequestHandler {
+  return dispatchRoutes(routes.map((route) => ({ method: route.method, path: route.path, handler: handlerFor(compile(route), deps) })));
 }
