@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import http from 'node:http';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
 import compression from 'compression';
 import { constants as zlibConstants } from 'node:zlib';
 import type { Logger } from 'pino';
@@ -26,6 +27,10 @@ import { FileStorage } from './storage/storage.js';
 import { mountBackoffice } from './backoffice/index.js';
 import { declaredCalls } from './backoffice/calls.js';
 import { SessionStore } from './auth/sessions.js';
+
+// node:http required, not imported: an ESM import builds the builtin's namespace from every export,
+// and reading http.WebSocket loads undici, 60 to 300 ms of a start (BENCHMARKS.md, "Start-up (issue 31)").
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof http;
 
 export const API_INFO = {
   title: 'Service de gestion des temps et absences',
@@ -85,7 +90,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const storage = new FileStorage(config.storageDir);
   const limiter = new RateLimiter(pool);
   const app = express();
-  const server = http.createServer(app);
+  const server = createServer(app);
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   app.set('json spaces', 0);

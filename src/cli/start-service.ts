@@ -20,10 +20,8 @@ import { sessionOptions } from '../db/pool.js';
 import { waitForDatabase } from '../db/reachable.js';
 import { ROLES } from '../db/roles.js';
 import { DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
-import { loadDemoOrganisation } from '../org/demo-history.js';
 import { FileStorage } from '../storage/storage.js';
 import { INPUT_CONTRACT } from '../http/input-contract.js';
-import { startWorker } from '../../worker/runner.js';
 import { createApp } from '../server.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
@@ -84,6 +82,8 @@ interface DemoOutcome {
 
 /** Loads the demo organisation and its year of history in one transaction (src/org/demo-history.ts). */
 async function loadDemo(client: pg.ClientBase, config: Config, password: string): Promise<DemoOutcome> {
+  // Loaded only to load the demo (once per database): not on a restart.
+  const { loadDemoOrganisation } = await import('../org/demo-history.js');
   const loaded = await loadDemoOrganisation(client, {
     password,
     timeZone: config.businessTimeZone,
@@ -264,7 +264,9 @@ runCommand('start', async () => {
     // Background jobs run in-process (reminders, audit purge, e-mails, counters), unless
     // WORKER=off (e.g. when `npm run worker` runs as its own process). Registered after the
     // HTTP server, so it stops first.
+    // graphile-worker is loaded only now, once the service answers (BENCHMARKS.md, "Start-up").
     if ((env.WORKER ?? '').toLowerCase() !== 'off') {
+      const { startWorker } = await import('../../worker/runner.js');
       const worker = await startWorker({
         databaseUrl: config.databaseUrl,
         businessTimeZone: config.businessTimeZone,
