@@ -22,7 +22,6 @@ import { ROLES } from '../db/roles.js';
 import { DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
 import { FileStorage } from '../storage/storage.js';
 import { INPUT_CONTRACT } from '../http/input-contract.js';
-import { createApp } from '../server.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
 import { closeServer } from './server-process.js';
@@ -35,8 +34,16 @@ const log = (line = '') => console.log(line);
  * START_PHASES=1: the start-up's phases, in milliseconds since the process started (Node's
  * performance clock), printed after the ready lines (BENCHMARKS.md, "Start-up").
  */
-const phases: Array<[string, number]> = [['modules loaded', performance.now()]];
+const phases: Array<[string, number]> = [['start-up modules loaded', performance.now()]];
 const phase = (name: string) => phases.push([name, performance.now()]);
+
+/**
+ * The HTTP application's modules (Express, the routes, the back-office: most of a start's CPU),
+ * imported while the database is reached and its migration checked, which mostly wait for
+ * PostgreSQL (BENCHMARKS.md, "Start-up (issue 31)").
+ */
+let serverModule: Promise<typeof import('../server.js')> | null = null;
+const loadServer = () => (serverModule ??= import('../server.js'));
 
 function flag(value: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((value ?? '').toLowerCase());
@@ -147,6 +154,9 @@ runCommand('start', async () => {
 
   try {
     const processes = processCount(env);
+    // One server process: this one (WEB_CONCURRENCY > 1: the server processes load it themselves).
+    // A failure is reported where it is awaited.
+    if (processes <= 1) loadServer().catch(() => undefined);
     let config: Config;
     let databaseLabel: string;
     if (!embeddedMode) {
@@ -252,6 +262,8 @@ runCommand('start', async () => {
       serverUrl = group.url;
       logger = createLogger(config);
     } else {
+      const { createApp } = await loadServer();
+      phase('application modules loaded');
       const app = await createApp(config);
       phase('application built (manifest checked)');
       const running = await app.listen(config.port, host);
