@@ -44,6 +44,12 @@ const phase = (name: string) => phases.push([name, performance.now()]);
  */
 let serverModule: Promise<typeof import('../server.js')> | null = null;
 const loadServer = () => (serverModule ??= import('../server.js'));
+/**
+ * graphile-worker's modules, loaded the same way: loaded only after listening, their evaluation
+ * (one synchronous block) held the first /api/health/ answer back by as long.
+ */
+let workerModule: Promise<typeof import('../../worker/runner.js')> | null = null;
+const loadWorker = () => (workerModule ??= import('../../worker/runner.js'));
 
 function flag(value: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((value ?? '').toLowerCase());
@@ -157,6 +163,7 @@ runCommand('start', async () => {
     // One server process: this one (WEB_CONCURRENCY > 1: the server processes load it themselves).
     // A failure is reported where it is awaited.
     if (processes <= 1) loadServer().catch(() => undefined);
+    if ((env.WORKER ?? '').toLowerCase() !== 'off') loadWorker().catch(() => undefined);
     let config: Config;
     let databaseLabel: string;
     if (!embeddedMode) {
@@ -276,9 +283,9 @@ runCommand('start', async () => {
     // Background jobs run in-process (reminders, audit purge, e-mails, counters), unless
     // WORKER=off (e.g. when `npm run worker` runs as its own process). Registered after the
     // HTTP server, so it stops first.
-    // graphile-worker is loaded only now, once the service answers (BENCHMARKS.md, "Start-up").
+    // graphile-worker (loaded while the database was reached) starts once the service listens.
     if ((env.WORKER ?? '').toLowerCase() !== 'off') {
-      const { startWorker } = await import('../../worker/runner.js');
+      const { startWorker } = await loadWorker();
       const worker = await startWorker({
         databaseUrl: config.databaseUrl,
         businessTimeZone: config.businessTimeZone,
