@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import http from 'node:http';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
 import compression from 'compression';
 import { constants as zlibConstants } from 'node:zlib';
 import type { Logger } from 'pino';
@@ -13,7 +14,7 @@ import { authenticate, passwordResetLimit, rateLimit } from './auth/middleware.j
 import type pg from 'pg';
 import { isConnectionLoss } from './db/connection-loss.js';
 import { ApiError, apiErrorFromPg } from './http/errors.js';
-import { callMismatches, manifestMismatches } from './http/manifest-check.js';
+import { startupMismatches } from './http/manifest-check.js';
 import { inputContractMismatches } from './http/input-contract.js';
 import { buildApiRouter, expressPath, foldsRateLimit } from './http/router.js';
 import { takePendingHit } from './http/request-context.js';
@@ -26,6 +27,10 @@ import { FileStorage } from './storage/storage.js';
 import { mountBackoffice } from './backoffice/index.js';
 import { declaredCalls } from './backoffice/calls.js';
 import { SessionStore } from './auth/sessions.js';
+
+// node:http required, not imported: an ESM import builds the builtin's namespace from every export,
+// and reading http.WebSocket loads undici, 60 to 300 ms of a start (BENCHMARKS.md, "Start-up (issue 31)").
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof http;
 
 export const API_INFO = {
   title: 'Service de gestion des temps et absences',
@@ -67,8 +72,7 @@ export interface AppOptions {
 async function checkManifest(pool: pg.Pool, logger: Logger): Promise<void> {
   let problems: string[];
   try {
-    problems = [...(await manifestMismatches(pool, routes)), ...(await callMismatches(pool, declaredCalls())),
-      ...(await inputContractMismatches(pool))];
+    problems = (await Promise.all([startupMismatches(pool, routes, declaredCalls()), inputContractMismatches(pool)])).flat();
   } catch (error) {
     if (!isConnectionLoss(error)) throw error;
     logger.warn('database unreachable at start-up: the SQL calls of the manifest were not checked');
@@ -85,7 +89,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const storage = new FileStorage(config.storageDir);
   const limiter = new RateLimiter(pool);
   const app = express();
-  const server = http.createServer(app);
+  const server = createServer(app);
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   app.set('json spaces', 0);
@@ -147,13 +151,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
   }
 
-  try {
-    await checkManifest(pool, logger);
-  } catch (error) {
-    // Refused: nothing will serve, the pool is closed (a caller that catches it leaks nothing).
-    await pool.end().catch(() => {});
-    throw error;
-  }
+  // The check's queries run while the routes are assembled; awaited before the app is handed out.
+  const checked = checkManifest(pool, logger).then(() => null, (error: unknown) => ({ error }));
 
   // The API's routes first: no other layer stands between the rate limit and them (none of the
   // paths below is a route of the manifest).
@@ -197,6 +196,15 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.status(apiError.status).json(apiError.body);
   });
 
+  const refused = await checked;
+  if (refused) {
+    // Refused: nothing will serve, the pool is closed (a caller that catches it leaks nothing).
+    if (releaseGraphql) await releaseGraphql().catch(() => {});
+    await metrics.close().catch(() => {});
+    await pool.end().catch(() => {});
+    throw refused.error;
+  }
+
   async function close(): Promise<void> {
     // Stop accepting, let the requests in flight finish, drop idle keep-alive sockets.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -209,6 +217,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   async function listen(port: number, host = '0.0.0.0'): Promise<RunningServer> {
     await new Promise<void>((resolve) => server.listen(port, host, () => resolve()));
+    // prom-client is loaded once the service answers (src/http/metrics.ts).
+    setImmediate(() => metrics.load());
     const address = server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
     return { url: `http://127.0.0.1:${actualPort}`, server, close };

@@ -7,8 +7,9 @@ import express from 'express';
 import { deleteFactors, factorAccounts } from '../auth/backoffice-login.js';
 import { html, message } from './html.js';
 import { asUser, asyncRoute, navUser, render, requireUser } from './common.js';
+import { frenchFormat } from './date-format.js';
 
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
 export function authenticatorRoutes(): express.Router {
   const router = express.Router();

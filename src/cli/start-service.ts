@@ -20,11 +20,8 @@ import { sessionOptions } from '../db/pool.js';
 import { waitForDatabase } from '../db/reachable.js';
 import { ROLES } from '../db/roles.js';
 import { DEMO_LOGINS, type DemoLogin } from '../org/demo.js';
-import { loadDemoOrganisation } from '../org/demo-history.js';
 import { FileStorage } from '../storage/storage.js';
 import { INPUT_CONTRACT } from '../http/input-contract.js';
-import { startWorker } from '../../worker/runner.js';
-import { createApp } from '../server.js';
 import { CliError, dataDirFrom, ensureServiceRoles, holdsOrganisation, migrate, runCommand } from './common.js';
 import { OutboxPrinter } from './outbox-printer.js';
 import { closeServer } from './server-process.js';
@@ -37,8 +34,22 @@ const log = (line = '') => console.log(line);
  * START_PHASES=1: the start-up's phases, in milliseconds since the process started (Node's
  * performance clock), printed after the ready lines (BENCHMARKS.md, "Start-up").
  */
-const phases: Array<[string, number]> = [['modules loaded', performance.now()]];
+const phases: Array<[string, number]> = [['start-up modules loaded', performance.now()]];
 const phase = (name: string) => phases.push([name, performance.now()]);
+
+/**
+ * The HTTP application's modules (Express, the routes, the back-office: most of a start's CPU),
+ * imported while the database is reached and its migration checked, which mostly wait for
+ * PostgreSQL (BENCHMARKS.md, "Start-up (issue 31)").
+ */
+let serverModule: Promise<typeof import('../server.js')> | null = null;
+const loadServer = () => (serverModule ??= import('../server.js'));
+/**
+ * graphile-worker's modules, loaded the same way: loaded only after listening, their evaluation
+ * (one synchronous block) held the first /api/health/ answer back by as long.
+ */
+let workerModule: Promise<typeof import('../../worker/runner.js')> | null = null;
+const loadWorker = () => (workerModule ??= import('../../worker/runner.js'));
 
 function flag(value: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((value ?? '').toLowerCase());
@@ -84,6 +95,8 @@ interface DemoOutcome {
 
 /** Loads the demo organisation and its year of history in one transaction (src/org/demo-history.ts). */
 async function loadDemo(client: pg.ClientBase, config: Config, password: string): Promise<DemoOutcome> {
+  // Loaded only to load the demo (once per database): not on a restart.
+  const { loadDemoOrganisation } = await import('../org/demo-history.js');
   const loaded = await loadDemoOrganisation(client, {
     password,
     timeZone: config.businessTimeZone,
@@ -147,6 +160,10 @@ runCommand('start', async () => {
 
   try {
     const processes = processCount(env);
+    // One server process: this one (WEB_CONCURRENCY > 1: the server processes load it themselves).
+    // A failure is reported where it is awaited.
+    if (processes <= 1) loadServer().catch(() => undefined);
+    if ((env.WORKER ?? '').toLowerCase() !== 'off') loadWorker().catch(() => undefined);
     let config: Config;
     let databaseLabel: string;
     if (!embeddedMode) {
@@ -252,6 +269,8 @@ runCommand('start', async () => {
       serverUrl = group.url;
       logger = createLogger(config);
     } else {
+      const { createApp } = await loadServer();
+      phase('application modules loaded');
       const app = await createApp(config);
       phase('application built (manifest checked)');
       const running = await app.listen(config.port, host);
@@ -264,7 +283,9 @@ runCommand('start', async () => {
     // Background jobs run in-process (reminders, audit purge, e-mails, counters), unless
     // WORKER=off (e.g. when `npm run worker` runs as its own process). Registered after the
     // HTTP server, so it stops first.
+    // graphile-worker (loaded while the database was reached) starts once the service listens.
     if ((env.WORKER ?? '').toLowerCase() !== 'off') {
+      const { startWorker } = await loadWorker();
       const worker = await startWorker({
         databaseUrl: config.databaseUrl,
         businessTimeZone: config.businessTimeZone,

@@ -13,19 +13,27 @@ import { SENT_KEYS as SENT_KEYS_ARG, type RouteSpec, type SqlCall } from './rout
 /** The argument of the keys a body sent (sql/core/arguments.sql, app_hidden.sent). */
 const SENT_KEYS = SENT_KEYS_ARG.name;
 
-interface Overload {
+export interface Overload {
   name: string;
   inputs: string[];
   /** Input arguments that have no default (the first ones, in PostgreSQL). */
   withoutDefault: string[];
 }
 
-async function overloads(pool: pg.Pool): Promise<Map<string, Overload[]>> {
+/**
+ * The overloads of the functions named (`schema.name`) among app_public's and app_hidden's. Read by
+ * name through pg_proc's index on proname: a scan of pg_proc read every function's source, dead
+ * versions included (0.1 to 0.3 s after a series of migrations, BENCHMARKS.md "Start-up (issue 31)");
+ * the argument arrays come as JSON (JSON.parse rather than pg's array parser).
+ */
+async function overloads(pool: pg.Pool, names: Iterable<string>): Promise<Map<string, Overload[]>> {
+  const shortNames = [...new Set([...names].map((name) => name.slice(name.indexOf('.') + 1)))];
   const { rows } = await pool.query<{ name: string; argnames: string[] | null; argmodes: string[] | null; nargs: number; ndefaults: number }>(
-    `select n.nspname || '.' || p.proname as name, p.proargnames as argnames, p.proargmodes::text[] as argmodes,
+    `select n.nspname || '.' || p.proname as name, to_json(p.proargnames) as argnames, to_json(p.proargmodes) as argmodes,
             p.pronargs as nargs, p.pronargdefaults as ndefaults
        from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-      where n.nspname in ('app_public', 'app_hidden')`,
+      where p.proname = any($1::name[]) and n.nspname in ('app_public', 'app_hidden')`,
+    [shortNames],
   );
   const result = new Map<string, Overload[]>();
   for (const row of rows) {
@@ -36,6 +44,11 @@ async function overloads(pool: pg.Pool): Promise<Map<string, Overload[]>> {
     result.set(row.name, [...(result.get(row.name) ?? []), overload]);
   }
   return result;
+}
+
+/** Every function a call names: its own, and the list's text variant of a route. */
+function calledNames(calls: Iterable<SqlCall>, alternatives: Iterable<string> = []): string[] {
+  return [...[...calls].map((call) => call.fn), ...alternatives];
 }
 
 /** app_hidden.document_max_bytes(), read as a request reads it (the server's pool may be the authenticator's). */
@@ -99,8 +112,9 @@ function callProblems(label: string, call: SqlCall, functions: Map<string, Overl
  * What is wrong with each route's SQL call, one line per route (empty when every call fits),
  * then the routes whose file size limit differs from SQL's (limitMismatches).
  */
-export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Promise<string[]> {
-  const functions = await overloads(pool);
+export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[],
+  functions?: Map<string, Overload[]>): Promise<string[]> {
+  const [read, limits] = await Promise.all([functions ?? overloads(pool, routeNames(routes)), limitMismatches(pool, routes)]);
   const problems: string[] = [];
   for (const route of routes) {
     if (!route.sql) continue;
@@ -108,16 +122,32 @@ export async function manifestMismatches(pool: pg.Pool, routes: RouteSpec[]): Pr
     const whole = route.sql.args.find((arg) => arg.from === 'body-object');
     if (whole) problems.push(`${route.operationId}: a route's body reaches SQL key by key, not as one JSON value (${whole.name})`);
     // The list's text variant (listText) takes the same arguments.
-    problems.push(...callProblems(route.operationId, route.sql, functions, 'manifest', route.listText ? [route.listText] : []));
+    problems.push(...callProblems(route.operationId, route.sql, read, 'manifest', route.listText ? [route.listText] : []));
   }
-  return [...problems, ...(await limitMismatches(pool, routes))];
+  return [...problems, ...limits];
+}
+
+/** The functions the routes call. */
+function routeNames(routes: RouteSpec[]): string[] {
+  const withSql = routes.filter((route) => route.sql);
+  return calledNames(withSql.map((route) => route.sql!), withSql.flatMap((route) => (route.listText ? [route.listText] : [])));
 }
 
 /**
  * The back-office's declared calls (src/backoffice/calls.ts) against pg_proc, as the routes':
  * one line per call that does not fit its function, labelled by where it is declared.
  */
-export async function callMismatches(pool: pg.Pool, calls: ReadonlyArray<SqlCall & { label: string }>): Promise<string[]> {
-  const functions = await overloads(pool);
-  return calls.flatMap((call) => callProblems(call.label, call, functions, 'declaration'));
+export async function callMismatches(pool: pg.Pool, calls: ReadonlyArray<SqlCall & { label: string }>,
+  functions?: Map<string, Overload[]>): Promise<string[]> {
+  const read = functions ?? (await overloads(pool, calledNames(calls)));
+  return calls.flatMap((call) => callProblems(call.label, call, read, 'declaration'));
+}
+
+/**
+ * The start-up check (src/server.ts): the routes' calls and the back-office's, with pg_proc read
+ * once for both, and the file size limits, one line per problem.
+ */
+export async function startupMismatches(pool: pg.Pool, routes: RouteSpec[], calls: ReadonlyArray<SqlCall & { label: string }>): Promise<string[]> {
+  const functions = await overloads(pool, [...routeNames(routes), ...calledNames(calls)]);
+  return [...(await manifestMismatches(pool, routes, functions)), ...(await callMismatches(pool, calls, functions))];
 }

@@ -15,7 +15,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type pg from 'pg';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { createPool } from '../db/pool.js';
 
@@ -76,54 +77,90 @@ export interface Metrics {
   count: RequestHandler;
   /** Serves GET /metrics to the allowed callers. */
   serve: RequestHandler;
-  registry: Registry;
+  /** Loads prom-client and makes the registry now (else at the first scrape); the server calls it once listening. */
+  load(): void;
   close(): Promise<void>;
 }
 
-/** The registry of one server process; `pool` is its request pool. */
+type Labels = { method: string; route: string; status: string };
+
+interface Instruments {
+  registry: Registry;
+  requests: Counter<keyof Labels>;
+  durations: Histogram<keyof Labels>;
+  databaseUp: Gauge;
+  jobsQueued: Gauge;
+  jobsFailed: Gauge;
+  emailsPending: Gauge;
+  emailsAbandoned: Gauge;
+}
+
+/** Answers counted before prom-client is loaded, kept to be counted then (a bound against a flood). */
+const EARLY_LIMIT = 10_000;
+
+/**
+ * The registry of one server process; `pool` is its request pool. prom-client (32 modules and
+ * OpenTelemetry's API for its CPU figures) is loaded after the server listens, not before
+ * (BENCHMARKS.md, "Start-up (issue 31)"): the answers finished until then are counted when it is.
+ */
 export function createMetrics(config: Config, pool: pg.Pool): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const allowed = allowList(config.metricsAllow);
   let ownerPool: pg.Pool | null = null;
+  let instruments: Instruments | null = null;
+  const early: Array<[Labels, number]> = [];
 
-  const requests = new Counter({
-    name: 'wfm_http_requests_total',
-    help: 'HTTP requests answered, by method, route and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
-  const durations = new Histogram({
-    name: 'wfm_http_request_duration_seconds',
-    help: 'Time from a request\'s arrival to the end of its answer, by method, route and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  new Gauge({
-    name: 'wfm_db_pool_in_use',
-    help: 'Connections of the request pool lent to a request now.',
-    registers: [registry],
-    collect() {
-      this.set(pool.totalCount - pool.idleCount);
-    },
-  });
-  new Gauge({
-    name: 'wfm_db_pool_waiting',
-    help: 'Requests waiting for a connection of the request pool now.',
-    registers: [registry],
-    collect() {
-      this.set(pool.waitingCount);
-    },
-  });
-  const databaseUp = new Gauge({ name: 'wfm_database_up', help: '1 when the operations figures could be read from the database at this scrape, else 0.', registers: [registry] });
-  const jobsQueued = new Gauge({ name: 'wfm_jobs_queued', help: 'Background jobs (graphile-worker) waiting or running, not failed for good.', registers: [registry] });
-  const jobsFailed = new Gauge({ name: 'wfm_jobs_failed', help: 'Background jobs that used all their attempts (kept for inspection).', registers: [registry] });
-  const emailsPending = new Gauge({ name: 'wfm_emails_pending', help: 'E-mails of the outbox not sent yet and still retried.', registers: [registry] });
-  const emailsAbandoned = new Gauge({ name: 'wfm_emails_abandoned', help: 'E-mails of the outbox not sent after their last attempt (email_max_attempts).', registers: [registry] });
+  function load(): Instruments {
+    if (instruments) return instruments;
+    const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } =
+      createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const requests = new Counter({
+      name: 'wfm_http_requests_total',
+      help: 'HTTP requests answered, by method, route and status.',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    });
+    const durations = new Histogram({
+      name: 'wfm_http_request_duration_seconds',
+      help: 'Time from a request\'s arrival to the end of its answer, by method, route and status.',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    new Gauge({
+      name: 'wfm_db_pool_in_use',
+      help: 'Connections of the request pool lent to a request now.',
+      registers: [registry],
+      collect() {
+        this.set(pool.totalCount - pool.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'wfm_db_pool_waiting',
+      help: 'Requests waiting for a connection of the request pool now.',
+      registers: [registry],
+      collect() {
+        this.set(pool.waitingCount);
+      },
+    });
+    instruments = {
+      registry, requests, durations,
+      databaseUp: new Gauge({ name: 'wfm_database_up', help: '1 when the operations figures could be read from the database at this scrape, else 0.', registers: [registry] }),
+      jobsQueued: new Gauge({ name: 'wfm_jobs_queued', help: 'Background jobs (graphile-worker) waiting or running, not failed for good.', registers: [registry] }),
+      jobsFailed: new Gauge({ name: 'wfm_jobs_failed', help: 'Background jobs that used all their attempts (kept for inspection).', registers: [registry] }),
+      emailsPending: new Gauge({ name: 'wfm_emails_pending', help: 'E-mails of the outbox not sent yet and still retried.', registers: [registry] }),
+      emailsAbandoned: new Gauge({ name: 'wfm_emails_abandoned', help: 'E-mails of the outbox not sent after their last attempt (email_max_attempts).', registers: [registry] }),
+    };
+    for (const [labels, seconds] of early.splice(0)) {
+      requests.inc(labels);
+      durations.observe(labels, seconds);
+    }
+    return instruments;
+  }
 
   /** The database's figures, one call on a one-connection owner pool opened at the first scrape. */
-  async function readOperations(): Promise<void> {
+  async function readOperations({ databaseUp, jobsQueued, jobsFailed, emailsPending, emailsAbandoned }: Instruments): Promise<void> {
     try {
       ownerPool ??= createPool(config.databaseUrl, config, 1);
       const { rows } = await ownerPool.query<OperationsRow>(
@@ -146,8 +183,13 @@ export function createMetrics(config: Config, pool: pg.Pool): Metrics {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
-      requests.inc(labels);
-      durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (instruments) {
+        instruments.requests.inc(labels);
+        instruments.durations.observe(labels, seconds);
+      } else if (early.length < EARLY_LIMIT) {
+        early.push([labels, seconds]);
+      }
     });
     next();
   };
@@ -161,7 +203,9 @@ export function createMetrics(config: Config, pool: pg.Pool): Metrics {
       res.status(404).type('application/json').send('{"detail":"Adresse inconnue."}');
       return;
     }
-    void readOperations()
+    const loaded = load();
+    const { registry } = loaded;
+    void readOperations(loaded)
       .then(() => registry.metrics())
       .then(
         (text) => {
@@ -175,7 +219,7 @@ export function createMetrics(config: Config, pool: pg.Pool): Metrics {
   return {
     count,
     serve,
-    registry,
+    load: () => void load(),
     async close() {
       if (ownerPool) await ownerPool.end().catch(() => undefined);
     },

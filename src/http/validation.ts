@@ -1,21 +1,29 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { envelopeKey, type FieldErrors } from './errors.js';
 import { TIME_PATTERN, type JsonSchema } from './schema.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
+/**
+ * Ajv (and ajv-formats) is loaded at the first validator compiled, not at start-up: loading it and
+ * making its two instances took about a tenth of a start (BENCHMARKS.md, "Start-up (issue 31)").
+ * Required (both are CommonJS) so that compiling stays synchronous.
+ */
+const require = createRequire(import.meta.url);
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
+  const addFormats = require('ajv-formats') as (ajv: Ajv, formats?: string[]) => Ajv;
   // strictNumbers: Infinity (1e400 in JSON, or a coerced form field) is no number nor integer.
-  const ajv = new Ajv({ allErrors: true, coerceTypes, strict: false, strictNumbers: true, useDefaults: false });
+  const ajv = new AjvClass({ allErrors: true, coerceTypes, strict: false, strictNumbers: true, useDefaults: false });
   addFormats(ajv, ['date', 'date-time', 'uri', 'email']);
   ajv.addFormat('time-hm', new RegExp(TIME_PATTERN));
   return ajv;
 }
 
 /** JSON bodies: types as sent (never coerced). Query strings and multipart form fields: strings coerced. */
-const jsonAjv = makeAjv(false);
-const coercingAjv = makeAjv('array');
+let jsonAjv: Ajv | null = null;
+let coercingAjv: Ajv | null = null;
+const ajvFor = (coerce: boolean): Ajv => (coerce ? (coercingAjv ??= makeAjv('array')) : (jsonAjv ??= makeAjv(false)));
 
 /** The validators not compiled yet (compilePendingValidators). */
 const pending = new Set<() => void>();
@@ -28,7 +36,7 @@ const pending = new Set<() => void>();
 export function compileValidator(schema: JsonSchema, coerce: boolean): ValidateFunction {
   let compiled: ValidateFunction | null = null;
   const compile = () => {
-    compiled ??= (coerce ? coercingAjv : jsonAjv).compile(schema);
+    compiled ??= ajvFor(coerce).compile(schema);
     pending.delete(compile);
     return compiled;
   };

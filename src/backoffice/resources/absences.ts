@@ -16,6 +16,7 @@ import {
 import { auditTrail } from './audit-log.js';
 import { establishmentOptions } from './referentials.js';
 import { optionsFrom } from './staff.js';
+import { frenchFormat } from '../date-format.js';
 
 interface AbsenceDocument {
   id: number;
@@ -90,8 +91,8 @@ export const STATUS_LABELS: Record<Absence['status'], string> = {
   cancelled: 'Annulée',
 };
 
-const DATE = new Intl.DateTimeFormat('fr-FR', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DATE = frenchFormat({ day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 const HALVES = { morning: 'matin', afternoon: 'après-midi' } as const;
 
 const frDate = (iso: string) => DATE.format(new Date(`${iso}T00:00:00Z`));

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { html, trusted, type Html } from '../html.js';
 import { callValue, declareCall, inputArg } from '../calls.js';
 import { defineResource } from '../registry.js';
+import { frenchFormat } from '../date-format.js';
 
 const READS = declareCall('audit-log: reader', 'app_hidden.current_account_reads_audit_log');
 const TRAIL = declareCall('audit-log: trail', 'app_public.audit_log_search',
@@ -86,7 +87,7 @@ function authorText(line: AuditLine): string {
   return line.impersonator_identity ? `par ${line.impersonator_identity.display_name ?? '?'}, pour le compte de ${actor}` : actor;
 }
 
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'medium', timeZone: 'Europe/Paris' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'medium', timeZone: 'Europe/Paris' });
 
 function showValue(value: unknown): Html {
   if (value === undefined) return html`<span class="absent">(absent)</span>`;
@@ -112,7 +113,7 @@ export function auditDiff(before: Record<string, unknown> | null, after: Record<
 </table>`;
 }
 
-const TRAIL_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const TRAIL_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
 /** The audit lines of one row of `model`, for readers of the audit log (others see no trail). */
 export async function auditTrail(client: pg.PoolClient, model: string, id: number): Promise<Html> {

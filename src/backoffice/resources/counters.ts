@@ -12,6 +12,7 @@ import { defineResource } from '../registry.js';
 import { COUNTER_KINDS } from './counter-associations.js';
 import { anyOf, callValue, declareCall, holds, inputArg, isStaff, listCall, rowId } from '../calls.js';
 import { YES_NO, optionsFrom } from './staff.js';
+import { frenchFormat } from '../date-format.js';
 
 interface Counter {
   id: number;
@@ -36,7 +37,7 @@ const KIND_LABELS: Record<string, string> = {
   consumption: 'Consommation', restitution: 'Restitution', start: 'Début d’absence', compensation: 'Compensation',
   acquisition: 'Acquisition', carry_over: 'Report', expiry: 'Expiration',
 };
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 const amount = (value: string) => value.replace('.', ',');
 const unitOf = (c: Counter) => (c.unit === 'day' ? 'j' : 'h');
 

@@ -15,6 +15,7 @@ import { INPUT_CONTRACT } from '../../http/input-contract.js';
 import { bodyObject, callRows, callValue, callValueOrNull, declareCall, holds, inputArg, rowId } from '../calls.js';
 import { ESTABLISHMENTS_NAMED, establishmentOptions } from './referentials.js';
 import { optionsFrom } from './staff.js';
+import { frenchFormat } from '../date-format.js';
 
 /** The contract types in creation order. */
 const contractTypeOptions = optionsFrom(declareCall('employees: contract types', 'app_hidden.contract_type_choices', [], { rows: true }));
@@ -98,8 +99,8 @@ interface Certificate {
   file?: string;
 }
 
-const DAY = new Intl.DateTimeFormat('fr-FR', { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' });
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DAY = frenchFormat({ day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
 export const frDay = (iso: string | null) => (iso ? DAY.format(new Date(`${iso}T00:00:00Z`)) : null);
 

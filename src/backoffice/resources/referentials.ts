@@ -8,6 +8,7 @@ import { html } from '../html.js';
 import { defineResource, type Action, type FormField, type Option } from '../registry.js';
 import { callRows, declareCall, inputArg } from '../calls.js';
 import { isStaff, optionsFrom, staffAbilities } from './staff.js';
+import { frenchFormat } from '../date-format.js';
 
 interface Establishment {
   id: number;
@@ -37,7 +38,7 @@ export const COUNT_BASE_LABELS: Record<string, string> = {
   ouvres: 'Jours ouvrés (lundi au vendredi)',
 };
 
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
 /** Every back-office account reads the referentials. */
 const readable = async () => true;

@@ -11,6 +11,7 @@ import { callValue, declareCall, holds, inputArg, rowId } from '../calls.js';
 import { auditTrail } from './audit-log.js';
 import { establishmentOptions } from './referentials.js';
 import { optionsFrom } from './staff.js';
+import { frenchFormat } from '../date-format.js';
 
 const ABILITIES = declareCall('shift-change-requests: abilities', 'app_public.shift_change_abilities', [rowId()]);
 const CORRECT = declareCall('shift-change-requests: correction', 'app_public.shift_change_correct',
@@ -64,8 +65,8 @@ interface ShiftChangeRequest {
 }
 
 const STATUS_LABELS: Record<string, string> = { pending: 'En attente', validated: 'Validée', refused: 'Refusée' };
-const DATE = new Intl.DateTimeFormat('fr-FR', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-const DATE_TIME = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
+const DATE = frenchFormat({ weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+const DATE_TIME = frenchFormat({ dateStyle: 'short', timeStyle: 'short', timeZone: 'Europe/Paris' });
 
 const frDate = (iso: string) => DATE.format(new Date(`${iso}T00:00:00Z`));
 const hours = (minutes: number) => `${Math.floor(minutes / 60)} h ${String(Math.abs(minutes) % 60).padStart(2, '0')}`;
