@@ -298,11 +298,11 @@ begin
         'Vous ne pouvez pas corriger votre propre absence : retirez-la et déposez une nouvelle demande.', 'WF204');
     end if;
     perform app_hidden.forbidden(
-      'La correction d''une absence est réservée à l''encadrement : retirez votre demande en attente ou demandez l''annulation d''une absence accordée.',
+      'La correction d’une absence est réservée à l’encadrement : retirez votre demande en attente ou demandez l’annulation d’une absence accordée.',
       'WF203');
   end if;
   if not app_hidden.may(app_hidden.current_account_id(), 'absences.view_absence_queue', p_absence.employee_id) then
-    perform app_hidden.forbidden('La correction d''une absence est réservée à l''encadrement de son périmètre.', 'WF203');
+    perform app_hidden.forbidden('La correction d’une absence est réservée à l’encadrement de son périmètre.', 'WF203');
   end if;
 end;
 $$;
@@ -318,13 +318,13 @@ CREATE FUNCTION app_hidden.absence_check_decider(p_absence app_public.absences) 
     AS $$
 begin
   if not app_hidden.current_account_has('absences.decide_absence') then
-    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d''absence.', 'WF201');
+    perform app_hidden.forbidden('Votre rôle ne permet pas de décider des demandes d’absence.', 'WF201');
   end if;
   if not app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_absence.employee_id) then
     perform app_hidden.forbidden('Ce salarié est hors de votre périmètre de décision.', 'WF201');
   end if;
   if p_absence.employee_id = app_hidden.current_employee_id() then
-    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d''absence.', 'WF202');
+    perform app_hidden.forbidden('Vous ne pouvez pas décider de votre propre demande d’absence.', 'WF202');
   end if;
 end;
 $$;
@@ -343,7 +343,7 @@ declare
 begin
   if p_absence.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
-      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l''année précédente).',
+      'Cette absence commence avant le %s : elle est hors de la période sur laquelle une décision peut revenir (1er décembre de l’année précédente).',
       app_hidden.fr_date(v_limit)), 'WV213');
   end if;
 end;
@@ -378,7 +378,7 @@ begin
   if p_version is not null then
     if p_version <> p_absence.version then
       perform app_hidden.conflict(
-        'Quelqu''un d''autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
+        'Quelqu’un d’autre a déjà traité cette absence (version périmée) : rechargez la file et recommencez.', 'WC201');
     end if;
   elsif p_required then
     perform app_hidden.invalid('version', 'Ce champ est obligatoire.');
@@ -634,7 +634,7 @@ CREATE FUNCTION app_hidden.absence_filer_error(p_employee integer) RETURNS text
     when app_hidden.may(app_hidden.current_account_id(), 'absences.decide_absence', p_employee) then
       'Une délégation permet de décider des demandes, pas de déclarer une absence pour un autre salarié.'
     when app_hidden.current_account_has('absences.decide_absence') then
-      'Ce salarié n''est pas dans votre périmètre : vous ne pouvez pas déclarer d''absence pour lui.'
+      'Ce salarié n’est pas dans votre périmètre : vous ne pouvez pas déclarer d’absence pour lui.'
     else 'Vous ne pouvez déposer une absence que pour vous-même.'
   end;
 $$;
@@ -673,7 +673,7 @@ CREATE FUNCTION app_hidden.absence_label(p_absence app_public.absences) RETURNS 
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  select format('l''absence n° %s (%s, %s)', p_absence.id, t.name,
+  select format('l’absence n° %s (%s, %s)', p_absence.id, t.name,
                 app_hidden.absence_period_fr(p_absence.date_start, p_absence.date_end, p_absence.start_half,
                                              p_absence.end_half, p_absence.start_time, p_absence.end_time))
   from app_public.absence_types t where t.id = p_absence.type_id;
@@ -1835,7 +1835,7 @@ begin
     perform app_hidden.invalid('model', format('Modèle inconnu « %s ». Valeurs possibles : %s.', p_model, v_models), 'WV601');
   end if;
   if p_target_id is not null and p_target_id < 1 then
-    perform app_hidden.invalid('target_id', 'L''identifiant de la cible est un entier strictement positif.', 'WV601');
+    perform app_hidden.invalid('target_id', 'L’identifiant de la cible est un entier strictement positif.', 'WV601');
   end if;
   if p_from is not null and p_to is not null and p_to < p_from then
     perform app_hidden.invalid('to', 'La fin de la période précède son début.', 'WV601');
@@ -1856,7 +1856,7 @@ CREATE FUNCTION app_hidden.audit_log_reader_check() RETURNS void
 begin
   if not app_hidden.current_account_reads_audit_log() then
     perform app_hidden.forbidden(
-      'La consultation du journal d''audit est réservée aux comptes ayant la permission audit.view_actionlog et l''accès au back-office.',
+      'La consultation du journal d’audit est réservée aux comptes ayant la permission audit.view_actionlog et l’accès au back-office.',
       'WF601');
   end if;
 end;
@@ -1997,7 +1997,7 @@ begin
     perform app_hidden.invalid('kind', 'Choisissez « planning » (mon planning) ou « perimeter » (absences de mon périmètre).', 'WV701');
   end if;
   if not app_hidden.calendar_feed_allowed(p_kind) then
-    perform app_hidden.forbidden('Le flux des absences du périmètre est réservé aux lecteurs des demandes d''absence.', 'WF701');
+    perform app_hidden.forbidden('Le flux des absences du périmètre est réservé aux lecteurs des demandes d’absence.', 'WF701');
   end if;
 end;
 $$;
@@ -2185,7 +2185,7 @@ CREATE FUNCTION app_hidden.code_namespace_clash(p_table text, p_code text) RETUR
     AS $$
   select case
     when p_table = 'posts' and exists (select 1 from app_public.absence_types t where lower(t.code) = lower(p_code))
-      then format('Le code « %s » est déjà utilisé par un motif d''absence.', p_code)
+      then format('Le code « %s » est déjà utilisé par un motif d’absence.', p_code)
     when p_table = 'absence_types' and exists (select 1 from app_public.posts p where lower(p.code) = lower(p_code))
       then format('Le code « %s » est déjà utilisé par un poste.', p_code)
   end;
@@ -2254,8 +2254,8 @@ CREATE FUNCTION app_hidden.contract_period_refusals(p_start date, p_end date, p_
   select case when p_start is null then array['la date de début est obligatoire.']
               else array_remove(array[
                      case when p_end < p_start then 'la date de fin précède la date de début.' end,
-                     case when p_trial_end < p_start then 'la fin de période d''essai précède la date de début.'
-                          when p_trial_end > p_end then 'la fin de période d''essai dépasse la fin du contrat.' end],
+                     case when p_trial_end < p_start then 'la fin de période d’essai précède la date de début.'
+                          when p_trial_end > p_end then 'la fin de période d’essai dépasse la fin du contrat.' end],
                    null) end;
 $$;
 
@@ -2511,13 +2511,13 @@ declare
   v_this int := extract(year from app_hidden.today())::int;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les compteurs s''ouvrent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les compteurs s’ouvrent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   if p_year is null then
-    v_errors := app_hidden.add_error(v_errors, 'year', 'L''année est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'year', 'L’année est obligatoire.');
   elsif p_year not between v_this and v_this + 1
         or p_year not between app_hidden.first_accepted_year() and app_hidden.last_accepted_year() then
-    v_errors := app_hidden.add_error(v_errors, 'year', format('Seuls les compteurs de %s ou de %s s''ouvrent.', v_this, v_this + 1));
+    v_errors := app_hidden.add_error(v_errors, 'year', format('Seuls les compteurs de %s ou de %s s’ouvrent.', v_this, v_this + 1));
   end if;
   if p_establishment is not null and not exists (select 1 from app_public.establishments e where e.id = p_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
@@ -2608,12 +2608,12 @@ begin
   elsif v_kind.code is null then
     v_errors := app_hidden.add_error(v_errors, 'counter_code', 'Compteur inconnu.');
   elsif not v_kind.is_consumable then
-    v_errors := app_hidden.add_error(v_errors, 'counter_code', format('Le compteur %s n''est pas un compteur de congés ou d''heures consommable : il n''a pas de règle d''acquisition.', p_counter_code));
+    v_errors := app_hidden.add_error(v_errors, 'counter_code', format('Le compteur %s n’est pas un compteur de congés ou d’heures consommable : il n’a pas de règle d’acquisition.', p_counter_code));
   elsif exists (select 1 from app_public.counter_rules r
                 where coalesce(r.establishment_id, 0) = coalesce(p_establishment, 0) and r.counter_code = p_counter_code
                   and r.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'counter_code', case when p_establishment is null
-      then format('Le compteur %s a déjà une règle par défaut de l''association.', p_counter_code)
+      then format('Le compteur %s a déjà une règle par défaut de l’association.', p_counter_code)
       else format('Le compteur %s a déjà une règle pour cet établissement.', p_counter_code) end);
   end if;
   if p_annual_amount is not null and (p_annual_amount < 0 or p_annual_amount >= 1000 or p_annual_amount <> round(p_annual_amount, 2)) then
@@ -2625,26 +2625,26 @@ begin
     elsif v_kind.unit = 'hour' then
       v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Un compteur en heures ne dépend pas de la base de décompte : laissez ce champ vide.');
     elsif p_annual_amount is null then
-      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Indiquez d''abord la quantité annuelle (en jours ouvrés).');
+      v_errors := app_hidden.add_error(v_errors, 'annual_amount_ouvrables', 'Indiquez d’abord la quantité annuelle (en jours ouvrés).');
     end if;
   end if;
   if p_acquisition is null or p_acquisition not in ('opening', 'monthly') then
-    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Acquisition à l''ouverture (opening) ou mois par mois (monthly).');
+    v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Acquisition à l’ouverture (opening) ou mois par mois (monthly).');
   elsif p_acquisition = 'monthly' and p_annual_amount is null then
     v_errors := app_hidden.add_error(v_errors, 'acquisition', 'Une acquisition mois par mois demande une quantité annuelle.');
   end if;
   if p_rounding is null or p_rounding not in ('hundredth', 'half_up', 'whole_up') then
-    v_errors := app_hidden.add_error(v_errors, 'rounding', 'Arrondi au centième (hundredth), au demi supérieur (half_up) ou à l''unité supérieure (whole_up).');
+    v_errors := app_hidden.add_error(v_errors, 'rounding', 'Arrondi au centième (hundredth), au demi supérieur (half_up) ou à l’unité supérieure (whole_up).');
   end if;
   if p_prorate is null then
     v_errors := app_hidden.add_error(v_errors, 'prorate', 'Ce champ est obligatoire.');
   end if;
   if p_carry_over is null or p_carry_over not in ('none', 'all', 'ceiling') then
-    v_errors := app_hidden.add_error(v_errors, 'carry_over', 'Report : aucun (none), tout (all) ou jusqu''à un plafond (ceiling).');
+    v_errors := app_hidden.add_error(v_errors, 'carry_over', 'Report : aucun (none), tout (all) ou jusqu’à un plafond (ceiling).');
   elsif p_carry_over = 'ceiling' and p_carry_over_ceiling is null then
     v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Le plafond du report est obligatoire pour un report plafonné.');
   elsif p_carry_over <> 'ceiling' and p_carry_over_ceiling is not null then
-    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Un plafond ne s''indique que pour un report plafonné : laissez ce champ vide.');
+    v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Un plafond ne s’indique que pour un report plafonné : laissez ce champ vide.');
   end if;
   if p_carry_over_ceiling is not null and (p_carry_over_ceiling < 0 or p_carry_over_ceiling >= 1000 or p_carry_over_ceiling <> round(p_carry_over_ceiling, 2)) then
     v_errors := app_hidden.add_error(v_errors, 'carry_over_ceiling', 'Une quantité entre 0 et 999,99, deux décimales au plus.');
@@ -2653,9 +2653,9 @@ begin
     if p_carry_over_until !~ '^(0[1-9]|[12][0-9]|3[01])/(0[1-9]|1[0-2])$'
        or split_part(p_carry_over_until, '/', 1)::int
           > extract(day from make_date(2001, split_part(p_carry_over_until, '/', 2)::int, 1) + interval '1 month - 1 day') then
-      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Une date de l''année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n''existe pas chaque année).');
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Une date de l’année suivante au format JJ/MM, par exemple 31/05 (le 29/02 n’existe pas chaque année).');
     elsif p_carry_over is not distinct from 'none' then
-      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Sans report, il n''y a pas de date limite : laissez ce champ vide.');
+      v_errors := app_hidden.add_error(v_errors, 'carry_over_until', 'Sans report, il n’y a pas de date limite : laissez ce champ vide.');
     end if;
   end if;
   return v_errors;
@@ -3042,7 +3042,7 @@ begin
       return null;
     end if;
     perform app_hidden.forbidden(
-      'Vous décidez ici par délégation : une délégation ne permet pas de décider des demandes de la personne qui l''a donnée.',
+      'Vous décidez ici par délégation : une délégation ne permet pas de décider des demandes de la personne qui l’a donnée.',
       'WF803');
   end if;
   perform set_config('app.on_behalf_of', v_delegator::text, true);
@@ -3209,7 +3209,7 @@ begin
   elsif char_length(v_name) > app_hidden.name_max_length() then
     perform app_hidden.invalid('name', app_hidden.max_length_message(app_hidden.name_max_length()), 'WV510');
   elsif exists (select 1 from app_public.divisions d where lower(d.name) = lower(v_name) and d.id is distinct from p_id) then
-    perform app_hidden.invalid('name', format('Une division s''appelle déjà « %s ».', v_name), 'WV510');
+    perform app_hidden.invalid('name', format('Une division s’appelle déjà « %s ».', v_name), 'WV510');
   end if;
   return v_name;
 end;
@@ -3578,7 +3578,7 @@ begin
   end if;
   if p_write then
     if not app_hidden.current_account_has(p_change_permission) then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de modifier ces informations de la fiche salarié.', 'WF560');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de modifier ces informations de la fiche salarié.', 'WF560');
     end if;
     if not app_hidden.may(v_me, p_change_permission, p_employee) then
       perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -3589,7 +3589,7 @@ begin
     return;
   end if;
   if not (app_hidden.current_account_has(p_view_permission) or app_hidden.current_account_has(p_change_permission)) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire ces informations de la fiche salarié.', 'WF560');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire ces informations de la fiche salarié.', 'WF560');
   end if;
   if not (app_hidden.may(v_me, p_view_permission, p_employee) or app_hidden.may(v_me, p_change_permission, p_employee)) then
     perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -3726,7 +3726,7 @@ begin
   v_id := app_hidden.in_int(p_item, 'id', 'contracts');
   if v_id is not null and (p_employee is null or not exists (select 1 from app_public.contracts c
                                                               where c.id = v_id and c.employee_id = p_employee)) then
-    v_messages := v_messages || (v_label || 'ce contrat n''appartient pas à ce salarié.');
+    v_messages := v_messages || (v_label || 'ce contrat n’appartient pas à ce salarié.');
   end if;
   v_type := app_hidden.in_int(p_item, 'type', 'contracts');
   if v_type is null then
@@ -3740,7 +3740,7 @@ begin
   v_messages := v_messages || array(select v_label || m from unnest(app_hidden.contract_period_refusals(v_start, v_end, v_trial)) m);
   v_job := app_hidden.in_trimmed(p_item, 'job_title', 'contracts');
   if char_length(v_job) > app_hidden.job_title_max_length() then
-    v_messages := v_messages || (v_label || format('l''intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
+    v_messages := v_messages || (v_label || format('l’intitulé de poste fait au plus %s caractères.', app_hidden.job_title_max_length()));
   end if;
   v_hours := app_hidden.in_numeric(p_item, 'weekly_hours', 'contracts');
   if v_hours is not null and app_hidden.weekly_hours_in_range(v_hours) is not true then
@@ -3933,7 +3933,7 @@ ALTER FUNCTION app_hidden.employee_establishments(p_employee integer, p_on date)
 CREATE FUNCTION app_hidden.employee_main_not_secondary_refusal(p_main integer, p_secondaries integer[]) RETURNS text
     LANGUAGE sql IMMUTABLE
     AS $$
-  select 'L''établissement principal ne peut pas être aussi un établissement secondaire.'
+  select 'L’établissement principal ne peut pas être aussi un établissement secondaire.'
   where p_main = any (p_secondaries);
 $$;
 
@@ -3954,7 +3954,7 @@ CREATE FUNCTION app_hidden.employee_main_workplace_perimeter_refusal(p_main inte
     AS $$
   select case when p_main is null
               then 'Choisissez un établissement principal de votre périmètre : sans lui, la fiche sortirait de votre périmètre.'
-              when not p_main = any (p_scope) then 'Cet établissement n''est pas dans votre périmètre.' end
+              when not p_main = any (p_scope) then 'Cet établissement n’est pas dans votre périmètre.' end
   where p_scope is not null and p_changed;
 $$;
 
@@ -4027,11 +4027,11 @@ CREATE FUNCTION app_hidden.employee_refuse_record_write(p_id integer) RETURNS vo
 begin
   if not app_hidden.current_account_has('employee.change_employee_record') then
     if p_id is null then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
     end if;
     -- A record outside every perimeter of the caller: not found before forbidden (SPEC Errors).
     perform app_hidden.refuse_outside_or_forbid(p_id,
-      'Vous n''avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
+      'Vous n’avez pas le droit de créer ou de modifier une fiche salarié.', 'WF502');
   end if;
   if p_id is not null and not app_hidden.may(app_hidden.current_account_id(), 'employee.change_employee_record', p_id) then
     perform app_hidden.not_found('Salarié introuvable dans votre périmètre.');
@@ -4059,7 +4059,7 @@ CREATE FUNCTION app_hidden.employee_refuse_ssn_key(p_id integer) RETURNS void
 begin
   if p_id is null and not app_hidden.current_account_has('employee.view_social_security_number')
      or p_id is not null and not app_hidden.may(app_hidden.current_account_id(), 'employee.view_social_security_number', p_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire ni d''écrire le numéro de sécurité sociale : '
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire ni d’écrire le numéro de sécurité sociale : '
                                  'retirez ce champ de la requête.', 'WF501');
   end if;
 end;
@@ -4083,7 +4083,7 @@ CREATE FUNCTION app_hidden.employee_refuse_ssn_on_created_record(p_id integer) R
     AS $$
 begin
   if not app_hidden.may(app_hidden.current_account_id(), 'employee.view_social_security_number', p_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit d''écrire le numéro de sécurité sociale de ce salarié : '
+    perform app_hidden.forbidden('Vous n’avez pas le droit d’écrire le numéro de sécurité sociale de ce salarié : '
                                  'retirez ce champ de la requête.', 'WF501');
   end if;
 end;
@@ -4421,14 +4421,14 @@ begin
   if v_id is not null then
     select * into v_existing from app_public.team_assignments ta where ta.id = v_id and ta.employee_id = p_employee;
     if p_employee is null or v_existing.id is null then
-      v_messages := v_messages || (v_label || 'cette affectation n''appartient pas à ce salarié.');
+      v_messages := v_messages || (v_label || 'cette affectation n’appartient pas à ce salarié.');
     end if;
   end if;
   v_team := app_hidden.in_int(p_item, 'team', 'teams');
   v_start := app_hidden.in_date(p_item, 'start_date', 'teams');
   v_end := app_hidden.in_date(p_item, 'end_date', 'teams');
   if v_team is null then
-    v_messages := v_messages || (v_label || 'l''équipe est obligatoire.');
+    v_messages := v_messages || (v_label || 'l’équipe est obligatoire.');
   elsif not exists (select 1 from app_public.teams t where t.id = v_team) then
     v_messages := v_messages || (v_label || format('équipe n° %s introuvable.', v_team));
   elsif p_scope is not null
@@ -4436,7 +4436,7 @@ begin
              or v_existing.end_date is distinct from v_end)
         and not exists (select 1 from app_public.team_establishments te
                         where te.team_id = v_team and te.establishment_id = any (p_scope)) then
-    v_messages := v_messages || (v_label || 'cette équipe n''a aucun établissement dans votre périmètre.');
+    v_messages := v_messages || (v_label || 'cette équipe n’a aucun établissement dans votre périmètre.');
   end if;
   if v_end < v_start then
     v_messages := v_messages || (v_label || 'la date de fin précède la date de début.');
@@ -4550,12 +4550,12 @@ team with no establishment in its perimeter (an assignment left out of the list 
 CREATE FUNCTION app_hidden.employee_username_refusal(p_creating boolean, p_username text) RETURNS text
     LANGUAGE sql STABLE
     AS $$
-  select case when not p_creating then 'L''identifiant se choisit à la création de la fiche seulement.'
+  select case when not p_creating then 'L’identifiant se choisit à la création de la fiche seulement.'
               when app_hidden.username_well_formed(p_username) is false
               then format('Identifiant invalide : de %s à %s caractères parmi lettres, chiffres et . _ @ + -.',
                           app_hidden.username_min_length(), app_hidden.username_max_length())
               when app_private.username_taken(p_username)
-              then format('L''identifiant « %s » est déjà utilisé.', p_username) end;
+              then format('L’identifiant « %s » est déjà utilisé.', p_username) end;
 $$;
 
 ALTER FUNCTION app_hidden.employee_username_refusal(p_creating boolean, p_username text) OWNER TO postgres;
@@ -4738,7 +4738,7 @@ begin
     if char_length(v_name) > app_hidden.name_max_length() then
       v_errors := app_hidden.add_error(v_errors, 'name', app_hidden.max_length_message(app_hidden.name_max_length()));
     elsif app_hidden.establishment_name_taken(v_name, p_id) then
-      v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s''appelle déjà « %s ».', v_name));
+      v_errors := app_hidden.add_error(v_errors, 'name', format('Un établissement s’appelle déjà « %s ».', v_name));
     end if;
   end if;
   v_base := coalesce(p_count_base, v_old.count_base, 'ouvrables');
@@ -4917,11 +4917,11 @@ begin
     end if;
   end if;
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de créer ou de modifier des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de créer ou de modifier des événements.', 'WF530');
   end if;
   if p_id is not null then
     if not p_id in (select app_hidden.writable_event_ids()) then
-      perform app_hidden.forbidden('Vous ne modifiez que les événements que vous avez créés ou ceux d''un établissement de votre périmètre.', 'WF531');
+      perform app_hidden.forbidden('Vous ne modifiez que les événements que vous avez créés ou ceux d’un établissement de votre périmètre.', 'WF531');
     end if;
     perform 1 from app_public.events ev where ev.id = p_id for update;
   end if;
@@ -5026,7 +5026,7 @@ begin
       v_errors := app_hidden.add_error(v_errors, 'establishment', format('Établissement n° %s introuvable.', p_establishment));
     elsif p_establishment is distinct from p_old.establishment_id
           and not app_hidden.event_establishment_allowed(p_establishment) then
-      v_errors := app_hidden.add_error(v_errors, 'establishment', 'Cet établissement n''est pas dans votre périmètre.');
+      v_errors := app_hidden.add_error(v_errors, 'establishment', 'Cet établissement n’est pas dans votre périmètre.');
     end if;
   end if;
 
@@ -5279,7 +5279,7 @@ CREATE FUNCTION app_hidden.id_list_refusal(p_ids integer[]) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
   select case
-    when array_position(p_ids, null) is not null then 'Une liste d''identifiants (nombres entiers) est attendue.'
+    when array_position(p_ids, null) is not null then 'Une liste d’identifiants (nombres entiers) est attendue.'
     when cardinality(p_ids) <> (select count(distinct i) from unnest(p_ids) i) then 'La liste contient des doublons.'
   end;
 $$;
@@ -5307,7 +5307,7 @@ begin
   begin
     return v_text::date;
   exception when others then
-    perform app_hidden.invalid(coalesce(p_field, p_key), format('Date invalide : %s n''existe pas.', v_text));
+    perform app_hidden.invalid(coalesce(p_field, p_key), format('Date invalide : %s n’existe pas.', v_text));
   end;
 end;
 $_$;
@@ -5949,7 +5949,7 @@ begin
     ) x;
     if coalesce(v_pause, 0) < 20 then
       v_errors := app_hidden.add_error(v_errors, 'break_required',
-        format('La journée accordée compte %s de travail effectif : au-delà de 6 h, une pause d''au moins 20 minutes consécutives est obligatoire.',
+        format('La journée accordée compte %s de travail effectif : au-delà de 6 h, une pause d’au moins 20 minutes consécutives est obligatoire.',
                app_hidden.fmt_minutes(v_total)));
     end if;
   end if;
@@ -6249,7 +6249,7 @@ begin
   v_start := case when app_hidden.sent(p_sent, 'start_at', p_start_at is not null) then p_start_at else v_old.start_at end;
   v_end := case when app_hidden.sent(p_sent, 'end_at', p_end_at is not null) then p_end_at else v_old.end_at end;
   if v_account is null then
-    v_errors := app_hidden.add_error(v_errors, 'account', 'Le compte d''astreinte est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'account', 'Le compte d’astreinte est obligatoire.');
   end if;
   if v_start is null then
     v_errors := app_hidden.add_error(v_errors, 'start_at', 'Le début est obligatoire.');
@@ -6268,14 +6268,14 @@ begin
       v_errors := app_hidden.add_error(v_errors, 'account', 'Ce compte est fermé.');
     elsif v_eligibility = 'no_role' then
       v_errors := app_hidden.add_error(v_errors, 'account',
-        'Ce compte ne détient aucun rôle d''encadrement à cette date : une astreinte étend le périmètre d''un rôle existant.');
+        'Ce compte ne détient aucun rôle d’encadrement à cette date : une astreinte étend le périmètre d’un rôle existant.');
     end if;
   end if;
   if v_account is not null and v_end > v_start then
     select * into v_overlap from app_private.on_call_overlap(v_account, v_start, v_end, p_id);
     if v_overlap.id is not null then
       v_errors := app_hidden.add_error(v_errors, 'start_at',
-        format('Ce compte est déjà d''astreinte sur cette période (astreinte n° %s, du %s au %s).', v_overlap.id,
+        format('Ce compte est déjà d’astreinte sur cette période (astreinte n° %s, du %s au %s).', v_overlap.id,
                to_char(v_overlap.start_at at time zone app_hidden.business_timezone(), 'DD/MM/YYYY HH24:MI'),
                to_char(v_overlap.end_at at time zone app_hidden.business_timezone(), 'DD/MM/YYYY HH24:MI')));
     end if;
@@ -6322,7 +6322,7 @@ begin
     end if;
   exception when exclusion_violation then
     -- A concurrent write took the interval between the check above and this write.
-    perform app_hidden.invalid('start_at', 'Ce compte est déjà d''astreinte sur cette période.', 'WV540');
+    perform app_hidden.invalid('start_at', 'Ce compte est déjà d’astreinte sur cette période.', 'WV540');
   end;
   if v_establishments is not null then
     delete from app_public.on_call_period_establishments ope
@@ -6490,7 +6490,7 @@ CREATE FUNCTION app_hidden.page_limit(p_page_size integer) RETURNS integer
     AS $$
 begin
   if p_page_size is null or p_page_size < 1 then
-    perform app_hidden.invalid('page_size', 'La taille de page est un entier d''au moins 1.', 'WV003');
+    perform app_hidden.invalid('page_size', 'La taille de page est un entier d’au moins 1.', 'WV003');
   end if;
   return least(p_page_size, 200);
 end;
@@ -6507,7 +6507,7 @@ CREATE FUNCTION app_hidden.page_offset(p_page integer, p_page_size integer) RETU
     AS $$
 begin
   if p_page is null or p_page < 1 then
-    perform app_hidden.invalid('page', 'Le numéro de page est un entier d''au moins 1.', 'WV003');
+    perform app_hidden.invalid('page', 'Le numéro de page est un entier d’au moins 1.', 'WV003');
   end if;
   return (p_page - 1) * app_hidden.page_limit(p_page_size);
 end;
@@ -6595,11 +6595,11 @@ begin
     end if;
     if v_start is null or v_end is null then
       v_errors := app_hidden.add_error(v_errors, p_field,
-                    v_prefix || 'indiquez l''heure de début et l''heure de fin du créneau.');
+                    v_prefix || 'indiquez l’heure de début et l’heure de fin du créneau.');
       v_row_ok := false;
     elsif v_start = v_end then
       v_errors := app_hidden.add_error(v_errors, p_field,
-                    v_prefix || 'l''heure de fin doit être différente de l''heure de début.');
+                    v_prefix || 'l’heure de fin doit être différente de l’heure de début.');
       v_row_ok := false;
     end if;
 
@@ -6622,7 +6622,7 @@ begin
                              order by p.id limit 1));
       if v_post_id is null then
         v_errors := app_hidden.add_error(v_errors, p_field,
-                      v_prefix || 'précisez le poste (aucun poste n''est prévu ce jour-là ni rattaché à votre établissement).');
+                      v_prefix || 'précisez le poste (aucun poste n’est prévu ce jour-là ni rattaché à votre établissement).');
         v_row_ok := false;
       end if;
     end if;
@@ -6635,7 +6635,7 @@ begin
       elsif not v_post.is_active
             and not exists (select 1 from unnest(coalesce(p_planned, '{}')) s where s.post_id = v_post.id) then
         v_errors := app_hidden.add_error(v_errors, p_field,
-                      v_prefix || format('le poste %s %s n''est plus actif.', v_post.code, v_post.label));
+                      v_prefix || format('le poste %s %s n’est plus actif.', v_post.code, v_post.label));
         v_row_ok := false;
       end if;
     end if;
@@ -6707,11 +6707,11 @@ CREATE FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text
   select string_agg(format('%s : %s', c ->> 'code',
            case p_figure
              when 'acquisition' then case c ->> 'acquisition' when 'monthly' then 'mensuelle'
-                                                              when 'opening' then 'à l''ouverture'
+                                                              when 'opening' then 'à l’ouverture'
                                                               else 'à la main ou par import' end
              when 'carried_over' then app_hidden.quantity_fr((c ->> 'carried_over')::numeric, c ->> 'unit')
                || case when c ->> 'carry_over_expires_on' is not null
-                       then format(' jusqu''au %s (expirerait : %s)',
+                       then format(' jusqu’au %s (expirerait : %s)',
                                    to_char((c ->> 'carry_over_expires_on')::date, 'DD/MM/YYYY'),
                                    app_hidden.quantity_fr((c ->> 'carry_over_expiring')::numeric, c ->> 'unit'))
                        else '' end
@@ -6719,7 +6719,7 @@ CREATE FUNCTION app_hidden.payroll_counters_text(p_counters jsonb, p_figure text
                then format('reporte %s%s, perd %s',
                            app_hidden.quantity_fr((c -> 'year_end' ->> 'carries_over')::numeric, c ->> 'unit'),
                            case when c -> 'year_end' ->> 'carry_over_until' is not null
-                                then format(' jusqu''au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
+                                then format(' jusqu’au %s', to_char((c -> 'year_end' ->> 'carry_over_until')::date, 'DD/MM/YYYY'))
                                 else '' end,
                            app_hidden.quantity_fr((c -> 'year_end' ->> 'expires')::numeric, c ->> 'unit'))
                else 'année close ou sans règle' end
@@ -6756,7 +6756,7 @@ begin
   if p_establishment is not null
      and (not app_hidden.in_scope(p_establishment, v_scope)
           or not exists (select 1 from app_public.establishments e where e.id = p_establishment)) then
-    perform app_hidden.forbidden('Vous n''êtes pas autorisé à consulter la paie de cet établissement.', 'WF551');
+    perform app_hidden.forbidden('Vous n’êtes pas autorisé à consulter la paie de cet établissement.', 'WF551');
   end if;
 
   return (
@@ -7199,6 +7199,230 @@ CREATE FUNCTION app_hidden.planning_cells(p_employee_ids integer[], p_from date,
 $$;
 
 ALTER FUNCTION app_hidden.planning_cells(p_employee_ids integer[], p_from date, p_to date) OWNER TO postgres;
+
+--
+-- Name: planning_grid(integer[], date, date); Type: FUNCTION; Schema: app_hidden; Owner: postgres
+--
+
+CREATE FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+begin
+  return (
+    with days as (
+      select d::date as date, extract(isodow from d)::int as weekday
+      from generate_series(p_from, p_to, interval '1 day') d
+    ),
+    emp as (
+      select e.id, e.first_name || ' ' || e.last_name as name,
+             row_number() over (order by lower(e.last_name), lower(e.first_name), e.id) as ord
+      from app_public.employees e
+      where e.id = any (p_employee_ids)
+    ),
+    -- The templates valid at some day of the window.
+    tpl as materialized (
+      select t.id, t.employee_id, t.valid_from, t.valid_to
+      from app_public.planning_templates t
+      where t.employee_id = any (p_employee_ids) and t.valid_from <= p_to and (t.valid_to is null or t.valid_to >= p_from)
+    ),
+    -- Per employee, how many templates the window meets, and the first one (meaningful when one).
+    emp_template as (
+      select t.employee_id, count(*) as templates, min(t.id) as template_id, min(t.valid_from) as valid_from,
+             min(coalesce(t.valid_to, 'infinity')) as valid_to
+      from tpl t
+      group by t.employee_id
+    ),
+    -- The worked blocks of each template's weekday (a template's slot is its post's).
+    template_block as materialized (
+      select ts.template_id, ts.weekday, p.code, p.label, p.start_time, p.end_time,
+             extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
+      from app_public.planning_template_slots ts
+      join app_public.posts p on p.id = ts.post_id
+      where ts.template_id in (select tpl.id from tpl)
+    ),
+    -- The blocks of each day modification (one rest block when it has no slot).
+    modification as materialized (
+      select m.employee_id, m.date, sl.n is null as rest, po.code, po.label, sl.start_time, sl.end_time,
+             coalesce(extract(epoch from sl.start_time)::int / 60, 0) as k2, coalesce(sl.n, 0) as k4
+      from app_public.day_modifications m
+      left join lateral unnest(m.slots) with ordinality
+        as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+      left join app_public.posts po on po.id = sl.post_id
+      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+    ),
+    -- The absences of the window by day, with the part of the day they cover.
+    absence_day as materialized (
+      select a.employee_id, g.day::date as date, a.id, a.status, t.code, t.name, a.start_time, a.end_time,
+             case when a.start_time is not null then 'hours'
+                  when g.day::date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when g.day::date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+                  else 'day' end as part
+      from app_public.absences a
+      join app_public.absence_types t on t.id = a.type_id
+      cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
+      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+        and a.status in ('pending', 'validated', 'cancellation_requested')
+    ),
+    -- The granted ones; whole: those of the cell cover the whole day.
+    granted as materialized (
+      select a.*,
+             coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
+                      false) as whole
+      from absence_day a
+      where a.status in ('validated', 'cancellation_requested')
+      window w as (partition by a.employee_id, a.date)
+    ),
+    -- The cells with a pending request: an absence request, or a day-change request.
+    pending_cell as materialized (
+      select a.employee_id, a.date from absence_day a where a.status = 'pending'
+      union
+      select r.employee_id, r.date
+      from app_public.shift_change_requests r
+      where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+    ),
+    -- The cells computed one by one, with the template valid that day (the latest valid_from).
+    special as materialized (
+      select distinct on (s.employee_id, s.date) s.employee_id, s.date, t.id as template_id,
+             pc.employee_id is not null as pending,
+             exists (select 1 from granted g where g.employee_id = s.employee_id and g.date = s.date and g.whole) as whole,
+             exists (select 1 from modification m where m.employee_id = s.employee_id and m.date = s.date) as modified
+      from (select x.employee_id, x.date from modification x
+            union select x.employee_id, x.date from granted x
+            union select x.employee_id, x.date from pending_cell x
+            union select et.employee_id, d.date from emp_template et cross join days d where et.templates > 1) s
+      left join tpl t on t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
+      left join pending_cell pc on pc.employee_id = s.employee_id and pc.date = s.date
+      order by s.employee_id, s.date, t.valid_from desc
+    ),
+    -- Every block with its cell and its order in it. A cell is a special one (employee_id, date),
+    -- a template's weekday (template_id, weekday), or the rest of an employee without template
+    -- (template_id 0). Order: k1 (a morning or whole-day absence, then the worked or rest blocks
+    -- and hourly absences, then the afternoon's absence), k2 (start minute), k3 (at the same
+    -- start, the worked slot before the hourly absence). The planned blocks are hidden by a
+    -- whole-day absence; pending on the absence blocks of a whole day and on the planned ones.
+    block as (
+      select g.employee_id, g.date, null::int as template_id, null::int as weekday, 'absence' as kind,
+             null::text as code, null::text as label, g.code as reason_code, g.name as reason_name, g.part,
+             g.start_time, g.end_time, false as modified, g.status,
+             case when g.status = 'cancellation_requested' then 'cancellation'
+                  when g.whole and s.pending then 'request' end as pending,
+             case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
+             coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2, 1 as k3, g.id as k4
+      from granted g
+      join special s on s.employee_id = g.employee_id and s.date = g.date
+      union all
+      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.code, m.label,
+             null, null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
+      from special s
+      join modification m on m.employee_id = s.employee_id and m.date = s.date
+      where not s.whole
+      union all
+      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
+             null, null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
+             1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      from special s
+      left join template_block tb on tb.template_id = s.template_id and tb.weekday = extract(isodow from s.date)::int
+      where not s.whole and not s.modified
+      union all
+      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
+             null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      from tpl t
+      cross join generate_series(1, 7) as wd(weekday)
+      left join template_block tb on tb.template_id = t.id and tb.weekday = wd.weekday
+      where exists (select 1 from emp_template et where et.template_id = t.id and et.templates = 1)
+      union all
+      select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
+      where exists (select 1 from emp)
+    ),
+    -- Each distinct block numbered (its rank among the distinct values).
+    ranked as materialized (
+      -- (byte order: any order numbers them, and the collation's would cost more than the rest)
+      select b.*, dense_rank() over (order by b.kind collate "C", b.code collate "C", b.label collate "C",
+                                              b.reason_code collate "C", b.reason_name collate "C", b.part collate "C",
+                                              b.start_time, b.end_time, b.modified, b.status collate "C", b.pending collate "C") - 1 as bi
+      from block b
+    ),
+    post_dict as materialized (
+      select x.code, x.label, row_number() over (order by x.code, x.label) - 1 as i
+      from (select distinct r.code, r.label from ranked r where r.code is not null) x
+    ),
+    reason_dict as materialized (
+      select x.code, x.name, row_number() over (order by x.code, x.name) - 1 as i
+      from (select distinct r.reason_code as code, r.reason_name as name from ranked r where r.kind = 'absence') x
+    ),
+    block_dict as (
+      select distinct on (r.bi) r.bi,
+             '{"kind":"' || r.kind || '","post":' || app_hidden.json_int(pd.i) || ',"reason":' || app_hidden.json_int(rd.i)
+             || ',"part":' || app_hidden.json_text(r.part) || ',"start_time":' || app_hidden.json_hm(r.start_time)
+             || ',"end_time":' || app_hidden.json_hm(r.end_time) || ',"modified":' || r.modified
+             || ',"status":' || app_hidden.json_text(r.status) || ',"pending":' || app_hidden.json_text(r.pending) || '}' as text
+      from ranked r
+      left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
+      left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
+      order by r.bi
+    ),
+    -- Each cell as its blocks' numbers in order, then each distinct one numbered.
+    cell_blocks as (
+      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi order by r.k1, r.k2, r.k3, r.k4) as blocks
+      from ranked r
+      group by r.employee_id, r.date, r.template_id, r.weekday
+    ),
+    cell_ranked as materialized (
+      select c.*, dense_rank() over (order by c.blocks) - 1 as ci
+      from cell_blocks c
+    ),
+    special_of_employee as (
+      select c.employee_id, array_agg(c.date) as dates, array_agg(c.ci) as cis
+      from cell_ranked c
+      where c.employee_id is not null
+      group by c.employee_id
+    ),
+    template_week as (
+      select c.template_id, array_agg(c.ci order by c.weekday) as week
+      from cell_ranked c
+      where c.template_id > 0
+      group by c.template_id
+    ),
+    -- Each employee's row, in the order of the days: a special cell, else the day of its one
+    -- template's week while the template is valid, else a rest.
+    grid_row as (
+      select e.ord,
+             '[' || (select string_agg(coalesce(se.cis[array_position(se.dates, d.date)],
+                                                case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
+                                                rest.ci)::text, ',' order by d.date)
+                     from days d) || ']' as text
+      from emp e
+      left join emp_template et on et.employee_id = e.id and et.templates = 1
+      left join template_week tw on tw.template_id = et.template_id
+      left join special_of_employee se on se.employee_id = e.id
+      left join (select c.ci from cell_ranked c where c.template_id = 0) rest on true
+    )
+    select '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
+           || ',"employees":[' || coalesce((select string_agg('{"id":' || e.id || ',"name":' || app_hidden.json_text(e.name) || '}',
+                                                             ',' order by e.ord) from emp e), '')
+           || '],"holidays":[' || coalesce((select string_agg(
+                '{"date":' || app_hidden.json_date(h.day) || ',"name":' || app_hidden.json_text(h.name) || '}', ',' order by h.day)
+                from generate_series(extract(year from p_from)::int, extract(year from p_to)::int) y,
+                     lateral app_public.public_holidays(y) h
+                where h.day between p_from and p_to), '')
+           || '],"posts":[' || coalesce((select string_agg('{"code":' || app_hidden.json_text(pd.code)
+                                                           || ',"label":' || app_hidden.json_text(pd.label) || '}', ',' order by pd.i)
+                                         from post_dict pd), '')
+           || '],"reasons":[' || coalesce((select string_agg('{"code":' || app_hidden.json_text(rd.code)
+                                                             || ',"name":' || app_hidden.json_text(rd.name) || '}', ',' order by rd.i)
+                                           from reason_dict rd), '')
+           || '],"blocks":[' || coalesce((select string_agg(bd.text, ',' order by bd.bi) from block_dict bd), '')
+           || '],"cells":[' || coalesce((select string_agg(x.text, ',' order by x.ci)
+                                         from (select distinct on (c.ci) c.ci, '[' || array_to_string(c.blocks, ',') || ']' as text
+                                               from cell_ranked c order by c.ci) x), '')
+           || '],"rows":[' || coalesce((select string_agg(r.text, ',' order by r.ord) from grid_row r), '')
+           || ']}'
+  );
+end;
+$$;
+
+ALTER FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) OWNER TO postgres;
 
 --
 -- Name: planning_max_days(); Type: FUNCTION; Schema: app_hidden; Owner: postgres
@@ -7839,7 +8063,7 @@ CREATE FUNCTION app_hidden.require_member_in_perimeter(p_employee integer) RETUR
     AS $$
 begin
   if not app_hidden.may(app_hidden.current_account_id(), 'employee.change_team', p_employee) then
-    perform app_hidden.forbidden(format('%s n''est pas dans votre périmètre : vous ne pouvez pas l''ajouter à cette équipe.',
+    perform app_hidden.forbidden(format('%s n’est pas dans votre périmètre : vous ne pouvez pas l’ajouter à cette équipe.',
                                         (select n.name from app_hidden.employee_names(array[p_employee]) n)), 'WF522');
   end if;
 end;
@@ -7857,7 +8081,7 @@ CREATE FUNCTION app_hidden.require_on_call_access(p_write boolean) RETURNS void
 begin
   if not app_hidden.current_account_has('on_call.view_on_call_period')
      and not app_hidden.current_account_has('on_call.change_on_call_period') then
-    perform app_hidden.forbidden('Vous n''avez pas accès aux astreintes.', 'WF540');
+    perform app_hidden.forbidden('Vous n’avez pas accès aux astreintes.', 'WF540');
   end if;
   if p_write and not app_hidden.current_account_has('on_call.change_on_call_period') then
     perform app_hidden.forbidden('Vous consultez les astreintes sans pouvoir les modifier.', 'WF540');
@@ -7876,7 +8100,7 @@ CREATE FUNCTION app_hidden.require_payroll() RETURNS void
     AS $$
 begin
   if not app_hidden.current_account_has('employee.view_payroll') then
-    perform app_hidden.forbidden('Vous n''avez pas accès à la consultation de la paie.', 'WF550');
+    perform app_hidden.forbidden('Vous n’avez pas accès à la consultation de la paie.', 'WF550');
   end if;
 end;
 $$;
@@ -7892,7 +8116,7 @@ CREATE FUNCTION app_hidden.require_staff() RETURNS void
     AS $$
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les référentiels s''écrivent par les comptes du personnel d''administration uniquement.', 'WF510');
+    perform app_hidden.forbidden('Les référentiels s’écrivent par les comptes du personnel d’administration uniquement.', 'WF510');
   end if;
 end;
 $$;
@@ -7933,11 +8157,11 @@ begin
       perform app_hidden.not_found('Compte introuvable dans votre périmètre.', 'WN580');
     end if;
     perform app_hidden.refuse_outside_or_forbid(v_employee,
-      'Les attributions de rôle s''écrivent par les comptes du personnel d''administration uniquement.', 'WF580');
+      'Les attributions de rôle s’écrivent par les comptes du personnel d’administration uniquement.', 'WF580');
   end if;
   if not app_hidden.current_account_is_staff() then
     perform app_hidden.forbidden(
-      'Les attributions de rôle s''écrivent par les comptes du personnel d''administration uniquement.', 'WF580');
+      'Les attributions de rôle s’écrivent par les comptes du personnel d’administration uniquement.', 'WF580');
   end if;
   if p_account = app_hidden.current_account_id() then
     perform app_hidden.forbidden('Vous ne pouvez pas modifier vos propres rôles.', 'WF581');
@@ -8230,7 +8454,7 @@ begin
     perform app_hidden.not_found('Demande de modification introuvable.', 'WN101');
   end if;
   if p_version is distinct from v.version then
-    perform app_hidden.conflict('Quelqu''un a déjà décidé ou modifié cette demande entre-temps : rechargez la file des demandes.', 'WC101');
+    perform app_hidden.conflict('Quelqu’un a déjà décidé ou modifié cette demande entre-temps : rechargez la file des demandes.', 'WC101');
   end if;
   if v.status <> 'pending' then
     perform app_hidden.invalid('status', format('Seule une demande en attente peut être %s.', p_action), 'WV106');
@@ -8658,7 +8882,7 @@ declare
   v_team app_public.teams;
 begin
   if not app_hidden.current_account_has('employee.change_team') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de modifier les équipes.', 'WF520');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de modifier les équipes.', 'WF520');
   end if;
   if not p_id in (select app_hidden.team_ids_in_perimeter('employee.change_team')) then
     perform app_hidden.not_found('Équipe introuvable dans votre périmètre.');
@@ -8832,7 +9056,7 @@ declare
 begin
   if p_id is null then
     if not app_hidden.current_account_has('employee.change_team') then
-      perform app_hidden.forbidden('Vous n''avez pas le droit de créer une équipe.', 'WF520');
+      perform app_hidden.forbidden('Vous n’avez pas le droit de créer une équipe.', 'WF520');
     end if;
   else
     v_team := app_hidden.team_for_write(p_id);
@@ -8840,7 +9064,7 @@ begin
   end if;
 
   if (p_id is null or not p_partial or app_hidden.sent(p_sent, 'name', p_name is not null)) and v_name is null then
-    v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l''équipe est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'name', 'Le nom de l’équipe est obligatoire.');
   else
     v_name := coalesce(v_name, v_team.name);
     if char_length(v_name) > app_hidden.name_max_length() then
@@ -9192,7 +9416,7 @@ begin
       where x is not null
     loop
       perform app_private.notify(v_recipient, 'Conflit entre une absence et un événement',
-        format('L''absence %s %s chevauche l''événement « %s » %s.', app_hidden.absence_subject(p_absence),
+        format('L’absence %s %s chevauche l’événement « %s » %s.', app_hidden.absence_subject(p_absence),
                app_hidden.de_name(app_hidden.employee_name(p_absence.employee_id)), e ->> 'title',
                app_hidden.event_period_fr((e ->> 'start_at')::timestamptz, (e ->> 'end_at')::timestamptz)),
         'warning', 'absence', p_absence.id);
@@ -9499,7 +9723,7 @@ begin
   end if;
   if p_type.warn_max_hours_per_absence is not null and p_quantity > p_type.warn_max_hours_per_absence then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : %s demandées, au-delà des %s (trajet compris) prévues par l''accord.',
+      'Motif « %s » : %s demandées, au-delà des %s (trajet compris) prévues par l’accord.',
       p_type.name, app_hidden.quantity_fr(p_quantity, 'hour'), app_hidden.hours_fr(p_type.warn_max_hours_per_absence)));
   end if;
   if p_type.warn_max_per_quarter is not null then
@@ -9509,7 +9733,7 @@ begin
       and date_trunc('quarter', a.date_start) = date_trunc('quarter', p_draft.date_start);
     if v_count + 1 > p_type.warn_max_per_quarter then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : l''accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
+        'Motif « %s » : l’accord en prévoit %s par trimestre civil ; %s autre(s) absence(s) de ce motif existe(nt) déjà au %se trimestre %s.',
         p_type.name, p_type.warn_max_per_quarter, v_count, extract(quarter from p_draft.date_start),
         extract(year from p_draft.date_start)));
     end if;
@@ -9521,7 +9745,7 @@ begin
       and extract(year from a.date_start) = extract(year from p_draft.date_start);
     if v_total > p_type.warn_max_hours_per_year then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : %s sur l''année %s avec cette demande, au-delà des %s par an prévues par l''accord.',
+        'Motif « %s » : %s sur l’année %s avec cette demande, au-delà des %s par an prévues par l’accord.',
         p_type.name, app_hidden.quantity_fr(v_total, p_type.unit), extract(year from p_draft.date_start),
         app_hidden.quantity_fr(p_type.warn_max_hours_per_year, p_type.unit)));
     end if;
@@ -9529,23 +9753,23 @@ begin
   if p_type.warn_min_duration is not null and p_type.warn_max_duration is not null then
     if p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration or p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
       v_warnings := v_warnings || to_jsonb(format(
-        'Motif « %s » : l''accord prévoit une durée de %s à %s.', p_type.name,
+        'Motif « %s » : l’accord prévoit une durée de %s à %s.', p_type.name,
         app_hidden.interval_fr(p_type.warn_min_duration), app_hidden.interval_fr(p_type.warn_max_duration)));
     end if;
   elsif p_type.warn_max_duration is not null and p_draft.date_end + 1 > p_draft.date_start + p_type.warn_max_duration then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : durée supérieure aux %s prévus par l''accord.', p_type.name,
+      'Motif « %s » : durée supérieure aux %s prévus par l’accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_max_duration)));
   elsif p_type.warn_min_duration is not null and p_draft.date_end + 1 < p_draft.date_start + p_type.warn_min_duration then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : durée inférieure aux %s prévus par l''accord.', p_type.name,
+      'Motif « %s » : durée inférieure aux %s prévus par l’accord.', p_type.name,
       app_hidden.interval_fr(p_type.warn_min_duration)));
   end if;
   if p_type.warn_min_seniority is not null
      and coalesce((select min(c.start_date) from app_public.contracts c where c.employee_id = p_draft.employee_id), p_draft.date_start)
          + p_type.warn_min_seniority > p_draft.date_start then
     v_warnings := v_warnings || to_jsonb(format(
-      'Motif « %s » : moins de %s d''ancienneté au %s (condition de l''accord).', p_type.name,
+      'Motif « %s » : moins de %s d’ancienneté au %s (condition de l’accord).', p_type.name,
       app_hidden.interval_fr(p_type.warn_min_seniority), app_hidden.fr_date(p_draft.date_start)));
   end if;
   if p_is_polyvalent then
@@ -9555,7 +9779,7 @@ begin
     order by c.start_date desc limit 1;
     if found then
       v_warnings := v_warnings || to_jsonb(format(
-        'Absence pendant la période d''essai d''un agent polyvalent (fin de la période d''essai le %s).',
+        'Absence pendant la période d’essai d’un agent polyvalent (fin de la période d’essai le %s).',
         app_hidden.fr_date(v_trial_end)));
     end if;
   end if;
@@ -9604,7 +9828,7 @@ begin
       and o.year = s.year;
     if v_total > p_type.annual_cap then
       v_message := format(
-        'Plafond annuel dépassé pour le motif « %s » sur l''année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
+        'Plafond annuel dépassé pour le motif « %s » sur l’année %s : demande de %s, total de %s avec cette demande, pour un plafond de %s.',
         p_type.name, s.year, app_hidden.quantity_fr(s.quantity, p_type.unit), app_hidden.quantity_fr(v_total, p_type.unit),
         app_hidden.quantity_fr(p_type.annual_cap, p_type.unit));
       if p_type.cap_overrun = 'refuse' then
@@ -9657,7 +9881,7 @@ begin
   order by c.start_date desc limit 1;
   if v_contract.id is null then
     return app_hidden.rule_outcome(jsonb_build_object('type', jsonb_build_array(format(
-      'Le motif « %s » est réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.',
+      'Le motif « %s » est réservé aux contrats %s ; aucun contrat n’est en vigueur le %s.',
       p_type.name, v_allowed, app_hidden.fr_date(p_draft.date_start)))));
   elsif not exists (select 1 from app_public.absence_type_contract_types x
                     where x.absence_type_id = p_type.id and x.contract_type_id = v_contract.id) then
@@ -9763,7 +9987,7 @@ begin
     return app_hidden.rule_outcome() || jsonb_build_object('events', v_events);
   end if;
   return app_hidden.rule_outcome(p_warnings => (
-           select coalesce(jsonb_agg(format('Conflit avec l''événement « %s » %s.', x.e ->> 'title',
+           select coalesce(jsonb_agg(format('Conflit avec l’événement « %s » %s.', x.e ->> 'title',
                                             app_hidden.event_period_fr((x.e ->> 'start_at')::timestamptz,
                                                                        (x.e ->> 'end_at')::timestamptz))
                                      order by x.n), '[]'::jsonb)
@@ -9793,7 +10017,7 @@ CREATE FUNCTION app_private.absence_rule_half_days(p_draft app_hidden.absence_dr
       case when (p_type).id is null or (p_draft).date_start is null or (p_type).unit = 'hour' then null
            when (p_draft).date_start = coalesce((p_draft).date_end, (p_draft).date_start)
                 and (p_draft).start_half = 'afternoon' and (p_draft).end_half = 'morning'
-           then 'Une absence d''une seule journée ne peut pas commencer l''après-midi et finir le matin.'
+           then 'Une absence d’une seule journée ne peut pas commencer l’après-midi et finir le matin.'
            when not (p_type).half_day_allowed and ((p_draft).start_half = 'afternoon' or (p_draft).end_half = 'morning')
            then format('Le motif « %s » se pose par journées entières : pas de demi-journée.', (p_type).name) end))));
 $$;
@@ -9829,7 +10053,7 @@ CREATE FUNCTION app_private.absence_rule_hourly(p_draft app_hidden.absence_draft
     'end_time', app_hidden.messages(
       case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
                 and (p_draft).end_time <= (p_draft).start_time
-           then 'L''heure de fin doit suivre l''heure de début.' end),
+           then 'L’heure de fin doit suivre l’heure de début.' end),
     'date_end', app_hidden.messages(
       case when (p_type).id is not null and (p_draft).date_start is not null and (p_type).unit = 'hour'
                 and coalesce((p_draft).date_end, (p_draft).date_start) <> (p_draft).date_start
@@ -9856,7 +10080,7 @@ CREATE FUNCTION app_private.absence_rule_identity(p_draft app_hidden.absence_dra
     'employee', app_hidden.messages(case when (p_draft).employee_id is null then 'Ce champ est obligatoire.'
                                          when p_employee_found is not true then 'Salarié introuvable.' end),
     'type', app_hidden.messages(case when (p_draft).type_id is null then 'Ce champ est obligatoire.'
-                                     when p_type_found is not true then 'Motif d''absence inconnu ou inactif.' end))));
+                                     when p_type_found is not true then 'Motif d’absence inconnu ou inactif.' end))));
 $$;
 
 ALTER FUNCTION app_private.absence_rule_identity(p_draft app_hidden.absence_draft, p_employee_found boolean, p_type_found boolean) OWNER TO postgres;
@@ -9896,7 +10120,7 @@ begin
     return app_hidden.rule_outcome();
   end if;
   return app_hidden.rule_outcome(p_warnings => jsonb_build_array(format(
-    'Le motif « %s » n''est pas fractionnable : %s, de la même année, est séparée de cette période.',
+    'Le motif « %s » n’est pas fractionnable : %s, de la même année, est séparée de cette période.',
     p_type.name, app_hidden.absence_label(v_other))));
 end;
 $$;
@@ -10051,7 +10275,7 @@ CREATE FUNCTION app_private.absence_rule_retroactivity(p_draft app_hidden.absenc
          then format('Une demande ne peut pas remonter au-delà de %s jours : la date de début doit être au plus tôt le %s.',
                      app_hidden.retroactivity_days(), app_hidden.fr_date(app_hidden.employee_retroactivity_limit(p_today)))
          when p_retro = 'manager' and (p_draft).date_start < app_hidden.manager_retroactivity_limit(p_today)
-         then format('Une déclaration ne peut pas remonter avant le 1er décembre de l''année précédente : la date de début doit être au plus tôt le %s.',
+         then format('Une déclaration ne peut pas remonter avant le 1er décembre de l’année précédente : la date de début doit être au plus tôt le %s.',
                      app_hidden.fr_date(app_hidden.manager_retroactivity_limit(p_today))) end))));
 $$;
 
@@ -10271,7 +10495,7 @@ CREATE FUNCTION app_private.absence_type_choices(p_employee integer, p_date date
          j.contract_fits and j.counter_error is null,
          case
            when not j.contract_fits and not exists (select 1 from contract) then
-             format('Réservé aux contrats %s ; aucun contrat n''est en vigueur le %s.', j.reserved_to, app_hidden.fr_date(p_date))
+             format('Réservé aux contrats %s ; aucun contrat n’est en vigueur le %s.', j.reserved_to, app_hidden.fr_date(p_date))
            when not j.contract_fits then
              format('Réservé aux contrats %s ; le contrat en vigueur le %s est : %s.', j.reserved_to, app_hidden.fr_date(p_date),
                     (select k.code from contract k))
@@ -10694,7 +10918,7 @@ CREATE FUNCTION app_private.backoffice_session_open(p_token_hash bytea, p_accoun
     AS $$
 begin
   if not app_hidden.account_has_backoffice_access(p_account_id) then
-    raise exception using errcode = 'WF070', message = 'Ce compte n''a pas accès au back-office.';
+    raise exception using errcode = 'WF070', message = 'Ce compte n’a pas accès au back-office.';
   end if;
   if p_generation is null then
     raise exception 'backoffice_session_open: the credential generation is required';
@@ -10951,7 +11175,7 @@ CREATE FUNCTION app_private.contract_type_usage(p_id integer) RETURNS text[]
   select array_remove(array[
     case when exists (select 1 from app_public.contracts c where c.contract_type_id = p_id) then 'contrats' end,
     case when exists (select 1 from app_public.absence_type_contract_types a where a.contract_type_id = p_id)
-         then 'motifs d''absence' end
+         then 'motifs d’absence' end
   ], null);
 $$;
 
@@ -10983,7 +11207,7 @@ begin
     v_covered := app_private.contract_days(p_employee, v_from, v_to);
     period := v_from;
     quantity := app_hidden.counter_opening_part(v_amount, p_rule.rounding, v_covered, v_days, p_rule.prorate);
-    comment := format('Acquisition %s à l''ouverture : %s%s', p_year, app_hidden.quantity_fr(quantity, v_unit),
+    comment := format('Acquisition %s à l’ouverture : %s%s', p_year, app_hidden.quantity_fr(quantity, v_unit),
                       case when p_rule.prorate and v_covered < v_days
                            then format(' (prorata : %s jours de contrat sur %s)', v_covered, v_days) else '' end);
     return next;
@@ -11230,10 +11454,10 @@ CREATE FUNCTION app_private.counter_opening_plan(p_year integer, p_establishment
   union all
   select p.id, p.name, p.main_establishment_id, null, null, null, false,
          case when p.main_establishment_id is null
-                then 'Sans établissement principal : aucune règle d''établissement ne s''applique.'
+                then 'Sans établissement principal : aucune règle d’établissement ne s’applique.'
               when not p.any_contract then format('Aucun contrat en cours en %s.', p_year)
-              when not p.own_contract then 'Contrat d''intérim seulement : ses congés relèvent de l''entreprise de travail temporaire.'
-              else 'Aucune règle de son établissement n''ouvre de compteur.' end
+              when not p.own_contract then 'Contrat d’intérim seulement : ses congés relèvent de l’entreprise de travail temporaire.'
+              else 'Aucune règle de son établissement n’ouvre de compteur.' end
   from people p
   where not exists (select 1 from lines l where l.id = p.id)
 $$;
@@ -11284,7 +11508,7 @@ begin
   select count(*) into v_count from app_public.counters c where c.code = p_code and c.is_active;
   if v_count > 0 then
     perform app_hidden.invalid('is_active', format(
-      'Impossible de désactiver ou de supprimer %s : %s compteur(s) %s actif(s) n''aurai(en)t plus aucun motif associé. Fermez d''abord ces compteurs.',
+      'Impossible de désactiver ou de supprimer %s : %s compteur(s) %s actif(s) n’aurai(en)t plus aucun motif associé. Fermez d’abord ces compteurs.',
       p_what, v_count, p_code), 'WV311');
   end if;
 end;
@@ -11578,7 +11802,7 @@ begin
     from (values
       (1, r.id, -v_carried, 'carry_over', format('Report vers %s : %s', p_year + 1, app_hidden.quantity_fr(v_carried, r.unit))),
       (2, r.id, v_carried - v_remaining, 'expiry',
-       format('Expiration en fin d''année %s : %s %s', p_year, app_hidden.quantity_fr(v_remaining - v_carried, r.unit),
+       format('Expiration en fin d’année %s : %s %s', p_year, app_hidden.quantity_fr(v_remaining - v_carried, r.unit),
               case r.carry_over when 'none' then '(sans report)' else format('(au-delà du plafond de report de %s)',
                 app_hidden.quantity_fr(r.carry_over_ceiling, r.unit)) end)),
       (3, v_next, v_carried, 'carry_over',
@@ -11954,7 +12178,7 @@ CREATE FUNCTION app_private.employee_contract_form_errors(p_message text, p_deta
     select case when key <> 'contracts' then key
                 when m ~ 'se chevauchent' then 'start_date'
                 when m ~ 'type de contrat' then 'type'
-                when m ~ 'période d''essai' then 'trial_end_date'
+                when m ~ 'période d’essai' then 'trial_end_date'
                 when m ~ 'date de fin' then 'end_date'
                 when m ~ 'date de début' then 'start_date'
                 when m ~ 'intitulé de poste' then 'job_title'
@@ -11982,11 +12206,11 @@ CREATE FUNCTION app_private.employee_contract_gate(p_employee integer, p_contrac
 begin
   perform app_public.employee_update(p_employee, p_sent => '{}');
   if p_version is distinct from app_hidden.employee_contracts_version(p_employee) then
-    perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l''affichage du formulaire : '
+    perform app_hidden.conflict('Les contrats de ce salarié ont changé depuis l’affichage du formulaire : '
                                 'rechargez la fiche puis recommencez.', 'WC501');
   end if;
   if not exists (select 1 from app_public.contracts c where c.id = p_contract and c.employee_id = p_employee) then
-    perform app_hidden.invalid('contract', 'Ce contrat n''appartient pas à ce salarié.', 'WV501');
+    perform app_hidden.invalid('contract', 'Ce contrat n’appartient pas à ce salarié.', 'WV501');
   end if;
 end;
 $$;
@@ -12161,7 +12385,7 @@ begin
       where r is not null and r is distinct from app_private.employee_account_id(v_conflict.employee_id)
     loop
       perform app_private.notify(v_recipient, 'Conflit entre un événement et une absence',
-        format('%s a une absence %s %s qui chevauche l''événement « %s » du %s.',
+        format('%s a une absence %s %s qui chevauche l’événement « %s » du %s.',
                app_hidden.employee_name(v_conflict.employee_id),
                case v_conflict.status when 'pending' then 'en attente de décision'
                                       when 'cancellation_requested' then 'validée (annulation demandée)'
@@ -12534,7 +12758,7 @@ begin
     returning id into v_counter_id;
     if coalesce(v_amount, 0) <> 0 then
       insert into app_private.counter_movements (counter_id, bucket, quantity, kind, comment)
-      values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l''organisation');
+      values (v_counter_id, 'acquired', v_amount, 'grant', 'Import de l’organisation');
     end if;
   end loop;
 end;
@@ -13426,7 +13650,7 @@ CREATE FUNCTION app_private.notification_email(p_notification app_public.notific
 begin
   return app_private.notification_email_compose(
     p_notification.account_id, p_notification.title,
-    'Vous avez une nouvelle notification dans l''application de planning.',
+    'Vous avez une nouvelle notification dans l’application de planning.',
     jsonb_build_array(jsonb_build_object('title', p_notification.title,
                                          'line', app_private.notification_email_line(p_notification.account_id, p_notification.model,
                                                                                      p_notification.target_id),
@@ -13461,7 +13685,7 @@ begin
                                  'Ouvrir : ' || v_base || coalesce(i ->> 'path', '/notifications')), E'\n\n' order by o)
      from jsonb_array_elements(p_items) with ordinality x(i, o)),
     '',
-    'Le détail (type d''absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l''application, après connexion.',
+    'Le détail (type d’absence, motif, commentaires, justificatifs) ne part jamais par e-mail : il se lit dans l’application, après connexion.',
     '',
     '-- ',
     format('Vous recevez cet e-mail pour : %s. Tout de suite, un résumé quotidien ou jamais : choisissez dans « Mon compte » (%s),', v_kinds, v_settings),
@@ -13614,7 +13838,7 @@ begin
     perform app_hidden.not_found('Adresse de désabonnement introuvable.', 'WN602');
   end if;
   return jsonb_build_object(
-    'detail', format('Vous ne recevrez plus d''e-mail pour : %s. Vous pouvez changer d''avis dans « Mon compte ».',
+    'detail', format('Vous ne recevrez plus d’e-mail pour : %s. Vous pouvez changer d’avis dans « Mon compte ».',
                      (select string_agg('« ' || app_hidden.notification_kind_label(k) || ' »', ', ' order by k)
                       from unnest(v_kinds) k)));
 end;
@@ -13900,7 +14124,7 @@ CREATE FUNCTION app_private.orphan_filing_cause(p_employee_id integer, p_on date
     when p_author_account_id is not null
          and exists (select 1 from app_private.decider_candidates(p_employee_id, p_on, p_decide_permission, null) c
                      where c.account_id = p_author_account_id)
-    then 'Cause : l''auteur de la demande est le seul valideur possible, et personne ne décide sa propre demande.'
+    then 'Cause : l’auteur de la demande est le seul valideur possible, et personne ne décide sa propre demande.'
     else format('Cause : aucun compte actif ne peut à la fois voir et décider les demandes concernant %s (%s).',
                 coalesce(app_hidden.employee_name(p_employee_id), 'ce salarié'),
                 coalesce('établissements : ' || (select string_agg(e.name, ', ' order by e.name)
@@ -13973,7 +14197,7 @@ begin
     and t.used_at is null and t.expires_at > app_hidden.now()
   returning t.account_id, t.purpose into v_account_id, v_purpose;
   if v_account_id is null then
-    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+    perform app_hidden.invalid('token', 'Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
   end if;
   update app_private.password_tokens set used_at = app_hidden.now()
   where account_id = v_account_id and used_at is null;
@@ -14023,7 +14247,7 @@ begin
   values ('password_reset', v_email, 'Réinitialisation de votre mot de passe',
           format(E'Bonjour,\n\nUne réinitialisation de mot de passe a été demandée pour votre compte.\n'
                  'Suivez ce lien dans les %s minutes :\n%s\n\n'
-                 'Si vous n''êtes pas à l''origine de cette demande, ignorez ce message.',
+                 'Si vous n’êtes pas à l’origine de cette demande, ignorez ce message.',
                  v_minutes, app_private.password_link(v_token)),
           v_account_id);
 end;
@@ -14048,7 +14272,7 @@ begin
   where t.token_hash = public.digest(coalesce(p_token, ''), 'sha256')
     and t.used_at is null and t.expires_at > app_hidden.now() and a.is_active;
   if v_username is null then
-    perform app_hidden.invalid('token', 'Ce lien n''est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
+    perform app_hidden.invalid('token', 'Ce lien n’est plus valide : il a expiré ou a déjà servi. Demandez un nouveau lien.', 'WV030');
   end if;
   return v_username;
 end;
@@ -14437,7 +14661,7 @@ begin
   loop
     select * into v_absence from app_public.absences a where a.id = r.absence_id;
     perform app_private.absence_notify_employee(v_absence, 'Justificatif à transmettre',
-      format('Le justificatif de votre absence %s était attendu au plus tard le %s à %s. Déposez-le sur l''absence ou transmettez-le au service RH.',
+      format('Le justificatif de votre absence %s était attendu au plus tard le %s à %s. Déposez-le sur l’absence ou transmettez-le au service RH.',
              app_hidden.absence_subject(v_absence), app_hidden.fr_date(app_hidden.business_date(r.deadline_at)),
              to_char(r.deadline_at at time zone app_hidden.business_timezone(), 'HH24:MI')),
       'warning');
@@ -14696,8 +14920,8 @@ begin
   if v_email is not null then
     insert into app_private.email_outbox (kind, to_address, subject, body_text, account_id)
     values ('security_notice', v_email, p_title,
-            format(E'Bonjour,\n\n%s\n\nSi vous n''êtes pas à l''origine de ce changement et n''en avez pas été prévenu, '
-                   'adressez-vous sans attendre au service des ressources humaines ou à l''administrateur.', p_body),
+            format(E'Bonjour,\n\n%s\n\nSi vous n’êtes pas à l’origine de ce changement et n’en avez pas été prévenu, '
+                   'adressez-vous sans attendre au service des ressources humaines ou à l’administrateur.', p_body),
             p_account);
   end if;
 end;
@@ -14721,8 +14945,8 @@ begin
   if v_account is null then
     return;
   end if;
-  v_body := format('L''adresse e-mail de votre compte a été modifiée par %s le %s : %s. '
-                   'Si vous n''êtes pas à l''origine de ce changement, prévenez immédiatement votre service RH.',
+  v_body := format('L’adresse e-mail de votre compte a été modifiée par %s le %s : %s. '
+                   'Si vous n’êtes pas à l’origine de ce changement, prévenez immédiatement votre service RH.',
                    v_by, app_hidden.fr_date(app_hidden.today()), coalesce(p_new, 'aucune adresse'));
   perform app_private.notify(v_account, 'Adresse e-mail modifiée', v_body, 'warning', 'employee', p_employee);
   if p_old is not null then
@@ -14894,7 +15118,7 @@ begin
        new.parent_id = new.id
     or exists (select 1 from app_public.absence_categories c where c.id = new.parent_id and c.parent_id is not null)
     or exists (select 1 from app_public.absence_categories c where c.parent_id = new.id)) then
-    perform app_hidden.invalid('parent', 'Une catégorie d''absence a au plus deux niveaux (catégorie, sous-catégorie).');
+    perform app_hidden.invalid('parent', 'Une catégorie d’absence a au plus deux niveaux (catégorie, sous-catégorie).');
   end if;
   return new;
 end;
@@ -14965,7 +15189,7 @@ begin
   if current_setting('app.absence_reopening', true) = 'on' then
     if not (old.status in ('validated', 'refused') and new.status = 'pending') then
       raise exception using errcode = 'WV910', detail = 'status',
-        message = format('Transition d''état interdite : %s → %s.', old.status, new.status);
+        message = format('Transition d’état interdite : %s → %s.', old.status, new.status);
     end if;
   elsif old.status in ('refused', 'cancelled') then
     raise exception using errcode = 'WV910', detail = 'status',
@@ -14976,16 +15200,16 @@ begin
                                       ('cancellation_requested', 'cancellation_requested'),
                                       ('cancellation_requested', 'cancelled')) then
     raise exception using errcode = 'WV910', detail = 'status',
-      message = format('Transition d''état interdite : %s → %s.', old.status, new.status);
+      message = format('Transition d’état interdite : %s → %s.', old.status, new.status);
   end if;
   if new.version <> old.version + 1 then
     raise exception using errcode = 'WV910', detail = 'version',
-      message = 'Chaque écriture d''une absence avance sa version d''une unité.';
+      message = 'Chaque écriture d’une absence avance sa version d’une unité.';
   end if;
   if new.employee_id <> old.employee_id or new.author_account_id is distinct from old.author_account_id
      or new.created_at <> old.created_at then
     raise exception using errcode = 'WV910', detail = 'employee',
-      message = 'Le salarié et l''auteur d''une absence ne changent pas.';
+      message = 'Le salarié et l’auteur d’une absence ne changent pas.';
   end if;
   return new;
 end;
@@ -15155,7 +15379,7 @@ begin
     return old;
   end if;
   raise exception using errcode = 'WF901',
-    message = 'Le journal d''audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
+    message = 'Le journal d’audit est en ajout seul : ses lignes ne se modifient pas et ne sont supprimées que par la purge de rétention.';
 end;
 $$;
 
@@ -15170,7 +15394,7 @@ CREATE FUNCTION app_private.tg_audit_log__no_truncate() RETURNS trigger
     AS $$
 begin
   raise exception using errcode = 'WF901',
-    message = 'Le journal d''audit est en ajout seul : il ne se vide pas.';
+    message = 'Le journal d’audit est en ajout seul : il ne se vide pas.';
 end;
 $$;
 
@@ -15213,7 +15437,7 @@ begin
           or new.absence_type_id <> old.absence_type_id)
      and exists (select 1 from app_public.absence_types t where t.id = old.absence_type_id and t.is_active) then
     perform app_private.counter_orphan_check(old.counter_code, old.id, null,
-                                             format('l''association au compteur %s', old.counter_code));
+                                             format('l’association au compteur %s', old.counter_code));
   end if;
   return case when tg_op = 'DELETE' then old else new end;
 end;
@@ -15413,11 +15637,11 @@ begin
   if new.employee_id <> old.employee_id or new.date <> old.date
      or new.author_account_id is distinct from old.author_account_id or new.created_at <> old.created_at then
     raise exception using errcode = 'WF190',
-      message = 'Le salarié, la date et l''auteur d''une demande de modification ne changent pas.';
+      message = 'Le salarié, la date et l’auteur d’une demande de modification ne changent pas.';
   end if;
   if new.version <> old.version + 1 then
     raise exception using errcode = 'WF190',
-      message = 'Chaque écriture d''une demande de modification avance sa version d''une unité.';
+      message = 'Chaque écriture d’une demande de modification avance sa version d’une unité.';
   end if;
   return new;
 end;
@@ -15456,6 +15680,122 @@ CREATE FUNCTION app_private.username_taken(p_username text) RETURNS boolean
 $$;
 
 ALTER FUNCTION app_private.username_taken(p_username text) OWNER TO postgres;
+
+--
+-- Name: wording_typographic(); Type: FUNCTION; Schema: app_private; Owner: postgres
+--
+
+CREATE FUNCTION app_private.wording_typographic() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_total int := 0;
+  v_rows int;
+begin
+  update app_private.audit_models t set label = v.new
+  from (values
+    ('Catégorie d’absence'),
+    ('Flux d’agenda'),
+    ('Justificatif d’absence'),
+    ('Motif d’absence'),
+    ('Ouverture des compteurs d’une année'),
+    ('Période d’astreinte'),
+    ('Type de contrat d’un motif d’absence'),
+    ('Établissement d’une astreinte'),
+    ('Établissement d’une délégation'),
+    ('Établissement d’une équipe')
+  ) v(new)
+  where t.label = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_private.job_schedules t set description = v.new
+  from (values
+    ('Ouverture des compteurs de l’année suivante à partir de la date réglée (1er octobre par défaut), chaque jour à 1 h 17'),
+    ('Purge du journal d’audit au-delà de la rétention, le dimanche à 3 h 47'),
+    ('Report et expiration des soldes en fin d’année et à la date limite du report, avis un mois avant, chaque jour à 1 h 37')
+  ) v(new)
+  where t.description = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_private.settings t set description = v.new
+  from (values
+    ('Date (JJ/MM) à partir de laquelle les compteurs de l’année suivante s’ouvrent chaque jour (tâche open_next_year_counters)'),
+    ('Durée de conservation du journal d’audit, en jours'),
+    ('Durée de validité d’un lien de réinitialisation'),
+    ('Durée de validité d’une invitation à définir son mot de passe'),
+    ('Durée maximale d’une session du back-office (heures)'),
+    ('Délai de prévenance d’une modification de journée, en jours (avertissement au détail)'),
+    ('Nombre de tentatives d’envoi d’un e-mail avant abandon (il reste visible dans la boîte d’envoi)')
+  ) v(new)
+  where t.description = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_public.absence_categories t set name = v.new
+  from (values
+    ('Autorisations d’absence'),
+    ('Formation à l’initiative du salarié')
+  ) v(new)
+  where t.name = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_public.absence_types t set name = v.new
+  from (values
+    ('Annonce du handicap d’un enfant'),
+    ('Congé d’adoption'),
+    ('Congé de paternité et d’accueil de l’enfant'),
+    ('Congé parental d’éducation'),
+    ('Congés d’ancienneté'),
+    ('Décès d’un enfant'),
+    ('Décès d’un proche'),
+    ('Juré d’assises ou convocation judiciaire'),
+    ('Mariage d’un enfant'),
+    ('Validation des acquis de l’expérience')
+  ) v(new)
+  where t.name = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_public.contract_types t set name = v.new
+  from (values
+    ('Contrat d’apprentissage'),
+    ('Mission d’intérim')
+  ) v(new)
+  where t.name = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_public.counter_kinds t set name = v.new
+  from (values
+    ('Congés d’ancienneté')
+  ) v(new)
+  where t.name = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+
+  update app_public.permissions t set description = v.new
+  from (values
+    ('Lire l’annuaire (encadrement)'),
+    ('Lire le contenu des justificatifs d’un tiers'),
+    ('Lire le journal d’audit'),
+    ('Lire les contacts d’urgence des salariés du périmètre'),
+    ('Lire les demandes d’absence et de modification du périmètre'),
+    ('Modifier les contacts d’urgence des salariés du périmètre'),
+    ('Ouvrir ou fermer n’importe quel compte'),
+    ('Valider ou refuser une demande d’absence')
+  ) v(new)
+  where t.description = replace(v.new, '’', '''');
+  get diagnostics v_rows = row_count;
+  v_total := v_total + v_rows;
+  return v_total;
+end;
+$$;
+
+ALTER FUNCTION app_private.wording_typographic() OWNER TO postgres;
 
 --
 -- Name: write_audit(text, text, bigint, jsonb, jsonb); Type: FUNCTION; Schema: app_private; Owner: postgres
@@ -15592,13 +15932,13 @@ begin
   if v_status is not null and v_status is distinct from v.status then
     if v.status in ('cancellation_requested', 'cancelled') then
       perform app_hidden.invalid('status', format(
-        'Le statut d''une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
-        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d''annulation.' end),
+        'Le statut d’une absence « %s » ne se modifie pas : %s', app_hidden.absence_status_label(v.status),
+        case when v.status = 'cancelled' then 'elle est annulée.' else 'accordez ou refusez la demande d’annulation.' end),
         'WV215');
     end if;
     if v_status <> 'pending' then
       perform app_hidden.invalid('status',
-        'Le statut ne peut être remis qu''« En attente » : validez ou refusez la demande avec les actions de décision.',
+        'Le statut ne peut être remis qu’« En attente » : validez ou refusez la demande avec les actions de décision.',
         'WV215');
     end if;
     v := app_hidden.absence_reopen(v);
@@ -15663,7 +16003,7 @@ begin
   perform app_hidden.require_staff();
   perform 1 from app_public.absence_categories c where c.id = p_id for update;
   if not found then
-    perform app_hidden.not_found('Catégorie d''absence introuvable.');
+    perform app_hidden.not_found('Catégorie d’absence introuvable.');
   end if;
   if exists (select 1 from app_public.absence_categories c where c.parent_id = p_id)
      or exists (select 1 from app_public.absence_types t where t.category_id = p_id) then
@@ -15696,7 +16036,7 @@ declare
 begin
   select * into v from app_public.absence_categories c where c.id = p_id;
   if not found then
-    perform app_hidden.not_found('Catégorie d''absence introuvable.');
+    perform app_hidden.not_found('Catégorie d’absence introuvable.');
   end if;
   return app_hidden.absence_category_json(v);
 end;
@@ -15728,14 +16068,14 @@ begin
   if p_id is not null then
     perform 1 from app_public.absence_categories c where c.id = p_id for update;
     if not found then
-      perform app_hidden.not_found('Catégorie d''absence introuvable.');
+      perform app_hidden.not_found('Catégorie d’absence introuvable.');
     end if;
   end if;
   if v_code is null then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Le code est obligatoire.');
   elsif v_code !~ '^[A-Z][A-Z0-9_]{1,31}$' then
     v_errors := app_hidden.add_error(v_errors, 'code',
-      'Code invalide : 2 à 32 caractères, une lettre d''abord, puis lettres, chiffres ou _.');
+      'Code invalide : 2 à 32 caractères, une lettre d’abord, puis lettres, chiffres ou _.');
   elsif exists (select 1 from app_public.absence_categories c where c.code = v_code and c.id is distinct from p_id) then
     v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par une catégorie.', v_code));
   end if;
@@ -15839,7 +16179,7 @@ begin
       format('%s demande une absence %s (%s).', v_name, v_subject,
              app_hidden.quantity_fr(v_absence.counted_quantity, v_absence.counted_unit)),
       'Demande d''absence sans valideur',
-      format('La demande d''absence %s %s n''a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
+      format('La demande d’absence %s %s n’a aucun valideur : aucun compte habilité à décider des absences ne couvre ce salarié. Un administrateur doit la traiter.',
              v_subject, app_hidden.de_name(v_name)),
       'absence', v_absence.id);
   end if;
@@ -15876,7 +16216,7 @@ begin
     if v.status <> 'pending' then
       perform app_hidden.invalid('status', case v.status
         when 'validated' then 'Seule une demande en attente peut être retirée : une absence accordée ne se supprime pas, demandez son annulation.'
-        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l''annulation de cette absence est déjà demandée.'
+        when 'cancellation_requested' then 'Seule une demande en attente peut être retirée : l’annulation de cette absence est déjà demandée.'
         when 'refused' then 'Seule une demande en attente peut être retirée : une demande refusée reste au dossier.'
         else 'Seule une demande en attente peut être retirée : cette absence est annulée.' end, 'WV210');
     end if;
@@ -15887,12 +16227,12 @@ begin
 
   if v.status = 'pending' then
     perform app_hidden.forbidden(
-      'Seul le salarié concerné peut retirer une demande en attente ; pour l''écarter, refusez-la.', 'WF206');
+      'Seul le salarié concerné peut retirer une demande en attente ; pour l’écarter, refusez-la.', 'WF206');
   end if;
   if v.status <> 'validated' then
     perform app_hidden.invalid('status', case v.status
-      when 'cancellation_requested' then 'Une demande d''annulation est en cours : accordez-la ou refusez-la.'
-      when 'refused' then 'Une demande refusée n''est jamais effacée.'
+      when 'cancellation_requested' then 'Une demande d’annulation est en cours : accordez-la ou refusez-la.'
+      when 'refused' then 'Une demande refusée n’est jamais effacée.'
       else 'Cette absence est déjà annulée.' end, 'WV210');
   end if;
   perform app_hidden.absence_check_decider(v);
@@ -15935,7 +16275,7 @@ begin
     perform app_hidden.not_found('Document introuvable.', 'WN401');
   end if;
   if not app_hidden.can_read_document_file(v.employee_id) then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de lire le contenu de ce justificatif.', 'WF401');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de lire le contenu de ce justificatif.', 'WF401');
   end if;
   return jsonb_build_object('filename', v.filename, 'content_type', v.content_type, 'size_bytes', v.size_bytes,
                             'storage_key', v.storage_key);
@@ -16110,7 +16450,7 @@ begin
     perform app_private.set_audit_verb('');
     perform app_private.absence_sync_counters(v.id, 'refuse');
     perform app_private.absence_notify_employee(v, 'Demande d''absence refusée',
-      format('Votre demande d''absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
+      format('Votre demande d’absence %s a été refusée. Motif : %s', app_hidden.absence_subject(v), v_reason), 'error');
   else
     update app_public.absences a set
       status = 'validated', cancellation_decided_at = app_hidden.now(),
@@ -16120,7 +16460,7 @@ begin
     returning * into v;
     perform app_private.set_audit_verb('');
     perform app_private.absence_notify_employee(v, 'Annulation d''absence refusée',
-      format('Votre demande d''annulation de l''absence %s a été refusée : l''absence est maintenue. Motif : %s',
+      format('Votre demande d’annulation de l’absence %s a été refusée : l’absence est maintenue. Motif : %s',
              app_hidden.absence_subject(v), v_reason), 'error');
   end if;
   return app_hidden.absence_json(v.id, p_public_url);
@@ -16153,18 +16493,18 @@ declare
 begin
   v := app_hidden.absence_lock(p_id);
   if v.employee_id is distinct from app_hidden.current_employee_id() then
-    perform app_hidden.forbidden('Seul le salarié concerné peut demander l''annulation de son absence.', 'WF205');
+    perform app_hidden.forbidden('Seul le salarié concerné peut demander l’annulation de son absence.', 'WF205');
   end if;
   perform app_hidden.absence_check_version(v, p_version, false);
   if v.status <> 'validated' then
     perform app_hidden.invalid('status', case v.status
-      when 'cancellation_requested' then 'L''annulation de cette absence est déjà demandée.'
-      when 'pending' then 'Seule une absence accordée peut faire l''objet d''une demande d''annulation : retirez plutôt votre demande en attente.'
-      else 'Seule une absence accordée peut faire l''objet d''une demande d''annulation.' end, 'WV210');
+      when 'cancellation_requested' then 'L’annulation de cette absence est déjà demandée.'
+      when 'pending' then 'Seule une absence accordée peut faire l’objet d’une demande d’annulation : retirez plutôt votre demande en attente.'
+      else 'Seule une absence accordée peut faire l’objet d’une demande d’annulation.' end, 'WV210');
   end if;
   if v.date_start < v_limit then
     perform app_hidden.invalid('date_start', format(
-      'L''annulation ne peut plus être demandée : l''absence a commencé avant le %s (%s jours au plus).',
+      'L’annulation ne peut plus être demandée : l’absence a commencé avant le %s (%s jours au plus).',
       app_hidden.fr_date(v_limit), app_hidden.retroactivity_days()), 'WV214');
   end if;
 
@@ -16179,7 +16519,7 @@ begin
   perform app_private.set_audit_verb('');
   perform app_private.notify_deciders(v.employee_id, v.date_start, 'absences.decide_absence',
     app_hidden.current_account_id(), 'Demande d''annulation d''absence',
-    format('%s demande l''annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
+    format('%s demande l’annulation de son absence %s.', app_hidden.employee_name(v.employee_id),
            app_hidden.absence_subject(v)) || coalesce(' Commentaire : ' || v.cancellation_comment, ''),
     'absence', v.id);
   return app_hidden.absence_json(v.id, p_public_url);
@@ -16209,7 +16549,7 @@ begin
   perform app_hidden.require_staff();
   perform 1 from app_public.absence_types t where t.id = p_id for update;
   if not found then
-    perform app_hidden.not_found('Motif d''absence introuvable.');
+    perform app_hidden.not_found('Motif d’absence introuvable.');
   end if;
   if exists (select 1 from app_public.absences a where a.type_id = p_id) then
     perform app_hidden.invalid(null, 'Des absences utilisent ce motif : il ne peut pas être supprimé (désactivez-le).', 'WV516');
@@ -16239,7 +16579,7 @@ CREATE FUNCTION app_public.absence_type_get(p_id integer) RETURNS jsonb
     AS $$
 begin
   if not exists (select 1 from app_public.absence_types t where t.id = p_id) then
-    perform app_hidden.not_found('Motif d''absence introuvable.');
+    perform app_hidden.not_found('Motif d’absence introuvable.');
   end if;
   return app_hidden.absence_type_admin_json(p_id);
 end;
@@ -16283,7 +16623,7 @@ begin
   if p_id is not null then
     perform 1 from app_public.absence_types t where t.id = p_id for update;
     if not found then
-      perform app_hidden.not_found('Motif d''absence introuvable.');
+      perform app_hidden.not_found('Motif d’absence introuvable.');
     end if;
   end if;
   if v_code is null then
@@ -16291,7 +16631,7 @@ begin
   elsif app_hidden.code_well_formed(v_code) is false then
     v_errors := app_hidden.add_error(v_errors, 'code', 'Code invalide : 1 à 16 caractères, lettres, chiffres et _ + -.');
   elsif exists (select 1 from app_public.absence_types t where lower(t.code) = lower(v_code) and t.id is distinct from p_id) then
-    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d''absence.', v_code));
+    v_errors := app_hidden.add_error(v_errors, 'code', format('Le code « %s » est déjà utilisé par un autre motif d’absence.', v_code));
   else
     v_clash := app_hidden.code_namespace_clash('absence_types', v_code);
     if v_clash is not null then
@@ -16391,7 +16731,7 @@ declare
   v_full boolean;
 begin
   if v_employee is null then
-    perform app_hidden.invalid('employee', 'Votre compte n''a pas de fiche salarié : nommez le salarié pour qui l''absence est déclarée.');
+    perform app_hidden.invalid('employee', 'Votre compte n’a pas de fiche salarié : nommez le salarié pour qui l’absence est déclarée.');
   end if;
   -- Who may file for this employee: oneself, or the decision perimeter (a declaration).
   v_error := app_hidden.absence_filer_error(v_employee);
@@ -16532,7 +16872,7 @@ begin
   end if;
   if v.status = 'cancellation_requested' and (v_period_changed or v_comment_changed) then
     perform app_hidden.invalid('status',
-      'Une demande d''annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
+      'Une demande d’annulation est en cours : décidez-la avant de corriger cette absence.', 'WV210');
   end if;
   -- Correcting, and removing a document (a medical certificate may be the proof of the
   -- absence), need the right to correct: depositing is open to the queue perimeter.
@@ -16549,7 +16889,7 @@ begin
   limit 1;
   if v_bad is not null then
     v_errors := app_hidden.add_error(v_errors, 'remove_document_ids',
-      format('Le document n° %s n''appartient pas à cette absence : rien n''a été modifié.', v_bad));
+      format('Le document n° %s n’appartient pas à cette absence : rien n’a été modifié.', v_bad));
   end if;
   v_errors := v_errors || app_hidden.document_metadata_errors(v_add_documents, 'add_documents');
   if v_period_changed then
@@ -16638,7 +16978,7 @@ begin
     perform app_hidden.absence_check_decider_window(v);
     v := app_hidden.absence_cancel(v, true);
     perform app_private.absence_notify_employee(v, 'Annulation d''absence acceptée',
-      format('Votre demande d''annulation de l''absence %s a été acceptée : l''absence est annulée.',
+      format('Votre demande d’annulation de l’absence %s a été acceptée : l’absence est annulée.',
              app_hidden.absence_subject(v)), 'info');
     return app_hidden.absence_json(v.id, p_public_url);
   end if;
@@ -16663,7 +17003,7 @@ begin
   if v_corrected then
     if v_reason is null then
       perform app_hidden.invalid('reason',
-        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d''absence ou heures).', 'WV211');
+        'Un motif est obligatoire quand la décision corrige la demande (date de fin, motif d’absence ou heures).', 'WV211');
     end if;
     perform app_hidden.absence_lock_employee(v.employee_id);
     v_eval := app_private.absence_evaluate(d, v.id, 'manager',
@@ -16695,11 +17035,11 @@ begin
   end if;
   perform app_private.absence_notify_employee(v_new, 'Demande d''absence validée',
     case when v_corrected then
-      format('Votre demande d''absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
+      format('Votre demande d’absence %s a été validée avec modification : %s accordé(e) (%s). Motif : %s',
              app_hidden.absence_subject(v), app_hidden.absence_subject(v_new),
              app_hidden.quantity_fr(v_new.counted_quantity, v_new.counted_unit), v_reason)
     else
-      format('Votre demande d''absence %s a été validée.', app_hidden.absence_subject(v_new))
+      format('Votre demande d’absence %s a été validée.', app_hidden.absence_subject(v_new))
       || coalesce(' Motif : ' || v_reason, '')
     end, 'info');
   return app_hidden.absence_json(v.id, p_public_url);
@@ -16823,14 +17163,14 @@ begin
   if not (app_hidden.current_account_has('employee.change_account_activation')
           or app_hidden.current_account_has('employee.change_interim_account_activation')) then
     perform app_hidden.refuse_outside_or_forbid(p_employee_id,
-      'Vous n''avez pas le droit d''ouvrir ou de fermer ce compte.', 'WF011');
+      'Vous n’avez pas le droit d’ouvrir ou de fermer ce compte.', 'WF011');
   end if;
   if not exists (select 1 from app_public.employees e where e.id = p_employee_id) then
     perform app_hidden.not_found('Salarié introuvable.');
   end if;
   select * into v_account from app_private.account_of_employee(p_employee_id);
   if v_account.id is null then
-    perform app_hidden.not_found('Ce salarié n''a pas de compte.');
+    perform app_hidden.not_found('Ce salarié n’a pas de compte.');
   end if;
   if v_account.id = app_hidden.current_account_id() then
     perform app_hidden.forbidden('Vous ne pouvez pas ouvrir ou fermer votre propre compte.', 'WF010');
@@ -17139,7 +17479,7 @@ begin
   perform app_hidden.calendar_feed_check(p_kind);
   v_token := app_private.calendar_feed_issue(app_hidden.current_account_id(), p_kind, true);
   if v_token is null then
-    perform app_hidden.not_found('Aucun flux de ce type : créez-le d''abord.', 'WN701');
+    perform app_hidden.not_found('Aucun flux de ce type : créez-le d’abord.', 'WN701');
   end if;
   return app_hidden.calendar_feed_answer(p_kind, v_token, p_public_url);
 end;
@@ -17387,7 +17727,7 @@ begin
     perform app_hidden.not_found('Compteur introuvable.', 'WN301');
   end if;
   if not app_hidden.may_write_counter(v_employee) then
-    perform app_hidden.forbidden('Les compteurs s''ajustent par les comptes RH du périmètre du salarié ou du personnel d''administration.', 'WF301');
+    perform app_hidden.forbidden('Les compteurs s’ajustent par les comptes RH du périmètre du salarié ou du personnel d’administration.', 'WF301');
   end if;
   if p_bucket is null or p_bucket not in ('acquired', 'taken') then
     v_errors := app_hidden.add_error(v_errors, 'bucket', 'Colonne inconnue : Acquis (acquired) ou Pris (taken).');
@@ -17398,7 +17738,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'quantity', 'Une quantité non nulle, entre -999,99 et 999,99, deux décimales au plus.');
   end if;
   if v_reason is null then
-    v_errors := app_hidden.add_error(v_errors, 'reason', 'Le motif de l''ajustement est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'reason', 'Le motif de l’ajustement est obligatoire.');
   elsif char_length(v_reason) > app_hidden.adjustment_reason_max_length() then
     v_errors := app_hidden.add_error(v_errors, 'reason', app_hidden.max_length_message(app_hidden.adjustment_reason_max_length()));
   end if;
@@ -17692,14 +18032,14 @@ declare
   v_rule app_public.counter_rules;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les règles des compteurs s’écrivent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   select * into v_rule from app_public.counter_rules r where r.id = p_id for update;
   if not found then
     perform app_hidden.not_found('Règle de compteur introuvable.', 'WN303');
   end if;
   if v_rule.establishment_id is null then
-    perform app_hidden.invalid('non_field_errors', 'Une règle par défaut de l''association ne se supprime pas : modifiez-la (une quantité vide n''ouvre aucun compteur).', 'WV314');
+    perform app_hidden.invalid('non_field_errors', 'Une règle par défaut de l’association ne se supprime pas : modifiez-la (une quantité vide n’ouvre aucun compteur).', 'WV314');
   end if;
   delete from app_public.counter_rules r where r.id = p_id;
   return null;
@@ -17754,7 +18094,7 @@ declare
   v_id int := p_id;
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('Les règles des compteurs s''écrivent par les comptes du personnel d''administration uniquement.', 'WF302');
+    perform app_hidden.forbidden('Les règles des compteurs s’écrivent par les comptes du personnel d’administration uniquement.', 'WF302');
   end if;
   if p_id is not null then
     perform 1 from app_public.counter_rules r where r.id = p_id for update;
@@ -17839,7 +18179,7 @@ begin
     perform app_hidden.not_found('Compteur introuvable.', 'WN301');
   end if;
   if not app_hidden.may_write_counter(v_employee) then
-    perform app_hidden.forbidden('Les compteurs s''ajustent par les comptes RH du périmètre du salarié ou du personnel d''administration.', 'WF301');
+    perform app_hidden.forbidden('Les compteurs s’ajustent par les comptes RH du périmètre du salarié ou du personnel d’administration.', 'WF301');
   end if;
   if p_is_active is null then
     perform app_hidden.invalid('is_active', 'Ce champ est obligatoire.', 'WV313');
@@ -18051,7 +18391,7 @@ begin
                          and ab.status in ('validated', 'cancellation_requested')
                          and ab.date_start <= p_end_date and ab.date_end >= p_start_date) then
       perform app_hidden.invalid('delegator',
-        'Ce décideur n''a pas d''absence accordée sur ces dates : c''est à lui de créer sa délégation.', 'WV801');
+        'Ce décideur n’a pas d’absence accordée sur ces dates : c’est à lui de créer sa délégation.', 'WV801');
     end if;
   end if;
 
@@ -18059,7 +18399,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'kinds', 'Choisissez : absences, modifications de journée, ou les deux.');
   elsif not (app_hidden.permission_in(v_own, 'absences.decide_absence') or p_kinds = 'shift_changes')
         or not (app_hidden.permission_in(v_own, 'planning.decide_shift_change') or p_kinds = 'absences') then
-    v_errors := app_hidden.add_error(v_errors, 'kinds', 'On ne délègue que les décisions que l''on prend soi-même.');
+    v_errors := app_hidden.add_error(v_errors, 'kinds', 'On ne délègue que les décisions que l’on prend soi-même.');
   end if;
   if p_start_date is null then
     v_errors := app_hidden.add_error(v_errors, 'start_date', 'Indiquez la date de début.');
@@ -18151,7 +18491,7 @@ begin
           or (app_hidden.account_is_hr(v_account)
               and app_hidden.may(v_account, 'employee.change_employee_record',
                                  (select a.employee_id from app_public.accounts a where a.id = d.delegator_account_id)))) then
-    perform app_hidden.forbidden('Seuls le délégant, l''auteur de la délégation ou RH y mettent fin.', 'WF804');
+    perform app_hidden.forbidden('Seuls le délégant, l’auteur de la délégation ou RH y mettent fin.', 'WF804');
   end if;
   if d.ended_at is not null or d.end_date < app_hidden.today() then
     perform app_hidden.invalid('status', 'Cette délégation est déjà terminée.', 'WV803');
@@ -18423,7 +18763,7 @@ declare
                                  where a.id = app_hidden.current_account_id() and a.is_superuser);
 begin
   if not app_hidden.current_account_is_staff() then
-    perform app_hidden.forbidden('La boîte d''envoi des e-mails est réservée aux comptes du personnel d''administration.', 'WF602');
+    perform app_hidden.forbidden('La boîte d’envoi des e-mails est réservée aux comptes du personnel d’administration.', 'WF602');
   end if;
   if p_status is not null and p_status not in ('pending', 'sent', 'failed') then
     perform app_hidden.invalid('status', 'Statut inconnu. Valeurs possibles : pending, sent, failed.', 'WV602');
@@ -18485,7 +18825,7 @@ begin
   select coalesce(max(c.position), 0) + 1 into v_position
   from app_public.employee_emergency_contacts c where c.employee_id = p_employee;
   if v_position > app_hidden.emergency_contacts_max() then
-    perform app_hidden.invalid(null, format('Au plus %s contacts d''urgence par salarié : modifiez ou supprimez-en un.',
+    perform app_hidden.invalid(null, format('Au plus %s contacts d’urgence par salarié : modifiez ou supprimez-en un.',
                                             app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   insert into app_public.employee_emergency_contacts (employee_id, name, relationship, phone, alternate_phone, email, position)
@@ -18561,7 +18901,7 @@ begin
     perform app_hidden.invalid('contacts', 'Une liste est attendue.');
   end if;
   if jsonb_array_length(v_items) > app_hidden.emergency_contacts_max() then
-    perform app_hidden.invalid('contacts', format('Au plus %s contacts d''urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
+    perform app_hidden.invalid('contacts', format('Au plus %s contacts d’urgence par salarié.', app_hidden.emergency_contacts_max()), 'WV560');
   end if;
   for i in 0 .. jsonb_array_length(v_items) - 1 loop
     v_item := v_items -> i;
@@ -18575,7 +18915,7 @@ begin
       if jsonb_typeof(v_item -> 'id') <> 'number'
          or not exists (select 1 from app_public.employee_emergency_contacts c
                         where c.employee_id = p_employee and c.id::text = v_item ->> 'id') then
-        v_errors := app_hidden.add_error(v_errors, 'contacts', format('Contact n° %s : ce contact n''appartient pas à ce salarié.', i + 1));
+        v_errors := app_hidden.add_error(v_errors, 'contacts', format('Contact n° %s : ce contact n’appartient pas à ce salarié.', i + 1));
       end if;
     end if;
   end loop;
@@ -19283,10 +19623,10 @@ begin
     perform app_hidden.not_found('Événement introuvable.');
   end if;
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de supprimer des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de supprimer des événements.', 'WF530');
   end if;
   if not p_id in (select app_hidden.writable_event_ids()) then
-    perform app_hidden.forbidden('Vous ne supprimez que les événements que vous avez créés ou ceux d''un établissement de votre périmètre.', 'WF531');
+    perform app_hidden.forbidden('Vous ne supprimez que les événements que vous avez créés ou ceux d’un établissement de votre périmètre.', 'WF531');
   end if;
   delete from app_public.events ev where ev.id = p_id;
   return null;
@@ -19338,7 +19678,7 @@ CREATE FUNCTION app_public.event_participant_options(p_scope text DEFAULT NULL::
     AS $$
 begin
   if not app_hidden.current_account_has('events.change_event') then
-    perform app_hidden.forbidden('Vous n''avez pas le droit de créer des événements.', 'WF530');
+    perform app_hidden.forbidden('Vous n’avez pas le droit de créer des événements.', 'WF530');
   end if;
   return (
     with perimeter as (
@@ -19492,10 +19832,10 @@ begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de retirer l''attestation d''honorabilité de ce salarié.', 'WF402');
+      'Vous n’avez pas le droit de retirer l’attestation d’honorabilité de ce salarié.', 'WF402');
   end if;
   if not exists (select 1 from app_public.honorability_certificates h where h.employee_id = p_employee) then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   delete from app_public.honorability_certificates h where h.employee_id = p_employee;
   return null;
@@ -19528,11 +19868,11 @@ begin
   -- saying whether a certificate exists.
   if not app_hidden.can_read_document_file(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de lire le contenu de cette attestation.', 'WF401');
+      'Vous n’avez pas le droit de lire le contenu de cette attestation.', 'WF401');
   end if;
   select * into v from app_public.honorability_certificates h where h.employee_id = p_employee;
   if not found then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   return jsonb_build_object('filename', v.filename, 'content_type', v.content_type, 'size_bytes', v.size_bytes,
                             'storage_key', v.storage_key);
@@ -19563,7 +19903,7 @@ begin
   perform app_hidden.honorability_target(p_employee);
   v := app_hidden.honorability_json(p_employee, p_public_url);
   if v is null then
-    perform app_hidden.not_found('Aucune attestation d''honorabilité n''a été déposée pour ce salarié.', 'WN402');
+    perform app_hidden.not_found('Aucune attestation d’honorabilité n’a été déposée pour ce salarié.', 'WN402');
   end if;
   return v;
 end;
@@ -19594,7 +19934,7 @@ begin
   perform app_hidden.honorability_target(p_employee);
   if not app_hidden.can_deposit_honorability(p_employee) then
     perform app_hidden.refuse_outside_or_forbid(p_employee,
-      'Vous n''avez pas le droit de déposer l''attestation d''honorabilité de ce salarié.', 'WF402');
+      'Vous n’avez pas le droit de déposer l’attestation d’honorabilité de ce salarié.', 'WF402');
   end if;
   v_errors := app_hidden.document_metadata_errors(f, 'file');
   if v_errors = '{}'::jsonb and (f is null or jsonb_typeof(f) <> 'array' or jsonb_array_length(f) <> 1) then
@@ -19638,10 +19978,10 @@ declare
   v_account int := app_hidden.current_account_id();
 begin
   if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
-    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+    perform app_hidden.not_found('L’emprunt d’identité n’est pas activé sur ce service.', 'WN570');
   end if;
   if v_impersonator is null then
-    perform app_hidden.invalid('non_field_errors', 'Vous n''empruntez aucune identité : il n''y a rien à terminer.', 'WV571');
+    perform app_hidden.invalid('non_field_errors', 'Vous n’empruntez aucune identité : il n’y a rien à terminer.', 'WV571');
   end if;
   perform app_private.audit_security_event(v_account, 'impersonation_ended',
     jsonb_build_object('impersonator', v_impersonator,
@@ -19674,13 +20014,13 @@ declare
   v_target record;
 begin
   if coalesce(current_setting('app.allow_impersonation', true), '') <> 'on' then
-    perform app_hidden.not_found('L''emprunt d''identité n''est pas activé sur ce service.', 'WN570');
+    perform app_hidden.not_found('L’emprunt d’identité n’est pas activé sur ce service.', 'WN570');
   end if;
   if nullif(current_setting('app.impersonator_id', true), '') is not null then
-    perform app_hidden.forbidden('Vous empruntez déjà l''identité d''un compte : reprenez d''abord votre propre session.', 'WF571');
+    perform app_hidden.forbidden('Vous empruntez déjà l’identité d’un compte : reprenez d’abord votre propre session.', 'WF571');
   end if;
   if not app_hidden.current_account_is_superuser() then
-    perform app_hidden.forbidden('Seul un superutilisateur peut emprunter l''identité d''un compte.', 'WF570');
+    perform app_hidden.forbidden('Seul un superutilisateur peut emprunter l’identité d’un compte.', 'WF570');
   end if;
   if p_account is null then
     perform app_hidden.invalid('account', 'Le compte est obligatoire.', 'WV570');
@@ -19693,7 +20033,7 @@ begin
   elsif not v_target.is_active then
     perform app_hidden.invalid('account', 'Ce compte est fermé : son identité ne peut pas être empruntée.', 'WV570');
   elsif v_target.is_superuser then
-    perform app_hidden.forbidden('L''identité d''un autre superutilisateur ne peut pas être empruntée.', 'WF572');
+    perform app_hidden.forbidden('L’identité d’un autre superutilisateur ne peut pas être empruntée.', 'WF572');
   end if;
   perform app_private.write_audit('Impersonation', 'account', v_target.id, null,
     jsonb_build_object('account', v_target.id, 'username', v_target.username,
@@ -19815,7 +20155,7 @@ CREATE FUNCTION app_public.notification_preferences_get() RETURNS jsonb
     AS $$
 begin
   if app_hidden.current_account_id() is null then
-    perform app_hidden.forbidden('Connectez-vous pour lire vos préférences d''e-mail.', 'WF603');
+    perform app_hidden.forbidden('Connectez-vous pour lire vos préférences d’e-mail.', 'WF603');
   end if;
   return app_hidden.notification_preferences_json(app_hidden.current_account_id());
 end;
@@ -19845,13 +20185,13 @@ declare
   v_message text := 'Choisissez immediate (tout de suite), digest (résumé quotidien) ou never (jamais).';
 begin
   if v_account is null then
-    perform app_hidden.forbidden('Connectez-vous pour choisir vos préférences d''e-mail.', 'WF603');
+    perform app_hidden.forbidden('Connectez-vous pour choisir vos préférences d’e-mail.', 'WF603');
   end if;
   if p_own is null or p_own <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'own', v_message); end if;
   if p_decide is null or p_decide <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'decide', v_message); end if;
   if p_planning is null or p_planning <> all (v_modes) then v_errors := app_hidden.add_error(v_errors, 'planning', v_message); end if;
   if p_digest_hour is null or p_digest_hour not between 0 and 23 then
-    v_errors := app_hidden.add_error(v_errors, 'digest_hour', 'L''heure du résumé quotidien est une heure entière de 0 à 23.');
+    v_errors := app_hidden.add_error(v_errors, 'digest_hour', 'L’heure du résumé quotidien est une heure entière de 0 à 23.');
   end if;
   if v_errors <> '{}'::jsonb then
     perform app_hidden.invalid_fields(v_errors, 'WV603');
@@ -20274,6 +20614,31 @@ perimeter and filters), one row per employee, one column per day (d1 = from), ea
 grid shows.';
 
 --
+-- Name: planning_grid(date, date, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
+--
+
+CREATE FUNCTION app_public.planning_grid(p_from date DEFAULT NULL::date, p_to date DEFAULT NULL::date, p_establishment integer DEFAULT NULL::integer, p_team integer DEFAULT NULL::integer) RETURNS text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_scope record := app_hidden.planning_scope(p_from, p_to, null, p_establishment, p_team);
+begin
+  return app_hidden.planning_grid(v_scope.employee_ids, v_scope.from_date, v_scope.to_date);
+end;
+$$;
+
+ALTER FUNCTION app_public.planning_grid(p_from date, p_to date, p_establishment integer, p_team integer) OWNER TO wfm_api;
+
+--
+-- Name: FUNCTION planning_grid(p_from date, p_to date, p_establishment integer, p_team integer); Type: COMMENT; Schema: app_public; Owner: wfm_api
+--
+
+COMMENT ON FUNCTION app_public.planning_grid(p_from date, p_to date, p_establishment integer, p_team integer) IS '@behavior -*
+Issue 29 point 6, GET /api/planning/grid/: the team month''s grid, compact (each post, reason, block and day once,
+then per employee the index of each day), for the window, perimeter and filters of GET /api/planning/.';
+
+--
 -- Name: planning_read(date, date, integer, integer, integer); Type: FUNCTION; Schema: app_public; Owner: wfm_api
 --
 
@@ -20451,7 +20816,7 @@ begin
     v_errors := app_hidden.add_error(v_errors, 'label', app_hidden.max_length_message(app_hidden.name_max_length()));
   end if;
   if v_establishment is null then
-    v_errors := app_hidden.add_error(v_errors, 'establishment', 'L''établissement est obligatoire.');
+    v_errors := app_hidden.add_error(v_errors, 'establishment', 'L’établissement est obligatoire.');
   elsif not exists (select 1 from app_public.establishments e where e.id = v_establishment) then
     v_errors := app_hidden.add_error(v_errors, 'establishment', 'Établissement inconnu.');
   end if;
@@ -20556,7 +20921,7 @@ begin
     raise exception using errcode = 'WV001', message = 'Année hors de la plage prise en charge (1583-9999).', detail = 'year';
   end if;
   return query values
-    (make_date(p_year, 1, 1), 'Jour de l''an'),
+    (make_date(p_year, 1, 1), 'Jour de l’an'),
     (easter + 1, 'Lundi de Pâques'),
     (make_date(p_year, 5, 1), 'Fête du Travail'),
     (make_date(p_year, 5, 8), 'Victoire 1945'),
@@ -20910,7 +21275,7 @@ declare
   v_has_recipient boolean;
 begin
   if v_employee is null then
-    perform app_hidden.forbidden('Votre compte n''est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
+    perform app_hidden.forbidden('Votre compte n’est rattaché à aucune fiche salarié : vous ne pouvez pas demander de modification de journée.', 'WF106');
   end if;
 
   -- The route schema requires date and reason; a GraphQL caller may still send nulls.
@@ -20970,7 +21335,7 @@ begin
     'Nouvelle demande de modification',
     format('%s demande une modification de sa journée du %s.', v_name, app_hidden.fr_date(v_date)),
     'Demande de modification sans valideur',
-    format('La demande de modification %s pour le %s n''a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
+    format('La demande de modification %s pour le %s n’a aucun valideur : aucun compte actif ne peut la décider dans le périmètre du salarié.',
            app_hidden.de_name(v_name), app_hidden.fr_date(v_date)),
     'shift_change_request', v_id);
 
@@ -21235,7 +21600,7 @@ begin
 
   if v_reason is null and v_adjusted then
     v_errors := app_hidden.add_error(v_errors, 'reason',
-      'Vous accordez une journée différente de celle demandée : indiquez le motif de l''ajustement.');
+      'Vous accordez une journée différente de celle demandée : indiquez le motif de l’ajustement.');
   elsif v_reason is null and v.corrected_by is not null then
     v_errors := app_hidden.add_error(v_errors, 'reason',
       'Cette demande a été corrigée au back-office : indiquez le motif de la validation.');
@@ -21340,7 +21705,7 @@ begin
     from app_public.team_establishments te join app_public.establishments e on e.id = te.establishment_id
     where te.team_id = p_id and not te.establishment_id = any (v_scope);
     if v_outside is not null then
-      perform app_hidden.forbidden(format('Cette équipe s''étend aussi hors de votre périmètre (%s) : '
+      perform app_hidden.forbidden(format('Cette équipe s’étend aussi hors de votre périmètre (%s) : '
                                           'seul un responsable de tous ses établissements peut la supprimer.', v_outside), 'WF521');
     end if;
   end if;
@@ -21433,7 +21798,7 @@ begin
   perform app_hidden.team_for_write(p_team);
   v_members := app_private.team_members_input(p_team);
   if p_employee is null or not exists (select 1 from jsonb_array_elements(v_members) m where (m ->> 'employee')::int = p_employee) then
-    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd''hui ni à venir.', 'WV520');
+    perform app_hidden.invalid('employee', 'Ce salarié ne fait pas partie de cette équipe, ni aujourd’hui ni à venir.', 'WV520');
   end if;
   return app_public.team_members_replace(p_team, p_members => (
     select coalesce(jsonb_agg(m), '[]'::jsonb) from jsonb_array_elements(v_members) m
@@ -28797,6 +29162,14 @@ GRANT ALL ON FUNCTION app_hidden.planning_cells(p_employee_ids integer[], p_from
 GRANT ALL ON FUNCTION app_hidden.planning_cells(p_employee_ids integer[], p_from date, p_to date) TO wfm_api;
 
 --
+-- Name: FUNCTION planning_grid(p_employee_ids integer[], p_from date, p_to date); Type: ACL; Schema: app_hidden; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) TO wfm_visitor;
+GRANT ALL ON FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) TO wfm_api;
+
+--
 -- Name: FUNCTION planning_max_days(); Type: ACL; Schema: app_hidden; Owner: postgres
 --
 
@@ -30868,6 +31241,13 @@ REVOKE ALL ON FUNCTION app_private.username_taken(p_username text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.username_taken(p_username text) TO wfm_api;
 
 --
+-- Name: FUNCTION wording_typographic(); Type: ACL; Schema: app_private; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION app_private.wording_typographic() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.wording_typographic() TO wfm_api;
+
+--
 -- Name: FUNCTION write_audit(p_verb text, p_model text, p_target_id bigint, p_before jsonb, p_after jsonb); Type: ACL; Schema: app_private; Owner: postgres
 --
 
@@ -31790,6 +32170,13 @@ GRANT ALL ON FUNCTION app_public.payroll_options() TO wfm_api;
 
 REVOKE ALL ON FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.planning_export(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer) TO wfm_visitor;
+
+--
+-- Name: FUNCTION planning_grid(p_from date, p_to date, p_establishment integer, p_team integer); Type: ACL; Schema: app_public; Owner: wfm_api
+--
+
+REVOKE ALL ON FUNCTION app_public.planning_grid(p_from date, p_to date, p_establishment integer, p_team integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.planning_grid(p_from date, p_to date, p_establishment integer, p_team integer) TO wfm_visitor;
 
 --
 -- Name: FUNCTION planning_read(p_from date, p_to date, p_employee integer, p_establishment integer, p_team integer); Type: ACL; Schema: app_public; Owner: wfm_api
