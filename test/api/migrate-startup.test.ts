@@ -38,17 +38,6 @@ async function lastApplied(url: string): Promise<string | null> {
   }
 }
 
-async function functionExists(url: string, signature: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ found: boolean }>('select to_regprocedure($1) is not null as found', [signature]);
-    return rows[0]!.found;
-  } finally {
-    await client.end();
-  }
-}
-
 describe('the migration check of a start', () => {
   it('reads the chain of committed migrations from their headers, as graphile-migrate links them', async () => {
     const chain = await committedMigrations();
@@ -78,11 +67,11 @@ describe('the migration check of a start', () => {
     expect(await migrateDatabase(database.url, { migrationsFolder: older })).toBe('migrated');
     expect(await atLastMigration(database.url, older)).toBe(true);
     expect(await atLastMigration(database.url)).toBe(false);
-    // Migration 000025 drops app_hidden.in_bool, which 000024 still has.
-    expect(await functionExists(database.url, 'app_hidden.in_bool(jsonb, text, text)')).toBe(true);
+    // The database holds the previous release's last migration, then the last one once migrated.
+    const previous = (await committedMigrations()).at(-2)!;
+    expect(await lastApplied(database.url)).toBe(previous.filename);
     expect(await migrateDatabase(database.url)).toBe('migrated');
     expect(await lastApplied(database.url)).toBe(last.filename);
-    expect(await functionExists(database.url, 'app_hidden.in_bool(jsonb, text, text)')).toBe(false);
 
     // At the last migration (a restart): nothing to apply, graphile-migrate is not run.
     expect(await atLastMigration(database.url)).toBe(true);
