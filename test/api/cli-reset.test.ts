@@ -72,7 +72,7 @@ describe('db:reset', () => {
     // The finalize step ran: API functions belong to wfm_api and every table has RLS.
     expect(await count("select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname like 'app\\_%' and c.relkind = 'r' and not c.relrowsecurity")).toBe(0);
     expect(await count("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'app_public' and p.prosecdef and p.proowner <> 'wfm_api'::regrole")).toBe(0);
-  });
+  }, 120_000); // all the committed migrations from an empty schema: about 50 s on a loaded 2-core machine
 });
 
 describe('the demo organisation', () => {
@@ -176,7 +176,7 @@ describe('the demo organisation', () => {
               to_char(end_at at time zone 'Europe/Paris', 'YYYY-MM-DD HH24:MI') as end from app_public.on_call_periods`,
     );
     expect(onCall.rows).toEqual([{ start: '2026-11-20 18:00', end: '2026-11-23 08:00' }]);
-  });
+  }, 120_000); // depends on the reset above
 });
 
 describe('db:reset -- --demo', () => {

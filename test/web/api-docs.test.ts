@@ -41,7 +41,8 @@ describe('the interactive documentation under a strict CSP', () => {
       const w = globalThis as unknown as { document: { addEventListener(type: string, f: (e: { violatedDirective: string; blockedURI: string }) => void): void }; reportViolation(text: string): void };
       w.document.addEventListener('securitypolicyviolation', (event) => w.reportViolation(`${event.violatedDirective} ${event.blockedURI}`));
     });
-    const response = await page.goto('/api/docs/');
+    // waitUntil 'commit': the headers are what is checked here; the page's load is awaited below, longer.
+    const response = await page.goto('/api/docs/', { waitUntil: 'commit' });
     expect(response?.headers()['content-security-policy']).toBe(DOCS_CSP);
     // A 1.5 MB bundle, then the whole document parsed: slow on a busy machine.
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: 60_000 }).catch((error: Error) => {
