@@ -22,18 +22,25 @@ function run(command: string, args: string[]): Promise<number> {
 const bin = (name: string) => path.join(ROOT_DIR, 'node_modules/.bin', name);
 let passed = 0;
 let failed = 0;
+/** What failed, printed again just above the closing line: CI keeps only the end of the output. */
+const failures: string[] = [];
+
+/** Counts a step's exit code as one check. */
+function step(name: string, code: number): void {
+  if (code === 0) passed += 1;
+  else {
+    failed += 1;
+    failures.push(`${name} (exit code ${code})`);
+  }
+}
 
 console.log('== Type check');
-const typecheck = await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
-if (typecheck === 0) passed += 1;
-else failed += 1;
+step('Type check', await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']));
 
 // The direction of imports (docs/architecture.md, "Layers"; .dependency-cruiser.cjs): src/db imports
 // nothing above it, src/auth not the back-office, src/ and worker/ neither bench/ nor test/, no cycles.
 console.log('== Layers (dependency-cruiser)');
-const layers = await run(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'worker', 'bench', 'test']);
-if (layers === 0) passed += 1;
-else failed += 1;
+step('Layers', await run(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'worker', 'bench', 'test']));
 
 // sql/ is the source: the migrations must produce what it defines (docs/architecture.md, "Migrations").
 // CI sets WFM_REQUIRE_COMMITTED_MIGRATIONS=1: there, an uncommitted current.sql fails too.
@@ -47,6 +54,7 @@ try {
   if (problem) {
     console.error(problem);
     failed += 1;
+    failures.push('sql/ drift check');
   } else {
     console.log(`sql/ and the migrations agree (${((Date.now() - started) / 1000).toFixed(1)} s).`);
     passed += 1;
@@ -54,21 +62,18 @@ try {
 } catch (error) {
   console.error(`sql/ drift check: ${(error as Error).message}`);
   failed += 1;
+  failures.push('sql/ drift check');
 }
 
 // The web application: its own type check (against the generated API types) and its build, which
 // the browser tests of test/web (run by vitest) load.
 console.log('== Web application build');
-const webBuild = await run('npm', ['run', '--silent', 'web:build']);
-if (webBuild === 0) passed += 1;
-else failed += 1;
+step('Web application build', await run('npm', ['run', '--silent', 'web:build']));
 
 // Its layers (web/.dependency-cruiser.cjs): a feature imports no other feature, shared code no
 // feature or screen, no import cycle.
 console.log('== Web application layers (dependency-cruiser)');
-const webLayers = await run(bin('depcruise'), ['--config', 'web/.dependency-cruiser.cjs', 'web/src']);
-if (webLayers === 0) passed += 1;
-else failed += 1;
+step('Web application layers', await run(bin('depcruise'), ['--config', 'web/.dependency-cruiser.cjs', 'web/src']));
 
 /** One vitest run over `dir`; its counts join the totals (a file that fails to load counts as a failure). */
 async function vitest(dir: string): Promise<void> {
@@ -80,16 +85,26 @@ async function vitest(dir: string): Promise<void> {
     const results = JSON.parse(await readFile(report, 'utf8')) as {
       numPassedTests: number;
       numFailedTests: number;
-      testResults: Array<{ status: string }>;
+      testResults: Array<{ name: string; status: string; message?: string; assertionResults: Array<{ fullName: string; status: string }> }>;
     };
     passed += results.numPassedTests;
     runFailed += results.numFailedTests;
-    // A file that fails to load has no failed test but a failed status.
+    for (const file of results.testResults) {
+      const where = path.relative(ROOT_DIR, file.name);
+      const failedTests = file.assertionResults.filter((test) => test.status === 'failed');
+      for (const test of failedTests) failures.push(`${where}: ${test.fullName}`);
+      // A file that fails to load has no failed test but a failed status.
+      if (file.status === 'failed' && failedTests.length === 0) failures.push(`${where}: ${(file.message ?? 'failed to run').split('\n')[0]}`);
+    }
     runFailed += results.testResults.filter((file) => file.status === 'failed').length && results.numFailedTests === 0 ? 1 : 0;
   } catch {
     runFailed += 1;
+    failures.push(`vitest ${dir}: no report`);
   }
-  if (code !== 0 && runFailed === 0) runFailed += 1;
+  if (code !== 0 && runFailed === 0) {
+    runFailed += 1;
+    failures.push(`vitest ${dir} (exit code ${code})`);
+  }
   failed += runFailed;
 }
 
@@ -123,9 +138,11 @@ try {
   const pgtap = await runPgTap();
   passed += pgtap.passed;
   failed += pgtap.failed;
+  if (pgtap.failed > 0) failures.push(`pgTAP: ${pgtap.failed} failed (see its summary above)`);
 } catch (error) {
   console.error(error);
   failed += 1;
+  failures.push('pgTAP: did not run');
 }
 
 // Fault injection on a short setting (issue 15; BENCHMARKS.md "Faults" for the long run): its own
@@ -136,8 +153,11 @@ const chaos = await run(bin('tsx'), [
   'bench/chaos.ts', '--duration=75', '--restarts=4', '--kills=1', '--terminations=1', '--exhaustions=1',
   '--output=test-results/chaos.json',
 ]);
-if (chaos === 0) passed += 1;
-else failed += 1;
+step('Fault injection', chaos);
 
+if (failures.length > 0) {
+  console.log('== What failed');
+  for (const failure of failures) console.log(`- ${failure}`);
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
