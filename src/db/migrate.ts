@@ -130,9 +130,52 @@ export async function migrateDatabase(
 ): Promise<'up to date' | 'migrated'> {
   const withCurrent = includeCurrent && (await hasCurrentMigration(migrationsFolder));
   if (!withCurrent && (await atLastMigration(connectionString, migrationsFolder))) return 'up to date';
-  const settings = await settingsFor(connectionString, verbose, migrationsFolder);
+  const settings = await settingsFor(withApplicationName(connectionString, MIGRATE_APPLICATION_NAME), verbose, migrationsFolder);
   const { migrate, watch } = await import('graphile-migrate');
-  await migrate(settings);
-  if (withCurrent) await watch(settings, true);
+  try {
+    await migrate(settings);
+    if (withCurrent) await watch(settings, true);
+  } finally {
+    await releaseMigratePools(connectionString);
+  }
   return 'migrated';
+}
+
+/** The application_name of graphile-migrate's connections (pg_stat_activity tells them apart). */
+export const MIGRATE_APPLICATION_NAME = 'wfm-migrate';
+
+/** The connection string with an application_name (left as it is when it is not a URL). */
+function withApplicationName(connectionString: string, name: string): string {
+  try {
+    const url = new URL(connectionString);
+    url.searchParams.set('application_name', name);
+    return url.toString();
+  } catch {
+    return connectionString;
+  }
+}
+
+/**
+ * graphile-migrate keeps each database's pool 200 ms after its last use and ends the whole process
+ * (`process.exit(1)`) when an idle connection of that pool gets an error: a database dropped, its
+ * backends terminated or PostgreSQL restarted in that window (a test's cleanup; a restart just after
+ * the service's start) ended the process. Its pools are closed as soon as its work is done, and the
+ * migration returns once their connections have left the database (at most 5 s).
+ */
+async function releaseMigratePools(connectionString: string): Promise<void> {
+  const { clearAllPools } = await import('graphile-migrate/dist/pgReal.js');
+  clearAllPools();
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    for (let waited = 0; waited < 5000; waited += 20) {
+      const { rows } = await client.query(
+        'select 1 from pg_stat_activity where datname = current_database() and application_name = $1 and pid <> pg_backend_pid()',
+        [MIGRATE_APPLICATION_NAME]);
+      if (rows.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await client.end();
+  }
 }
