@@ -293,6 +293,7 @@ export function foldsRateLimit(spec: RouteSpec): boolean {
 
 function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
+  const readsBody = ['post', 'put', 'patch'].includes(spec.method);
   return async (req: Request, res: Response, hit: PendingHit | null): Promise<void> => {
     const auth = getRequestAuth(req);
     // Already refused by the authentication middleware; refused here again, whatever the path it matched.
@@ -331,7 +332,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     let body: Record<string, unknown> = {};
     let storedKeys: string[] = [];
     let uploadedFiles: object[] = [];
-    if (['post', 'put', 'patch'].includes(spec.method)) {
+    if (readsBody) {
       let validate = route.body;
       if (spec.multipart && isMultipart(req)) {
         // An upload reaches the disk: the account is reloaded first, so that a closed account
