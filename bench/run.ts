@@ -19,6 +19,8 @@
  *            --pool-size <n> (the service's DB_POOL_SIZE, 10),
  *            --node-options=<flags> (NODE_OPTIONS of the service; default below),
  *            --node-defaults (run the service with Node's and glibc's defaults: no runtime settings),
+ *            --compiled (the service as `npm start` runs it: the build in dist/, made first when stale, in
+ *            plain Node; by default it runs from the sources through tsx, as the bare server does),
  *            --transaction-paths (instead of the scenarios: absence creation and validation, or the
  *            --only ones, on the pipelined transaction path and on the round-trip one, two services
  *            on the same run database, back to back, three alternations; bench/results/transaction-paths.json).
@@ -37,6 +39,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT_DIR } from '../src/db/migrate.js';
+import { ensureBuilt } from '../scripts/freshness.mjs';
 import { cpuMs, memoryOf, startChild, rssMb, type Child } from './lib/children.js';
 import { datasetParams, generateTemplate, type DatasetBuild, type DatasetParams } from './lib/dataset.js';
 import {
@@ -62,6 +65,7 @@ const { values: args } = parseArgs({
     'no-md': { type: 'boolean', default: false },
     'node-options': { type: 'string' },
     'node-defaults': { type: 'boolean', default: false },
+    compiled: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     'transaction-paths': { type: 'boolean', default: false },
     template: { type: 'string' },
@@ -155,7 +159,10 @@ async function main(): Promise<void> {
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
       RATE_LIMIT_AUTHENTICATED_PER_MINUTE: '100000000',
     };
-    const service = await startChild('service', 'bench/server.ts', serviceEnv);
+    if (args.compiled) await ensureBuilt('server', { log });
+    const service = args.compiled
+      ? await startChild('service', 'bench/server-compiled.mjs', serviceEnv, { loader: false })
+      : await startChild('service', 'bench/server.ts', serviceEnv);
     children.push(service);
     const bare = await startChild('bare', 'bench/bare-server.ts', {
       PATH: process.env.PATH,

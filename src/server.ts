@@ -2,7 +2,6 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type http from 'node:http';
 import { createRequire } from 'node:module';
 import compression from 'compression';
-import { constants as zlibConstants } from 'node:zlib';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { createLogger } from './log.js';
@@ -16,7 +15,10 @@ import { isConnectionLoss } from './db/connection-loss.js';
 import { ApiError, apiErrorFromPg } from './http/errors.js';
 import { startupMismatches } from './http/manifest-check.js';
 import { inputContractMismatches } from './http/input-contract.js';
-import { buildApiRouter, expressPath, foldsRateLimit } from './http/router.js';
+import { buildApiRouter, foldsRateLimit, sendsItsOwnAnswers } from './http/router.js';
+import { API_HEADERS, SECURITY_HEADERS, applyApiHeaders, deferApiHeaders, isSelfCompressed, markSelfCompressed, sendApiJson,
+  setHeaders } from './http/api-response.js';
+import { BROTLI_OPTIONS } from './http/compress.js';
 import { takePendingHit } from './http/request-context.js';
 import { buildOpenApi } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
@@ -97,12 +99,97 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   // of every body, 4 ms for a month of planning.
   app.set('etag', false);
 
-  // Every answer is counted (GET /metrics), the scrapes too.
-  app.use(metrics.count);
+  const logRequests = config.logRequests ?? (config.logFormat === 'json' && logger.isLevelEnabled('info'));
+  const requestLogger = logRequests
+    ? pinoHttp({ logger, serializers: { req: redactRequest },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') })
+    : null;
+  /**
+   * Without request lines (LOG_REQUESTS off, the human format, or a level above info) pino-http
+   * would still serialise every request into a child logger (a third of the memory churn of a
+   * simple read); only the lines that are written remain: a 5xx response, at error level.
+   */
+  const errorLine = (req: Request, res: Response, started: bigint) => {
+    if (res.statusCode < 500) return;
+    logger.error({ req: { method: req.method, url: redactUrl(req.originalUrl) }, res: { statusCode: res.statusCode },
+      responseTime: Number((process.hrtime.bigint() - started) / 1_000_000n) }, 'request errored');
+  };
   // gzip or brotli when the client accepts it, for the types worth it (JSON, HTML, CSS, JavaScript,
   // CSV, iCalendar, SVG; not images, PDF, ZIP or XLSX, compressed already) from 1 KB on. Brotli at
-  // quality 4: at its default 11 a month of planning took ~100 ms of CPU to compress.
-  app.use(compression({ brotli: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } } }));
+  // quality 4: at its default 11 a month of planning took ~100 ms of CPU to compress. The API's
+  // routes that write their own answers compress them themselves, with the same rules
+  // (src/http/compress.ts): the middleware wraps every other answer.
+  const compress = compression({ brotli: BROTLI_OPTIONS });
+  // Personal data is never cached by intermediaries or browsers: every answer of the API and of
+  // GraphQL (data, 401, 403, errors alike), under the paths Express would mount at /api and
+  // /graphql (any case, the segment whole).
+  const privatePath = /^\/(?:api|graphql)(?:\/|$)/i;
+  const sessions = new SessionStore(pool, config);
+  const authenticated = authenticate(config, sessions);
+  const limited = rateLimit(config, limiter, routes.filter((route) => route.auth === 'public').map((route) => route.path),
+    routes.filter(foldsRateLimit));
+  // Routes with their own bucket (the manifest's rateLimit: the password reset, 5 per hour).
+  const resetLimited = passwordResetLimit(config, limiter);
+  // With no proxy trusted, req.ip is the socket's address (proxy-addr's answer, without its parsing).
+  const trustsNoProxy = !app.get('trust proxy');
+
+  // The check's queries run while the routes are assembled; awaited before the app is handed out.
+  const checked = checkManifest(pool, logger).then(() => null, (error: unknown) => ({ error }));
+  const api = buildApiRouter(routes, { config, pool, storage, limiter });
+
+  /*
+   * The API's routes first, before any other layer of the application: a request for one of them
+   * goes through, in one function and in the same order as the layers below for any other
+   * request, the metrics and the error line (one `finish` listener), the compression middleware
+   * (only for the routes that do not compress their own answers), the headers (sent with the
+   * answer by the routes that write their own), authentication, the rate limits, then its route.
+   * The client's address is read once.
+   */
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const found = api.match(req);
+    if (!found) {
+      next();
+      return;
+    }
+    const started = process.hrtime.bigint();
+    Object.defineProperty(req, 'ip', { value: trustsNoProxy ? req.socket.remoteAddress : req.ip, configurable: true, writable: true });
+    if (requestLogger) {
+      requestLogger(req, res);
+      res.on('finish', () => metrics.finished(req, res, started));
+    } else {
+      req.log = logger;
+      // (`on`, not `once`: an answer finishes once, and once's wrapper is one more allocation)
+      res.on('finish', () => {
+        metrics.finished(req, res, started);
+        errorLine(req, res, started);
+      });
+    }
+    const spec = found.route?.spec;
+    if (spec && sendsItsOwnAnswers(spec)) {
+      markSelfCompressed(res);
+      deferApiHeaders(res);
+    } else {
+      compress(req, res, () => undefined);
+      setHeaders(res, API_HEADERS);
+    }
+    const fail = (error: unknown) => {
+      applyApiHeaders(res);
+      next(error);
+    };
+    const route = () => found.run(req, res, fail);
+    authenticated(req, res, (error?: unknown) => {
+      if (error) return fail(error);
+      limited(req, res, (error?: unknown) => {
+        if (error) return fail(error);
+        if (spec?.rateLimit === 'password_reset') resetLimited(req, res, (error?: unknown) => (error ? fail(error) : route()));
+        else route();
+      });
+    });
+  });
+
+  // Every other answer is counted (GET /metrics), the scrapes too.
+  app.use(metrics.count);
+  app.use(compress);
   // Before authentication, rate limits and request lines: the scrapes and probes of the host.
   app.get(METRICS_PATH, metrics.serve);
   // Liveness: the process answers (no database, no rate limit); /api/health/ is readiness.
@@ -110,53 +197,24 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     res.setHeader('Cache-Control', 'no-store');
     res.type('application/json').send('{"status":"ok"}');
   });
-
-  const logRequests = config.logRequests ?? (config.logFormat === 'json' && logger.isLevelEnabled('info'));
-  if (logRequests) {
-    app.use(pinoHttp({ logger, serializers: { req: redactRequest },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info') }));
+  if (requestLogger) {
+    app.use(requestLogger);
   } else {
-    // No request lines (LOG_REQUESTS off, the human format, or a level above info). pino-http would
-    // still serialise every request into a child logger (a third of the memory churn of a simple
-    // read); only the lines that are written remain: a 5xx response, at error level.
     app.use((req: Request, res: Response, next: NextFunction) => {
-      const started = Date.now();
+      const started = process.hrtime.bigint();
       req.log = logger;
-      res.once('finish', () => {
-        if (res.statusCode >= 500) {
-          logger.error({ req: { method: req.method, url: redactUrl(req.originalUrl) }, res: { statusCode: res.statusCode },
-            responseTime: Date.now() - started }, 'request errored');
-        }
-      });
+      res.once('finish', () => errorLine(req, res, started));
       next();
     });
   }
-  // Personal data is never cached by intermediaries or browsers: every answer of the API and of
-  // GraphQL (data, 401, 403, errors alike), under the paths Express would mount at /api and
-  // /graphql (any case, the segment whole). One middleware for the headers of every answer.
-  const privatePath = /^\/(?:api|graphql)(?:\/|$)/i;
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'same-origin');
-    res.setHeader('X-Frame-Options', 'DENY');
-    if (privatePath.test(req.path)) res.setHeader('Cache-Control', 'no-store');
+    setHeaders(res, privatePath.test(req.path) ? API_HEADERS : SECURITY_HEADERS);
     next();
   });
-  const sessions = new SessionStore(pool, config);
-  app.use(authenticate(config, sessions));
-  app.use(rateLimit(config, limiter, routes.filter((route) => route.auth === 'public').map((route) => route.path),
-    routes.filter(foldsRateLimit)));
-  // Routes with their own bucket (the manifest's rateLimit: the password reset, 5 per hour).
-  for (const route of routes.filter((r) => r.rateLimit === 'password_reset')) {
-    app[route.method](expressPath(route.path), passwordResetLimit(config, limiter));
-  }
+  app.use(authenticated);
+  app.use(limited);
+  // (no route of the API past this point: the requests for one were answered above)
 
-  // The check's queries run while the routes are assembled; awaited before the app is handed out.
-  const checked = checkManifest(pool, logger).then(() => null, (error: unknown) => ({ error }));
-
-  // The API's routes first: no other layer stands between the rate limit and them (none of the
-  // paths below is a route of the manifest).
-  app.use(buildApiRouter(routes, { config, pool, storage, limiter }));
   // Built at the first request for it rather than at start-up (BENCHMARKS.md, "Start-up").
   let openApi: ReturnType<typeof buildOpenApi> | null = null;
   app.get('/api/schema/', (_req, res) => {
@@ -189,11 +247,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     const apiError = wait > 0 ? ApiError.tooManyRequests(wait) : apiErrorFromPg(error);
     if (!apiError) {
       req.log?.error({ err: error }, 'unhandled error');
-      res.status(500).json({ detail: 'Erreur interne du serveur.' });
+      if (isSelfCompressed(res)) await sendApiJson(req, res, 500, { detail: 'Erreur interne du serveur.' });
+      else res.status(500).json({ detail: 'Erreur interne du serveur.' });
       return;
     }
     for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
-    res.status(apiError.status).json(apiError.body);
+    if (isSelfCompressed(res)) await sendApiJson(req, res, apiError.status, apiError.body);
+    else res.status(apiError.status).json(apiError.body);
   });
 
   const refused = await checked;

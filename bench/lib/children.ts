@@ -36,11 +36,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-export async function startChild(name: string, script: string, env: NodeJS.ProcessEnv): Promise<Child> {
+/** `loader: false`: a JavaScript script run by Node alone (the compiled service, bench/server-compiled.mjs). */
+export async function startChild(name: string, script: string, env: NodeJS.ProcessEnv, { loader = true } = {}): Promise<Child> {
   const child = fork(path.join(ROOT_DIR, script), [], {
     cwd: ROOT_DIR,
     env,
-    execArgv: ['--import', 'tsx'],
+    execArgv: loader ? ['--import', 'tsx'] : [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -51,16 +51,21 @@ export function signAccessToken(secret: string, accountId: number, impersonatorI
  * request's prelude (a closed account, or a token of an earlier credential generation). Bounded: the oldest entries go first.
  */
 const VERIFIED_MAX = 10_000;
-const verified = new Map<string, { identity: RequestIdentity; exp: number }>();
+/** By secret, then by token (no key made of the two per request: a 300-character string to hash). */
+const verifiedBySecret = new Map<string, Map<string, { identity: RequestIdentity; exp: number }>>();
 
 /** Verifies signature, algorithm and expiry; returns who the token speaks for. */
 export function verifyAccessToken(secret: string, token: string): RequestIdentity {
-  const key = `${secret}\u0000${token}`;
-  const known = verified.get(key);
+  let verified = verifiedBySecret.get(secret);
+  if (!verified) {
+    verified = new Map();
+    verifiedBySecret.set(secret, verified);
+  }
+  const known = verified.get(token);
   if (known) {
     // Expired as jsonwebtoken judges it: exp at or before the current second.
     if (known.exp > Math.floor(Date.now() / 1000)) return known.identity;
-    verified.delete(key);
+    verified.delete(token);
   }
   const payload = jwt.verify(token, keyOf(secret), { algorithms: ['HS256'] }) as jwt.JwtPayload & Partial<AccessClaims>;
   const accountId = Number(payload.sub);
@@ -76,7 +81,7 @@ export function verifyAccessToken(secret: string, token: string): RequestIdentit
   const identity: RequestIdentity = Object.freeze({ accountId, impersonatorId, generation });
   if (typeof payload.exp === 'number') {
     if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
-    verified.set(key, { identity, exp: payload.exp });
+    verified.set(token, { identity, exp: payload.exp });
   }
   return identity;
 }

@@ -72,21 +72,40 @@ const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
 const pathPattern = (path: string) => new RegExp(
   `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`);
 
+/** The first two segments of a route key (/api/absences of /api/absences/12), or null with a parameter in them. */
+function prefixOf(key: string): string | null {
+  const second = key.indexOf('/', 1);
+  const third = second < 0 ? -1 : key.indexOf('/', second + 1);
+  const prefix = third < 0 ? key : key.slice(0, third);
+  return prefix.includes('{') ? null : prefix;
+}
+
 /**
  * Whether a request's method and path are those of one of `routes` (HEAD as GET, as Express;
- * a route without method matches any).
+ * a route without method matches any). The patterns of routes with parameters are grouped by
+ * their first two segments (literal in every manifest path): a request is tested against those
+ * of its own two segments only, not against every pattern.
  */
 function routeMatcher(routes: ReadonlyArray<{ method?: string; path: string }>): (method: string, path: string) => boolean {
   const verbOf = (route: { method?: string }) => route.method?.toUpperCase() ?? '*';
   const exact = new Set(routes.filter((route) => !route.path.includes('{'))
     .map((route) => `${verbOf(route)} ${routeKey(route.path)}`));
-  const patterns = routes.filter((route) => route.path.includes('{'))
-    .map((route) => ({ method: verbOf(route), pattern: pathPattern(route.path) }));
+  type Pattern = { method: string; pattern: RegExp };
+  const byPrefix = new Map<string, Pattern[]>();
+  const anywhere: Pattern[] = [];
+  for (const route of routes.filter((r) => r.path.includes('{'))) {
+    const pattern = { method: verbOf(route), pattern: pathPattern(route.path) };
+    const prefix = prefixOf(routeKey(route.path));
+    if (prefix === null) anywhere.push(pattern);
+    else byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), pattern]);
+  }
+  const test = (patterns: Pattern[] | undefined, verb: string, key: string) =>
+    patterns !== undefined && patterns.some((p) => (p.method === verb || p.method === '*') && p.pattern.test(key));
   return (method, path) => {
     const verb = method === 'HEAD' ? 'GET' : method;
     const key = routeKey(path);
     return exact.has(`${verb} ${key}`) || exact.has(`* ${key}`)
-      || patterns.some((p) => (p.method === verb || p.method === '*') && p.pattern.test(key));
+      || test(byPrefix.get(prefixOf(key) ?? ''), verb, key) || test(anywhere, verb, key);
   };
 }
 

@@ -182,11 +182,21 @@ function closingStatement(options: TransactionOptions): string {
   if (!hit) return 'commit';
   const [bucket, limit, seconds] = hit.values as [string, number, number];
   if (!Number.isFinite(limit) || !Number.isFinite(seconds)) throw new Error('bad rate-limit values');
+  // An account's requests close with the same text: made once per statement, bucket and figures.
+  const key = `${hit.text}\u0000${bucket}\u0000${limit}\u0000${seconds}`;
+  const known = closingTexts.get(key);
+  if (known !== undefined) return known;
   const literals = [pg.escapeLiteral(String(bucket)), String(limit), String(seconds)];
   // One pass, with a function: a literal is never scanned again nor read as a replacement pattern.
-  const text = hit.text.replace(/\$([123])\b/g, (_, n: string) => literals[Number(n) - 1]!);
-  return `reset role; ${text}; commit`;
+  const text = `reset role; ${hit.text.replace(/\$([123])\b/g, (_, n: string) => literals[Number(n) - 1]!)}; commit`;
+  if (closingTexts.size >= CLOSING_TEXTS_MAX) closingTexts.delete(closingTexts.keys().next().value!);
+  closingTexts.set(key, text);
+  return text;
 }
+
+/** The closing texts made (closingStatement), the oldest dropped first beyond CLOSING_TEXTS_MAX. */
+const closingTexts = new Map<string, string>();
+const CLOSING_TEXTS_MAX = 10_000;
 
 /** How many results closingStatement(options) answers. */
 const closingResults = (options: TransactionOptions) => (options.rateLimitHit ? 3 : 1);

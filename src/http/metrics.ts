@@ -75,6 +75,11 @@ interface OperationsRow {
 export interface Metrics {
   /** Counts every request when its answer is finished. */
   count: RequestHandler;
+  /**
+   * Counts one finished answer, begun at `started` (process.hrtime.bigint()): for a caller with its
+   * own `finish` listener (the API's requests, src/server.ts), instead of `count`'s.
+   */
+  finished(req: Request, res: Response, started: bigint): void;
   /** Serves GET /metrics to the allowed callers. */
   serve: RequestHandler;
   /** Loads prom-client and makes the registry now (else at the first scrape); the server calls it once listening. */
@@ -179,18 +184,20 @@ export function createMetrics(config: Config, pool: pg.Pool): Metrics {
     }
   }
 
+  function finished(req: Request, res: Response, started: bigint): void {
+    const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (instruments) {
+      instruments.requests.inc(labels);
+      instruments.durations.observe(labels, seconds);
+    } else if (early.length < EARLY_LIMIT) {
+      early.push([labels, seconds]);
+    }
+  }
+
   const count: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      if (instruments) {
-        instruments.requests.inc(labels);
-        instruments.durations.observe(labels, seconds);
-      } else if (early.length < EARLY_LIMIT) {
-        early.push([labels, seconds]);
-      }
-    });
+    res.once('finish', () => finished(req, res, started));
     next();
   };
 
@@ -218,6 +225,7 @@ export function createMetrics(config: Config, pool: pg.Pool): Metrics {
 
   return {
     count,
+    finished,
     serve,
     load: () => void load(),
     async close() {

@@ -11,6 +11,8 @@ import { csrfRefusal } from '../auth/middleware.js';
 import type { PendingHit, RateLimiter } from '../auth/rate-limit.js';
 import { isConnectionLoss } from '../db/connection-loss.js';
 import { ApiError } from './errors.js';
+import { API_HEADERS, applyApiHeaders, isSelfCompressed, mergeHeaders, takeApiHeaders } from './api-response.js';
+import { sendWhole } from './compress.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth, takePendingHit } from './request-context.js';
 import { streamExport } from './exports/stream.js';
@@ -70,6 +72,19 @@ interface CompiledRoute {
   body: ValidateFunction | null;
   /** The same schema for multipart form fields (text, coerced); JSON bodies are never coerced. */
   formBody: ValidateFunction | null;
+  /** The route's own headers (name, value, …), and after the API's (src/http/api-response.ts), made once. */
+  ownHeaders: string[];
+  apiHeaders: string[];
+}
+
+/**
+ * Whether every answer of a route is written by this module (the JSON text of its call, its
+ * status without body, an error envelope by the error handler): such a route compresses its
+ * answers itself and sends the API's headers with them (src/server.ts). The others (custom
+ * handlers, exports, rendered answers) write through Express, behind the compression middleware.
+ */
+export function sendsItsOwnAnswers(spec: RouteSpec): boolean {
+  return Boolean(spec.sql) && !spec.handler && !spec.export && !spec.render;
 }
 
 function compile(route: RouteSpec): CompiledRoute {
@@ -94,6 +109,8 @@ function compile(route: RouteSpec): CompiledRoute {
     query: querySchema ? compileValidator(querySchema, true) : null,
     body: route.body ? compileValidator(route.body, false) : null,
     formBody: route.body && route.multipart ? compileValidator(route.body, true) : null,
+    ownHeaders: mergeHeaders([], route.headers),
+    apiHeaders: mergeHeaders(API_HEADERS, route.headers),
   };
 }
 
@@ -119,9 +136,21 @@ const RAW_BYTES: pg.CustomTypesConfig = { getTypeParser: () => (value: unknown) 
  */
 const bytesOf = (value: Buffer | string): Buffer => (typeof value === 'string' ? Buffer.from(value) : value);
 
-/** A body PostgreSQL already wrote as JSON text. */
-function sendJsonText(res: Response, status: number, json: string | Buffer, headers: Record<string, string> = {}): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+/**
+ * A body PostgreSQL already wrote as JSON text, with the type Express's res.send gave it (a text:
+ * `application/json; charset=utf-8`, bytes: `application/json`). A route that sends its own
+ * answers (sendsItsOwnAnswers) writes its head in one writeHead and compresses the body itself
+ * (src/http/compress.ts); a conditional request goes through res.send (its freshness check).
+ */
+function sendJsonText(req: Request, res: Response, route: CompiledRoute, status: number, json: string | Buffer): Promise<void> | void {
+  const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
+  if (isSelfCompressed(res) && !conditional) {
+    const headers = takeApiHeaders(res) ? route.apiHeaders : route.ownHeaders;
+    return sendWhole(req, res, status, typeof json === 'string' ? 'application/json; charset=utf-8' : 'application/json', json, headers);
+  }
+  applyApiHeaders(res);
+  if (isSelfCompressed(res)) res.setHeader('Vary', 'Accept-Encoding');
+  for (let i = 0; i < route.ownHeaders.length; i += 2) res.setHeader(route.ownHeaders[i]!, route.ownHeaders[i + 1]!);
   res.status(status).type('application/json').send(json);
 }
 
@@ -264,6 +293,7 @@ export function foldsRateLimit(spec: RouteSpec): boolean {
 
 function routeHandler(route: CompiledRoute, deps: RouterDeps) {
   const { spec } = route;
+  const readsBody = ['post', 'put', 'patch'].includes(spec.method);
   return async (req: Request, res: Response, hit: PendingHit | null): Promise<void> => {
     const auth = getRequestAuth(req);
     // Already refused by the authentication middleware; refused here again, whatever the path it matched.
@@ -283,7 +313,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       if (mediaTypeError) throw mediaTypeError;
     }
 
-    const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    // (no query string: no parse by Express's req.query getter)
+    const query: Record<string, unknown> = req.url.includes('?') ? { ...(req.query as Record<string, unknown>) } : {};
     const queryNul = nulCharacterErrors(query);
     if (Object.keys(queryNul).length) throw ApiError.badRequest(queryNul);
     if (route.query && !route.query(query)) throw ApiError.badRequest(toFieldErrors(route.query.errors));
@@ -301,7 +332,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
     let body: Record<string, unknown> = {};
     let storedKeys: string[] = [];
     let uploadedFiles: object[] = [];
-    if (['post', 'put', 'patch'].includes(spec.method)) {
+    if (readsBody) {
       let validate = route.body;
       if (spec.multipart && isMultipart(req)) {
         // An upload reaches the disk: the account is reloaded first, so that a closed account
@@ -358,7 +389,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       staffOnly: spec.auth === 'staff',
       rateLimitHit: hit,
     };
-    const ctx: HandlerContext = {
+    // Made for the routes that take it (custom handlers, exports, rendered answers), not per request.
+    const context = (): HandlerContext => ({
       req,
       res,
       config: deps.config,
@@ -378,20 +410,20 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
           return false;
         }
       },
-    };
+    });
     try {
       if (spec.enabled && !spec.enabled(deps.config)) {
         if (identity) await checkAccount(spec, identity, deps);
         throw ApiError.notFound('Adresse inconnue.');
       }
       if (spec.handler) {
-        const result = await spec.handler(ctx);
+        const result = await spec.handler(context());
         if ('handled' in result) return;
         sendResult(res, result.status, result.body, { ...spec.headers, ...result.headers });
         return;
       }
       if (spec.export) {
-        await streamExport(ctx, spec, spec.export, (work) => withRequestTransaction(deps.pool, identity, work, transaction));
+        await streamExport(context(), spec, spec.export, (work) => withRequestTransaction(deps.pool, identity, work, transaction));
         return;
       }
 
@@ -399,13 +431,8 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       if (spec.resultParts) {
         const { rows: parts } = await runRequestCall<{ part: Buffer | string }>(deps.pool, identity,
           { text: route.sql!, values, binary: true, types: RAW_BYTES } as pg.QueryConfig, transaction);
-        for (const [name, value] of Object.entries(spec.headers ?? {})) res.setHeader(name, value);
-        res.status(spec.status).type('application/json');
-        // One buffer, sent by end(): the head and the parts leave together, and the compression
-        // middleware (which wraps write and end, not cork) sees the whole answer.
-        const whole = Buffer.concat(parts.map((row) => bytesOf(row.part)));
-        res.setHeader('Content-Length', String(whole.length));
-        res.end(whole);
+        // One buffer: the head and the parts leave together, compressed whole.
+        await sendJsonText(req, res, route, spec.status, Buffer.concat(parts.map((row) => bytesOf(row.part))));
         return;
       }
       const rendered = Boolean(spec.render);
@@ -423,7 +450,7 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
 
       if (spec.render) {
         const text = row.result as string | null | undefined;
-        const answer = await spec.render(ctx, text == null ? null : JSON.parse(text));
+        const answer = await spec.render(context(), text == null ? null : JSON.parse(text));
         if ('handled' in answer) return;
         sendResult(res, answer.status, answer.body, { ...spec.headers, ...answer.headers });
         return;
@@ -441,18 +468,20 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
         const head = `{"count":${count},"next":${JSON.stringify(next)},"previous":${JSON.stringify(previous)},"results":`;
         if (spec.listText) {
           const results = row.results == null ? Buffer.from('[]') : bytesOf(row.results as Buffer | string);
-          sendJsonText(res, spec.status, Buffer.concat([Buffer.from(head), results, Buffer.from('}')]), spec.headers);
+          await sendJsonText(req, res, route, spec.status, Buffer.concat([Buffer.from(head), results, Buffer.from('}')]));
           return;
         }
-        sendJsonText(res, spec.status, `${head}${(row.results as string | null) ?? '[]'}}`, spec.headers);
+        await sendJsonText(req, res, route, spec.status, `${head}${(row.results as string | null) ?? '[]'}}`);
         return;
       }
       const text = row.result as Buffer | string | null | undefined;
-      if (spec.status === 204 || text == null) {
-        sendResult(res, spec.status, spec.status === 204 ? undefined : null, spec.headers);
+      if (spec.status === 204) {
+        applyApiHeaders(res);
+        sendResult(res, spec.status, undefined, spec.headers);
         return;
       }
-      sendJsonText(res, spec.status, text, spec.headers);
+      // (null: res.json(null)'s text)
+      await sendJsonText(req, res, route, spec.status, text ?? 'null');
     } catch (error) {
       // A lost connection leaves the outcome unknown: the COMMIT may have reached the server,
       // and its rows name these files. They stay; the orphan sweep removes them if no row does.
@@ -510,7 +539,9 @@ interface DispatchEntry {
   label: string;
   /** A route's method (HEAD is served by GET), or null for the path's other methods (405, OPTIONS). */
   method: string | null;
-  handle: (req: Request, res: Response, next: NextFunction, params: Record<string, string>) => void;
+  /** The route (null for the 405 / OPTIONS handler of its path). */
+  route: DispatchedRoute | null;
+  handle: (req: Request, res: Response, next: NextFunction) => void;
 }
 
 /** A route as the dispatcher serves it: its method, its manifest path, its handler (a rejection goes to `next`). */
@@ -518,6 +549,24 @@ export interface DispatchedRoute {
   method: RouteSpec['method'];
   path: string;
   handler: (req: Request, res: Response) => Promise<void>;
+  /** The manifest's route, when it is one (src/server.ts reads what it needs before the handler). */
+  spec?: RouteSpec;
+}
+
+/**
+ * What the dispatcher found for a request: the route (null for a 405 / OPTIONS answer, or a path
+ * parameter that cannot be decoded), and `run`, which answers it (or passes the error to `next`).
+ */
+export interface DispatchMatch {
+  route: DispatchedRoute | null;
+  run(req: Request, res: Response, next: NextFunction): void;
+}
+
+export interface ApiDispatcher {
+  /** The request's route, or null when no route of the API has its path (the request goes on). */
+  match(req: Request): DispatchMatch | null;
+  /** match then run, as one middleware. */
+  handler: RequestHandler;
 }
 
 /**
@@ -528,7 +577,7 @@ export interface DispatchedRoute {
  * routes of its first two segments only (a map), not with every route's regular expression in
  * turn, and goes through none of the layers of Express's router.
  */
-export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
+export function apiDispatcher(routes: DispatchedRoute[]): ApiDispatcher {
   const buckets = new Map<string, DispatchEntry[]>();
   const add = (openApiPath: string, entry: Omit<DispatchEntry, 'pattern' | 'names'>) => {
     if (!/^\/[^/{}]+\/[^/{}]+/.test(openApiPath)) throw new Error(`route path ${openApiPath}: two literal segments first`);
@@ -544,6 +593,7 @@ export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
     add(route.path, {
       label,
       method: route.method.toUpperCase(),
+      route,
       handle: (req, res, next) => {
         handler(req, res).then(undefined, (error: unknown) => next(error ?? new Error('Rejected promise')));
       },
@@ -559,6 +609,7 @@ export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
     add(openApiPath, {
       label,
       method: null,
+      route: null,
       handle: (req, res, next) => {
         if (req.method === 'OPTIONS') {
           res.setHeader('Allow', allowHeader);
@@ -570,41 +621,51 @@ export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
     });
   }
   // Within a bucket: the routes in the manifest's order, then the 405 handlers (as they were added).
-  return (req: Request, res: Response, next: NextFunction) => {
+  const match = (req: Request): DispatchMatch | null => {
     const path = req.path;
-    if (typeof path !== 'string') {
-      next();
-      return;
-    }
+    if (typeof path !== 'string') return null;
     const entries = buckets.get(bucketKey(path));
-    if (!entries) {
-      next();
-      return;
-    }
+    if (!entries) return null;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     for (const entry of entries) {
-      const match = entry.pattern.exec(path);
-      if (!match) continue;
+      const found = entry.pattern.exec(path);
+      if (!found) continue;
       let params: Record<string, string>;
       try {
         params = {};
-        for (let i = 0; i < entry.names.length; i++) params[entry.names[i]!] = decodeParam(match[i + 1]!);
+        for (let i = 0; i < entry.names.length; i++) params[entry.names[i]!] = decodeParam(found[i + 1]!);
       } catch (error) {
         // As Express: a parameter that cannot be decoded ends the routing with its error.
-        next(error);
-        return;
+        return { route: null, run: (_req, _res, next) => next(error) };
       }
       if (entry.method !== null && entry.method !== method) continue;
-      req.params = params;
-      (req as Request & { route?: { path: string } }).route = { path: entry.label };
-      entry.handle(req, res, next, params);
-      return;
+      return {
+        route: entry.route,
+        run: (req, res, next) => {
+          req.params = params;
+          (req as Request & { route?: { path: string } }).route = { path: entry.label };
+          entry.handle(req, res, next);
+        },
+      };
     }
-    next();
+    return null;
+  };
+  return {
+    match,
+    handler: (req: Request, res: Response, next: NextFunction) => {
+      const found = match(req);
+      if (found) found.run(req, res, next);
+      else next();
+    },
   };
 }
 
-/** The API's routes from the manifest, compiled once, behind the dispatcher (dispatchRoutes). */
-export function buildApiRouter(routes: RouteSpec[], deps: RouterDeps): RequestHandler {
-  return dispatchRoutes(routes.map((route) => ({ method: route.method, path: route.path, handler: handlerFor(compile(route), deps) })));
+/** The dispatcher as one middleware (apiDispatcher). */
+export function dispatchRoutes(routes: DispatchedRoute[]): RequestHandler {
+  return apiDispatcher(routes).handler;
+}
+
+/** The API's routes from the manifest, compiled once, behind the dispatcher (apiDispatcher). */
+export function buildApiRouter(routes: RouteSpec[], deps: RouterDeps): ApiDispatcher {
+  return apiDispatcher(routes.map((route) => ({ method: route.method, path: route.path, spec: route, handler: handlerFor(compile(route), deps) })));
 }
