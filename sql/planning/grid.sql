@@ -159,34 +159,47 @@ begin
                                               b.start_time, b.end_time, b.modified, b.status collate "C", b.pending collate "C") - 1 as bi
       from block b
     ),
+    -- The distinct blocks (some tens), whence the posts, the reasons and the blocks written.
+    distinct_block as materialized (
+      select distinct on (r.bi) r.bi, r.kind, r.code, r.label, r.reason_code, r.reason_name, r.part, r.start_time, r.end_time,
+             r.modified, r.status, r.pending
+      from ranked r
+      order by r.bi
+    ),
     post_dict as materialized (
       select x.code, x.label, row_number() over (order by x.code, x.label) - 1 as i
-      from (select distinct r.code, r.label from ranked r where r.code is not null) x
+      from (select distinct r.code, r.label from distinct_block r where r.code is not null) x
     ),
     reason_dict as materialized (
       select x.code, x.name, row_number() over (order by x.code, x.name) - 1 as i
-      from (select distinct r.reason_code as code, r.reason_name as name from ranked r where r.kind = 'absence') x
+      from (select distinct r.reason_code as code, r.reason_name as name from distinct_block r where r.kind = 'absence') x
     ),
     block_dict as (
-      select distinct on (r.bi) r.bi,
+      select r.bi,
              '{"kind":"' || r.kind || '","post":' || app_hidden.json_int(pd.i) || ',"reason":' || app_hidden.json_int(rd.i)
              || ',"part":' || app_hidden.json_text(r.part) || ',"start_time":' || app_hidden.json_hm(r.start_time)
              || ',"end_time":' || app_hidden.json_hm(r.end_time) || ',"modified":' || r.modified
              || ',"status":' || app_hidden.json_text(r.status) || ',"pending":' || app_hidden.json_text(r.pending) || '}' as text
-      from ranked r
+      from distinct_block r
       left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
       left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
-      order by r.bi
     ),
-    -- Each cell as its blocks' numbers in order, then each distinct one numbered.
+    -- Each cell as its blocks' numbers in order (aggregated from sorted input: an aggregate's own
+    -- order by would sort each cell apart), then each distinct one numbered.
     cell_blocks as (
-      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi order by r.k1, r.k2, r.k3, r.k4) as blocks
-      from ranked r
+      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi) as blocks
+      from (select r.employee_id, r.date, r.template_id, r.weekday, r.bi from ranked r
+            order by r.employee_id, r.date, r.template_id, r.weekday, r.k1, r.k2, r.k3, r.k4) r
       group by r.employee_id, r.date, r.template_id, r.weekday
     ),
+    distinct_cell as materialized (
+      select x.blocks, row_number() over (order by x.blocks) - 1 as ci
+      from (select distinct c.blocks from cell_blocks c) x
+    ),
     cell_ranked as materialized (
-      select c.*, dense_rank() over (order by c.blocks) - 1 as ci
+      select c.*, dc.ci
       from cell_blocks c
+      join distinct_cell dc on dc.blocks = c.blocks
     ),
     special_of_employee as (
       select c.employee_id, array_agg(c.date) as dates, array_agg(c.ci) as cis
@@ -212,7 +225,7 @@ begin
       left join emp_template et on et.employee_id = e.id and et.templates = 1
       left join template_week tw on tw.template_id = et.template_id
       left join special_of_employee se on se.employee_id = e.id
-      left join (select c.ci from cell_ranked c where c.template_id = 0) rest on true
+      cross join (select (select c.ci from cell_ranked c where c.template_id = 0) as ci) rest
     )
     select '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
            || ',"employees":[' || coalesce((select string_agg('{"id":' || e.id || ',"name":' || app_hidden.json_text(e.name) || '}',
@@ -229,9 +242,8 @@ begin
                                                              || ',"name":' || app_hidden.json_text(rd.name) || '}', ',' order by rd.i)
                                            from reason_dict rd), '')
            || '],"blocks":[' || coalesce((select string_agg(bd.text, ',' order by bd.bi) from block_dict bd), '')
-           || '],"cells":[' || coalesce((select string_agg(x.text, ',' order by x.ci)
-                                         from (select distinct on (c.ci) c.ci, '[' || array_to_string(c.blocks, ',') || ']' as text
-                                               from cell_ranked c order by c.ci) x), '')
+           || '],"cells":[' || coalesce((select string_agg('[' || array_to_string(dc.blocks, ',') || ']', ',' order by dc.ci)
+                                         from distinct_cell dc), '')
            || '],"rows":[' || coalesce((select string_agg(r.text, ',' order by r.ord) from grid_row r), '')
            || ']}'
   );
