@@ -23,7 +23,7 @@
 -- ranking their values (no text per block), and only the distinct ones are written.
 create or replace function app_hidden.planning_grid(p_employee_ids int[], p_from date, p_to date) returns text
 language plpgsql stable
-set plan_cache_mode = force_generic_plan as $$
+set plan_cache_mode = force_generic_plan set enable_nestloop = off as $$
 begin
   return (
     with days as (
@@ -59,57 +59,64 @@ begin
     ),
     -- The blocks of each day modification (one rest block when it has no slot).
     modification as materialized (
-      select m.employee_id, m.date, sl.n is null as rest, po.code, po.label, sl.start_time, sl.end_time,
-             coalesce(extract(epoch from sl.start_time)::int / 60, 0) as k2, coalesce(sl.n, 0) as k4
-      from app_public.day_modifications m
-      left join lateral unnest(m.slots) with ordinality
-        as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-      left join app_public.posts po on po.id = sl.post_id
-      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+      select x.employee_id, x.date, x.n is null as rest, po.code, po.label, x.start_time, x.end_time,
+             coalesce(extract(epoch from x.start_time)::int / 60, 0) as k2, coalesce(x.n, 0) as k4
+      from (select m.employee_id, m.date, sl.start_time, sl.end_time, sl.post_id, sl.n
+            from app_public.day_modifications m
+            left join lateral unnest(m.slots) with ordinality
+              as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+            where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to) x
+      left join app_public.posts po on po.id = x.post_id
     ),
-    -- The absences of the window by day, with the part of the day they cover.
+    -- The absences of the window by day, with the part of the day they cover (the days listed in
+    -- the select list: a set-returning function in from would be a table per absence).
     absence_day as materialized (
-      select a.employee_id, g.day::date as date, a.id, a.status, t.code, t.name, a.start_time, a.end_time,
-             case when a.start_time is not null then 'hours'
-                  when g.day::date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
-                  when g.day::date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+      select x.employee_id, x.date, x.id, x.status, x.code, x.name, x.start_time, x.end_time,
+             case when x.start_time is not null then 'hours'
+                  when x.date = x.date_start and x.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when x.date = x.date_end and x.end_half is not distinct from 'morning' then 'morning'
                   else 'day' end as part
-      from app_public.absences a
-      join app_public.absence_types t on t.id = a.type_id
-      cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
-      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
-        and a.status in ('pending', 'validated', 'cancellation_requested')
+      from (select a.employee_id, a.id, a.status, t.code, t.name, a.start_time, a.end_time, a.date_start, a.date_end,
+                   a.start_half, a.end_half,
+                   generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day')::date as date
+            from app_public.absences a
+            join app_public.absence_types t on t.id = a.type_id
+            where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+              and a.status in ('pending', 'validated', 'cancellation_requested')) x
     ),
-    -- The granted ones; whole: those of the cell cover the whole day.
-    granted as materialized (
-      select a.*,
-             coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
-                      false) as whole
-      from absence_day a
-      where a.status in ('validated', 'cancellation_requested')
-      window w as (partition by a.employee_id, a.date)
+    -- The cells computed one by one: those with a day modification, a granted absence, a pending
+    -- request (an absence request, or a day-change request), and every cell of an employee with
+    -- several templates in the window; whole: the granted absences of the cell cover the whole day;
+    -- the template valid that day (the latest valid_from).
+    special_flags as (
+      select f.employee_id, f.date, bool_or(f.pending) as pending, bool_or(f.modified) as modified,
+             coalesce(bool_or(f.part in ('day', 'morning')) and bool_or(f.part in ('day', 'afternoon')), false) as whole
+      from (select m.employee_id, m.date, false as pending, true as modified, null::text as part from modification m
+            union all
+            select a.employee_id, a.date, a.status = 'pending', false,
+                   case when a.status <> 'pending' then a.part end
+            from absence_day a
+            union all
+            select r.employee_id, r.date, true, false, null
+            from app_public.shift_change_requests r
+            where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+            union all
+            select et.employee_id, d.date, false, false, null
+            from emp_template et cross join days d where et.templates > 1) f
+      group by f.employee_id, f.date
     ),
-    -- The cells with a pending request: an absence request, or a day-change request.
-    pending_cell as materialized (
-      select a.employee_id, a.date from absence_day a where a.status = 'pending'
-      union
-      select r.employee_id, r.date
-      from app_public.shift_change_requests r
-      where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
-    ),
-    -- The cells computed one by one, with the template valid that day (the latest valid_from).
     special as materialized (
-      select distinct on (s.employee_id, s.date) s.employee_id, s.date, t.id as template_id,
-             pc.employee_id is not null as pending,
-             exists (select 1 from granted g where g.employee_id = s.employee_id and g.date = s.date and g.whole) as whole,
-             exists (select 1 from modification m where m.employee_id = s.employee_id and m.date = s.date) as modified
-      from (select x.employee_id, x.date from modification x
-            union select x.employee_id, x.date from granted x
-            union select x.employee_id, x.date from pending_cell x
-            union select et.employee_id, d.date from emp_template et cross join days d where et.templates > 1) s
-      left join tpl t on t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
-      left join pending_cell pc on pc.employee_id = s.employee_id and pc.date = s.date
-      order by s.employee_id, s.date, t.valid_from desc
+      select f.employee_id, f.date, f.pending, f.whole, f.modified,
+             case when et.templates = 1 then case when f.date between et.valid_from and et.valid_to then et.template_id end
+                  else (select t.id from tpl t
+                        where t.employee_id = f.employee_id and t.valid_from <= f.date and (t.valid_to is null or t.valid_to >= f.date)
+                        order by t.valid_from desc limit 1) end as template_id
+      from special_flags f
+      left join emp_template et on et.employee_id = f.employee_id
+    ),
+    -- The granted absences (validated, or cancellation_requested: still drawn).
+    granted as (
+      select a.* from absence_day a where a.status in ('validated', 'cancellation_requested')
     ),
     -- Every block with its cell and its order in it. A cell is a special one (employee_id, date),
     -- a template's weekday (template_id, weekday), or the rest of an employee without template
@@ -122,7 +129,7 @@ begin
              null::text as code, null::text as label, g.code as reason_code, g.name as reason_name, g.part,
              g.start_time, g.end_time, false as modified, g.status,
              case when g.status = 'cancellation_requested' then 'cancellation'
-                  when g.whole and s.pending then 'request' end as pending,
+                  when s.whole and s.pending then 'request' end as pending,
              case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
              coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2, 1 as k3, g.id as k4
       from granted g
@@ -151,20 +158,28 @@ begin
       select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
       where exists (select 1 from emp)
     ),
-    -- Each distinct block numbered (its rank among the distinct values).
-    ranked as materialized (
-      -- (byte order: any order numbers them, and the collation's would cost more than the rest)
-      select b.*, dense_rank() over (order by b.kind collate "C", b.code collate "C", b.label collate "C",
-                                              b.reason_code collate "C", b.reason_name collate "C", b.part collate "C",
-                                              b.start_time, b.end_time, b.modified, b.status collate "C", b.pending collate "C") - 1 as bi
-      from block b
+    -- Each distinct block numbered (its rank among the distinct values): the blocks grouped by
+    -- value (a hash, where ranking them all would sort every block on eleven keys), the some tens
+    -- of distinct ones sorted, and each block given the number of its group (by its row number).
+    block_row as materialized (
+      select row_number() over () as rid, b.* from block b
     ),
-    -- The distinct blocks (some tens), whence the posts, the reasons and the blocks written.
     distinct_block as materialized (
-      select distinct on (r.bi) r.bi, r.kind, r.code, r.label, r.reason_code, r.reason_name, r.part, r.start_time, r.end_time,
-             r.modified, r.status, r.pending
-      from ranked r
-      order by r.bi
+      -- (byte order: any order numbers them, and the collation's would cost more than the rest)
+      select row_number() over (order by g.kind collate "C", g.code collate "C", g.label collate "C",
+                                         g.reason_code collate "C", g.reason_name collate "C", g.part collate "C",
+                                         g.start_time, g.end_time, g.modified, g.status collate "C", g.pending collate "C") - 1 as bi,
+             g.*
+      from (select b.kind, b.code, b.label, b.reason_code, b.reason_name, b.part, b.start_time, b.end_time, b.modified,
+                   b.status, b.pending, array_agg(b.rid) as rids
+            from block_row b
+            group by b.kind, b.code, b.label, b.reason_code, b.reason_name, b.part, b.start_time, b.end_time, b.modified,
+                     b.status, b.pending) g
+    ),
+    -- The number of each block, by rid.
+    block_number as (
+      select array_agg(x.bi order by x.rid) as bis
+      from (select d.bi, unnest(d.rids) as rid from distinct_block d) x
     ),
     post_dict as materialized (
       select x.code, x.label, row_number() over (order by x.code, x.label) - 1 as i
@@ -188,7 +203,8 @@ begin
     -- order by would sort each cell apart), then each distinct one numbered.
     cell_blocks as (
       select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi) as blocks
-      from (select r.employee_id, r.date, r.template_id, r.weekday, r.bi from ranked r
+      from (select r.employee_id, r.date, r.template_id, r.weekday, (select n.bis from block_number n)[r.rid] as bi
+            from block_row r
             order by r.employee_id, r.date, r.template_id, r.weekday, r.k1, r.k2, r.k3, r.k4) r
       group by r.employee_id, r.date, r.template_id, r.weekday
     ),
@@ -208,9 +224,8 @@ begin
       group by c.employee_id
     ),
     template_week as (
-      select c.template_id, array_agg(c.ci order by c.weekday) as week
-      from cell_ranked c
-      where c.template_id > 0
+      select c.template_id, array_agg(c.ci) as week
+      from (select c.template_id, c.ci from cell_ranked c where c.template_id > 0 order by c.template_id, c.weekday) c
       group by c.template_id
     ),
     -- Each employee's row, in the order of the days: a special cell, else the day of its one
@@ -219,7 +234,7 @@ begin
       select e.ord,
              '[' || (select string_agg(coalesce(se.cis[array_position(se.dates, d.date)],
                                                 case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
-                                                rest.ci)::text, ',' order by d.date)
+                                                rest.ci)::text, ',')
                      from days d) || ']' as text
       from emp e
       left join emp_template et on et.employee_id = e.id and et.templates = 1
