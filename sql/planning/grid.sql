@@ -55,7 +55,7 @@ begin
              extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
       from app_public.planning_template_slots ts
       join app_public.posts p on p.id = ts.post_id
-      where ts.template_id in (select tpl.id from tpl)
+      where ts.template_id = any (array(select tpl.id from tpl))
     ),
     -- The blocks of each day modification (one rest block when it has no slot).
     modification as materialized (
