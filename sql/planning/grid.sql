@@ -51,11 +51,24 @@ begin
     ),
     -- The worked blocks of each template's weekday (a template's slot is its post's).
     template_block as materialized (
-      select ts.template_id, ts.weekday, p.code, p.label, p.start_time, p.end_time,
+      select ts.template_id, ts.weekday, ts.post_id, p.code, p.label, p.start_time, p.end_time,
              extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
       from app_public.planning_template_slots ts
       join app_public.posts p on p.id = ts.post_id
       where ts.template_id = any (array(select tpl.id from tpl))
+    ),
+    -- The templates whose week is drawn (the one template of an employee in the window), each with
+    -- the first one of the same slots: a week is computed once per distinct template (a team's
+    -- employees share a few templates' slots), not once per employee.
+    week_template as materialized (
+      select w.template_id, min(w.template_id) over (partition by w.slots) as rep
+      from (select et.template_id, coalesce(s.slots, '{}') as slots
+            from emp_template et
+            left join (select b.template_id, array_agg(array[b.weekday::int, b.k4::int, b.post_id]) as slots
+                       from (select b.template_id, b.weekday, b.k4, b.post_id from template_block b
+                             order by b.template_id, b.weekday, b.k4) b
+                       group by b.template_id) s on s.template_id = et.template_id
+            where et.templates = 1) w
     ),
     -- The blocks of each day modification (one rest block when it has no slot).
     modification as materialized (
@@ -65,7 +78,8 @@ begin
             from app_public.day_modifications m
             left join lateral unnest(m.slots) with ordinality
               as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-            where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to) x
+            where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
+            offset 0) x
       left join app_public.posts po on po.id = x.post_id
     ),
     -- The absences of the window by day, with the part of the day they cover (the days listed in
@@ -150,10 +164,9 @@ begin
       union all
       select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
              null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
-      from tpl t
+      from (select distinct w.rep as id from week_template w) t
       cross join generate_series(1, 7) as wd(weekday)
       left join template_block tb on tb.template_id = t.id and tb.weekday = wd.weekday
-      where exists (select 1 from emp_template et where et.template_id = t.id and et.templates = 1)
       union all
       select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
       where exists (select 1 from emp)
@@ -217,10 +230,11 @@ begin
       from cell_blocks c
       join distinct_cell dc on dc.blocks = c.blocks
     ),
-    special_of_employee as (
-      select c.employee_id, array_agg(c.date) as dates, array_agg(c.ci) as cis
-      from cell_ranked c
-      where c.employee_id is not null
+    -- The special cells of each employee: their days (1: from) and cells, in the order of the days.
+    special_of_employee as materialized (
+      select c.employee_id, array_agg(c.i) as days, array_agg(c.ci) as cis
+      from (select c.employee_id, c.date - p_from + 1 as i, c.ci::text as ci from cell_ranked c
+            where c.employee_id is not null order by c.employee_id, c.date) c
       group by c.employee_id
     ),
     template_week as (
@@ -228,19 +242,39 @@ begin
       from (select c.template_id, c.ci from cell_ranked c where c.template_id > 0 order by c.template_id, c.weekday) c
       group by c.template_id
     ),
-    -- Each employee's row, in the order of the days: a special cell, else the day of its one
-    -- template's week while the template is valid, else a rest.
-    grid_row as (
-      select e.ord,
-             '[' || (select string_agg(coalesce(se.cis[array_position(se.dates, d.date)],
-                                                case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
-                                                rest.ci)::text, ',')
-                     from days d) || ']' as text
+    -- Each employee's row without its special cells (each day's cell as text, in the order of the
+    -- days): the day of its one template's week while the template is valid, else a rest. When the
+    -- template is valid all the window (the usual case), its week from the window's first weekday,
+    -- repeated: no expression per day.
+    emp_base as materialized (
+      select e.id, e.ord,
+             case when et.valid_from <= p_from and et.valid_to >= p_to
+                    then string_to_array(repeat(array_to_string(tw.week[v.weekday : 7] || tw.week[1 : v.weekday - 1], ',') || ',',
+                                                (v.days + 6) / 7), ',')
+                  when et.employee_id is not null
+                    then array(select coalesce(case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
+                                               rest.ci)::text
+                               from days d order by d.date)
+                  else array_fill(rest.ci::text, array[v.days])
+             end as base
       from emp e
       left join emp_template et on et.employee_id = e.id and et.templates = 1
-      left join template_week tw on tw.template_id = et.template_id
-      left join special_of_employee se on se.employee_id = e.id
+      left join week_template wt on wt.template_id = et.template_id
+      left join template_week tw on tw.template_id = wt.rep
       cross join (select (select c.ci from cell_ranked c where c.template_id = 0) as ci) rest
+      cross join (select extract(isodow from p_from)::int as weekday, p_to - p_from + 1 as days) v
+    ),
+    -- Each employee's row: the stretches of its base between its special cells, and those cells.
+    grid_row as (
+      select b.ord,
+             '[' || (select string_agg(x.piece, ',')
+                     from (select nullif(concat_ws(',', se.cis[j],
+                                                   nullif(array_to_string(b.base[coalesce(se.days[j], 0) + 1 : coalesce(se.days[j + 1], v.days + 1) - 1], ','), '')),
+                                         '') as piece
+                           from generate_series(0, coalesce(cardinality(se.days), 0)) j) x) || ']' as text
+      from emp_base b
+      left join special_of_employee se on se.employee_id = b.id
+      cross join (select p_to - p_from + 1 as days) v
     )
     select '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
            || ',"employees":[' || coalesce((select string_agg('{"id":' || e.id || ',"name":' || app_hidden.json_text(e.name) || '}',
