@@ -212,17 +212,18 @@ begin
       left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
       left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
     ),
-    -- Each cell as its blocks' numbers in order (aggregated from sorted input: an aggregate's own
-    -- order by would sort each cell apart), then each distinct one numbered.
+    -- Each cell as its blocks' numbers in order, as written (aggregated from sorted input: an
+    -- aggregate's own order by would sort each cell apart), then each distinct one numbered (by its
+    -- numbers: text compares and hashes without a copy, an array does not).
     cell_blocks as (
-      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi) as blocks
+      select r.employee_id, r.date, r.template_id, r.weekday, string_agg(r.bi::text, ',') as blocks
       from (select r.employee_id, r.date, r.template_id, r.weekday, (select n.bis from block_number n)[r.rid] as bi
             from block_row r
             order by r.employee_id, r.date, r.template_id, r.weekday, r.k1, r.k2, r.k3, r.k4) r
       group by r.employee_id, r.date, r.template_id, r.weekday
     ),
     distinct_cell as materialized (
-      select x.blocks, row_number() over (order by x.blocks) - 1 as ci
+      select x.blocks, row_number() over (order by string_to_array(x.blocks, ',')::bigint[]) - 1 as ci
       from (select distinct c.blocks from cell_blocks c) x
     ),
     cell_ranked as materialized (
@@ -291,7 +292,7 @@ begin
                                                              || ',"name":' || app_hidden.json_text(rd.name) || '}', ',' order by rd.i)
                                            from reason_dict rd), '')
            || '],"blocks":[' || coalesce((select string_agg(bd.text, ',' order by bd.bi) from block_dict bd), '')
-           || '],"cells":[' || coalesce((select string_agg('[' || array_to_string(dc.blocks, ',') || ']', ',' order by dc.ci)
+           || '],"cells":[' || coalesce((select string_agg('[' || dc.blocks || ']', ',' order by dc.ci)
                                          from distinct_cell dc), '')
            || '],"rows":[' || coalesce((select string_agg(r.text, ',' order by r.ord) from grid_row r), '')
            || ']}'
