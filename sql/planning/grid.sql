@@ -14,13 +14,20 @@
 -- A month of 200 employees is some 20 KB instead of 2.5 MB (BENCHMARKS.md, "The team month,
 -- fast and light"). GET /api/planning/ stays the full read (the SPEC's cells and blocks), and
 -- the grid's export keeps it (planning_export).
--- force_generic_plan: docs/architecture.md, Performance notes.
--- How it stays cheap (the full read's way, planning_parts): most cells are a day of their
--- employee's one template without anything of their own, so each template's week is computed
--- once (seven cells) and such a cell is its employee's week at its weekday; only the cells with a
--- day modification, granted absences or a pending request (and every cell of an employee with
--- several templates in the window) are computed one by one. Blocks and cells are numbered by
--- ranking their values (no text per block), and only the distinct ones are written.
+-- force_generic_plan: docs/architecture.md, Performance notes. enable_nestloop off: the generic
+-- plan's estimates (ten rows for "= any of the ids") chose nested loops over CTEs of 200 rows,
+-- rescanning one of them per employee; hash joins cost nothing here, and the tables are read by
+-- their indexes without a nested loop (= any of an array).
+-- How it stays cheap (the full read's way, planning_parts; 50 -> 14 ms for the bench's month of
+-- 200 employees, BENCHMARKS.md): most cells are a day of their employee's one template without
+-- anything of their own, so each distinct template's week (the same slots: a team shares a few)
+-- is computed once (seven cells) and such a cell is its employee's week at its weekday; only the
+-- cells with a day modification, granted absences or a pending request (and every cell of an
+-- employee with several templates in the window) are computed one by one. Blocks are numbered by
+-- grouping their values (a hash; only the some tens of distinct ones are sorted), cells by
+-- grouping their blocks' numbers as written; only the distinct ones are written. An employee's
+-- row is its template's week repeated over the window (no expression per day), with its special
+-- cells put in between stretches of it.
 create or replace function app_hidden.planning_grid(p_employee_ids int[], p_from date, p_to date) returns text
 language plpgsql stable
 set plan_cache_mode = force_generic_plan set enable_nestloop = off as $$
@@ -100,9 +107,8 @@ begin
     ),
     -- The cells computed one by one: those with a day modification, a granted absence, a pending
     -- request (an absence request, or a day-change request), and every cell of an employee with
-    -- several templates in the window; whole: the granted absences of the cell cover the whole day;
-    -- the template valid that day (the latest valid_from).
-    special_flags as (
+    -- several templates in the window; whole: the granted absences of the cell cover the whole day.
+    special as materialized (
       select f.employee_id, f.date, bool_or(f.pending) as pending, bool_or(f.modified) as modified,
              coalesce(bool_or(f.part in ('day', 'morning')) and bool_or(f.part in ('day', 'afternoon')), false) as whole
       from (select m.employee_id, m.date, false as pending, true as modified, null::text as part from modification m
@@ -118,15 +124,6 @@ begin
             select et.employee_id, d.date, false, false, null
             from emp_template et cross join days d where et.templates > 1) f
       group by f.employee_id, f.date
-    ),
-    special as materialized (
-      select f.employee_id, f.date, f.pending, f.whole, f.modified,
-             case when et.templates = 1 then case when f.date between et.valid_from and et.valid_to then et.template_id end
-                  else (select t.id from tpl t
-                        where t.employee_id = f.employee_id and t.valid_from <= f.date and (t.valid_to is null or t.valid_to >= f.date)
-                        order by t.valid_from desc limit 1) end as template_id
-      from special_flags f
-      left join emp_template et on et.employee_id = f.employee_id
     ),
     -- The granted absences (validated, or cancellation_requested: still drawn).
     granted as (
@@ -158,9 +155,16 @@ begin
       select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
              null, null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
              1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
-      from special s
+      -- (the template valid that day: the latest valid_from)
+      from (select s.employee_id, s.date, s.pending,
+                   case when et.templates = 1 then case when s.date between et.valid_from and et.valid_to then et.template_id end
+                        else (select t.id from tpl t
+                              where t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
+                              order by t.valid_from desc limit 1) end as template_id
+            from special s
+            left join emp_template et on et.employee_id = s.employee_id
+            where not s.whole and not s.modified) s
       left join template_block tb on tb.template_id = s.template_id and tb.weekday = extract(isodow from s.date)::int
-      where not s.whole and not s.modified
       union all
       select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
              null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
