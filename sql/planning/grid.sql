@@ -58,7 +58,7 @@ begin
     ),
     -- The worked blocks of each template's weekday (a template's slot is its post's).
     template_block as materialized (
-      select ts.template_id, ts.weekday, ts.post_id, p.code, p.label, p.start_time, p.end_time,
+      select ts.template_id, ts.weekday, ts.post_id, p.start_time, p.end_time,
              extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
       from app_public.planning_template_slots ts
       join app_public.posts p on p.id = ts.post_id
@@ -79,29 +79,25 @@ begin
     ),
     -- The blocks of each day modification (one rest block when it has no slot).
     modification as materialized (
-      select x.employee_id, x.date, x.n is null as rest, po.code, po.label, x.start_time, x.end_time,
-             coalesce(extract(epoch from x.start_time)::int / 60, 0) as k2, coalesce(x.n, 0) as k4
-      from (select m.employee_id, m.date, sl.start_time, sl.end_time, sl.post_id, sl.n
-            from app_public.day_modifications m
-            left join lateral unnest(m.slots) with ordinality
-              as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-            where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
-            offset 0) x
-      left join app_public.posts po on po.id = x.post_id
+      select m.employee_id, m.date, sl.n is null as rest, sl.post_id, sl.start_time, sl.end_time,
+             coalesce(extract(epoch from sl.start_time)::int / 60, 0) as k2, coalesce(sl.n, 0) as k4
+      from app_public.day_modifications m
+      left join lateral unnest(m.slots) with ordinality
+        as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
+      where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
     ),
     -- The absences of the window by day, with the part of the day they cover (the days listed in
     -- the select list: a set-returning function in from would be a table per absence).
     absence_day as materialized (
-      select x.employee_id, x.date, x.id, x.status, x.code, x.name, x.start_time, x.end_time,
+      select x.employee_id, x.date, x.id, x.status, x.type_id, x.start_time, x.end_time,
              case when x.start_time is not null then 'hours'
                   when x.date = x.date_start and x.start_half is not distinct from 'afternoon' then 'afternoon'
                   when x.date = x.date_end and x.end_half is not distinct from 'morning' then 'morning'
                   else 'day' end as part
-      from (select a.employee_id, a.id, a.status, t.code, t.name, a.start_time, a.end_time, a.date_start, a.date_end,
+      from (select a.employee_id, a.id, a.status, a.type_id, a.start_time, a.end_time, a.date_start, a.date_end,
                    a.start_half, a.end_half,
                    generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day')::date as date
             from app_public.absences a
-            join app_public.absence_types t on t.id = a.type_id
             where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
               and a.status in ('pending', 'validated', 'cancellation_requested')) x
     ),
@@ -137,7 +133,7 @@ begin
     -- whole-day absence; pending on the absence blocks of a whole day and on the planned ones.
     block as (
       select g.employee_id, g.date, null::int as template_id, null::int as weekday, 'absence' as kind,
-             null::text as code, null::text as label, g.code as reason_code, g.name as reason_name, g.part,
+             null::int as post_id, g.type_id, g.part,
              g.start_time, g.end_time, false as modified, g.status,
              case when g.status = 'cancellation_requested' then 'cancellation'
                   when s.whole and s.pending then 'request' end as pending,
@@ -146,14 +142,14 @@ begin
       from granted g
       join special s on s.employee_id = g.employee_id and s.date = g.date
       union all
-      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.code, m.label,
-             null, null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
+      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.post_id,
+             null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
       from special s
       join modification m on m.employee_id = s.employee_id and m.date = s.date
       where not s.whole
       union all
-      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
-             null, null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
+      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.post_id,
+             null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
              1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
       -- (the template valid that day: the latest valid_from)
       from (select s.employee_id, s.date, s.pending,
@@ -166,32 +162,36 @@ begin
             where not s.whole and not s.modified) s
       left join template_block tb on tb.template_id = s.template_id and tb.weekday = extract(isodow from s.date)::int
       union all
-      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
-             null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.post_id,
+             null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
       from (select distinct w.rep as id from week_template w) t
       cross join generate_series(1, 7) as wd(weekday)
       left join template_block tb on tb.template_id = t.id and tb.weekday = wd.weekday
       union all
-      select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
+      select null, null, 0, 0, 'rest', null, null, null, null, null, false, null, null, 1, 0, 0, 0
       where exists (select 1 from emp)
     ),
     -- Each distinct block numbered (its rank among the distinct values): the blocks grouped by
-    -- value (a hash, where ranking them all would sort every block on eleven keys), the some tens
-    -- of distinct ones sorted, and each block given the number of its group (by its row number).
+    -- value (a hash of their post's and reason's ids, where ranking them all would sort every block
+    -- on eleven keys), the some tens of groups given their post's and reason's codes and names and
+    -- ranked (two posts of the same code and label are the same value), and each block given the
+    -- number of its group (by its row number).
     block_row as materialized (
       select row_number() over () as rid, b.* from block b
     ),
     distinct_block as materialized (
       -- (byte order: any order numbers them, and the collation's would cost more than the rest)
-      select row_number() over (order by g.kind collate "C", g.code collate "C", g.label collate "C",
-                                         g.reason_code collate "C", g.reason_name collate "C", g.part collate "C",
+      select dense_rank() over (order by g.kind collate "C", p.code collate "C", p.label collate "C",
+                                         t.code collate "C", t.name collate "C", g.part collate "C",
                                          g.start_time, g.end_time, g.modified, g.status collate "C", g.pending collate "C") - 1 as bi,
-             g.*
-      from (select b.kind, b.code, b.label, b.reason_code, b.reason_name, b.part, b.start_time, b.end_time, b.modified,
-                   b.status, b.pending, array_agg(b.rid) as rids
+             g.kind, p.code, p.label, t.code as reason_code, t.name as reason_name, g.part, g.start_time, g.end_time,
+             g.modified, g.status, g.pending, g.rids
+      from (select b.kind, b.post_id, b.type_id, b.part, b.start_time, b.end_time, b.modified, b.status, b.pending,
+                   array_agg(b.rid) as rids
             from block_row b
-            group by b.kind, b.code, b.label, b.reason_code, b.reason_name, b.part, b.start_time, b.end_time, b.modified,
-                     b.status, b.pending) g
+            group by b.kind, b.post_id, b.type_id, b.part, b.start_time, b.end_time, b.modified, b.status, b.pending) g
+      left join app_public.posts p on p.id = g.post_id
+      left join app_public.absence_types t on t.id = g.type_id
     ),
     -- The number of each block, by rid.
     block_number as (
@@ -207,7 +207,7 @@ begin
       from (select distinct r.reason_code as code, r.reason_name as name from distinct_block r where r.kind = 'absence') x
     ),
     block_dict as (
-      select r.bi,
+      select distinct on (r.bi) r.bi,
              '{"kind":"' || r.kind || '","post":' || app_hidden.json_int(pd.i) || ',"reason":' || app_hidden.json_int(rd.i)
              || ',"part":' || app_hidden.json_text(r.part) || ',"start_time":' || app_hidden.json_hm(r.start_time)
              || ',"end_time":' || app_hidden.json_hm(r.end_time) || ',"modified":' || r.modified
@@ -215,6 +215,7 @@ begin
       from distinct_block r
       left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
       left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
+      order by r.bi
     ),
     -- Each cell as its blocks' numbers in order, as written (aggregated from sorted input: an
     -- aggregate's own order by would sort each cell apart), then each distinct one numbered (by its
