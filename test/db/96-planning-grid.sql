@@ -3,7 +3,7 @@
 -- every kind of block, every kind of reader); the same perimeter, filters and errors; each post,
 -- reason, block and day once.
 begin;
-select plan(25);
+select plan(27);
 select tests.freeze('2026-11-16 10:00+01');
 
 -- What the grid draws of planning_read's blocks: one row per block, in the cell's order.
@@ -182,6 +182,18 @@ select is(pg_temp.differences('2026-11-01', '2026-11-30'), '', 'a second templat
 select tests.as_owner();
 select is(split_part(obj_description('app_public.planning_grid(date, date, int, int)'::regprocedure, 'pg_proc'), E'\n', 1),
   '@behavior -*', 'hidden from GraphQL: the smart tag is its comment''s first line');
+
+-- 26-27. A template that ends within the window (its days after it: rests), an employee without
+-- any template (all rests): the rows are their template's week repeated, with the days out of the
+-- template's validity and the special cells put in; windows starting on any weekday.
+select tests.as_owner();
+update app_public.planning_templates set valid_to = '2026-11-12' where employee_id = tests.id('employees', 'bruno');
+delete from app_public.planning_template_slots
+where template_id in (select id from app_public.planning_templates where employee_id = tests.id('employees', 'chloe'));
+delete from app_public.planning_templates where employee_id = tests.id('employees', 'chloe');
+select tests.authenticate_as('rh1');
+select is(pg_temp.differences('2026-11-01', '2026-11-30'), '', 'a template ending on the 12th, an employee without template: every cell the same');
+select is(pg_temp.differences('2026-11-11', '2026-12-09'), '', 'the same from a Wednesday, across two months');
 
 select * from finish();
 rollback;
