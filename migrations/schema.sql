@@ -7207,6 +7207,7 @@ ALTER FUNCTION app_hidden.planning_cells(p_employee_ids integer[], p_from date, 
 CREATE FUNCTION app_hidden.planning_grid(p_employee_ids integer[], p_from date, p_to date) RETURNS text
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_nestloop TO 'off'
     AS $$
 begin
   return (
@@ -7235,65 +7236,72 @@ begin
     ),
     -- The worked blocks of each template's weekday (a template's slot is its post's).
     template_block as materialized (
-      select ts.template_id, ts.weekday, p.code, p.label, p.start_time, p.end_time,
+      select ts.template_id, ts.weekday, ts.post_id, p.start_time, p.end_time,
              extract(epoch from p.start_time)::int / 60 as k2, ts.position as k4
       from app_public.planning_template_slots ts
       join app_public.posts p on p.id = ts.post_id
-      where ts.template_id in (select tpl.id from tpl)
+      where ts.template_id = any (array(select tpl.id from tpl))
+    ),
+    -- The templates whose week is drawn (the one template of an employee in the window), each with
+    -- the first one of the same slots: a week is computed once per distinct template (a team's
+    -- employees share a few templates' slots), not once per employee.
+    week_template as materialized (
+      select w.template_id, min(w.template_id) over (partition by w.slots) as rep
+      from (select et.template_id, coalesce(s.slots, '{}') as slots
+            from emp_template et
+            left join (select b.template_id, array_agg(array[b.weekday::int, b.k4::int, b.post_id]) as slots
+                       from (select b.template_id, b.weekday, b.k4, b.post_id from template_block b
+                             order by b.template_id, b.weekday, b.k4) b
+                       group by b.template_id) s on s.template_id = et.template_id
+            where et.templates = 1) w
     ),
     -- The blocks of each day modification (one rest block when it has no slot).
     modification as materialized (
-      select m.employee_id, m.date, sl.n is null as rest, po.code, po.label, sl.start_time, sl.end_time,
+      select m.employee_id, m.date, sl.n is null as rest, sl.post_id, sl.start_time, sl.end_time,
              coalesce(extract(epoch from sl.start_time)::int / 60, 0) as k2, coalesce(sl.n, 0) as k4
       from app_public.day_modifications m
       left join lateral unnest(m.slots) with ordinality
         as sl(start_time, end_time, break_start_time, break_end_time, break_paid, post_id, establishment_id, is_remote, n) on true
-      left join app_public.posts po on po.id = sl.post_id
       where m.employee_id = any (p_employee_ids) and m.date between p_from and p_to
     ),
-    -- The absences of the window by day, with the part of the day they cover.
+    -- The absences of the window by day, with the part of the day they cover (the days listed in
+    -- the select list: a set-returning function in from would be a table per absence).
     absence_day as materialized (
-      select a.employee_id, g.day::date as date, a.id, a.status, t.code, t.name, a.start_time, a.end_time,
-             case when a.start_time is not null then 'hours'
-                  when g.day::date = a.date_start and a.start_half is not distinct from 'afternoon' then 'afternoon'
-                  when g.day::date = a.date_end and a.end_half is not distinct from 'morning' then 'morning'
+      select x.employee_id, x.date, x.id, x.status, x.type_id, x.start_time, x.end_time,
+             case when x.start_time is not null then 'hours'
+                  when x.date = x.date_start and x.start_half is not distinct from 'afternoon' then 'afternoon'
+                  when x.date = x.date_end and x.end_half is not distinct from 'morning' then 'morning'
                   else 'day' end as part
-      from app_public.absences a
-      join app_public.absence_types t on t.id = a.type_id
-      cross join lateral generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day') as g(day)
-      where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
-        and a.status in ('pending', 'validated', 'cancellation_requested')
+      from (select a.employee_id, a.id, a.status, a.type_id, a.start_time, a.end_time, a.date_start, a.date_end,
+                   a.start_half, a.end_half,
+                   generate_series(greatest(a.date_start, p_from), least(a.date_end, p_to), interval '1 day')::date as date
+            from app_public.absences a
+            where a.employee_id = any (p_employee_ids) and a.date_start <= p_to and a.date_end >= p_from
+              and a.status in ('pending', 'validated', 'cancellation_requested')) x
     ),
-    -- The granted ones; whole: those of the cell cover the whole day.
-    granted as materialized (
-      select a.*,
-             coalesce(bool_or(a.part in ('day', 'morning')) over w and bool_or(a.part in ('day', 'afternoon')) over w,
-                      false) as whole
-      from absence_day a
-      where a.status in ('validated', 'cancellation_requested')
-      window w as (partition by a.employee_id, a.date)
-    ),
-    -- The cells with a pending request: an absence request, or a day-change request.
-    pending_cell as materialized (
-      select a.employee_id, a.date from absence_day a where a.status = 'pending'
-      union
-      select r.employee_id, r.date
-      from app_public.shift_change_requests r
-      where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
-    ),
-    -- The cells computed one by one, with the template valid that day (the latest valid_from).
+    -- The cells computed one by one: those with a day modification, a granted absence, a pending
+    -- request (an absence request, or a day-change request), and every cell of an employee with
+    -- several templates in the window; whole: the granted absences of the cell cover the whole day.
     special as materialized (
-      select distinct on (s.employee_id, s.date) s.employee_id, s.date, t.id as template_id,
-             pc.employee_id is not null as pending,
-             exists (select 1 from granted g where g.employee_id = s.employee_id and g.date = s.date and g.whole) as whole,
-             exists (select 1 from modification m where m.employee_id = s.employee_id and m.date = s.date) as modified
-      from (select x.employee_id, x.date from modification x
-            union select x.employee_id, x.date from granted x
-            union select x.employee_id, x.date from pending_cell x
-            union select et.employee_id, d.date from emp_template et cross join days d where et.templates > 1) s
-      left join tpl t on t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
-      left join pending_cell pc on pc.employee_id = s.employee_id and pc.date = s.date
-      order by s.employee_id, s.date, t.valid_from desc
+      select f.employee_id, f.date, bool_or(f.pending) as pending, bool_or(f.modified) as modified,
+             coalesce(bool_or(f.part in ('day', 'morning')) and bool_or(f.part in ('day', 'afternoon')), false) as whole
+      from (select m.employee_id, m.date, false as pending, true as modified, null::text as part from modification m
+            union all
+            select a.employee_id, a.date, a.status = 'pending', false,
+                   case when a.status <> 'pending' then a.part end
+            from absence_day a
+            union all
+            select r.employee_id, r.date, true, false, null
+            from app_public.shift_change_requests r
+            where r.employee_id = any (p_employee_ids) and r.date between p_from and p_to and r.status = 'pending'
+            union all
+            select et.employee_id, d.date, false, false, null
+            from emp_template et cross join days d where et.templates > 1) f
+      group by f.employee_id, f.date
+    ),
+    -- The granted absences (validated, or cancellation_requested: still drawn).
+    granted as (
+      select a.* from absence_day a where a.status in ('validated', 'cancellation_requested')
     ),
     -- Every block with its cell and its order in it. A cell is a special one (employee_id, date),
     -- a template's weekday (template_id, weekday), or the rest of an employee without template
@@ -7303,53 +7311,78 @@ begin
     -- whole-day absence; pending on the absence blocks of a whole day and on the planned ones.
     block as (
       select g.employee_id, g.date, null::int as template_id, null::int as weekday, 'absence' as kind,
-             null::text as code, null::text as label, g.code as reason_code, g.name as reason_name, g.part,
+             null::int as post_id, g.type_id, g.part,
              g.start_time, g.end_time, false as modified, g.status,
              case when g.status = 'cancellation_requested' then 'cancellation'
-                  when g.whole and s.pending then 'request' end as pending,
+                  when s.whole and s.pending then 'request' end as pending,
              case g.part when 'afternoon' then 2 when 'hours' then 1 else 0 end as k1,
              coalesce(extract(epoch from g.start_time)::int / 60, 0) as k2, 1 as k3, g.id as k4
       from granted g
       join special s on s.employee_id = g.employee_id and s.date = g.date
       union all
-      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.code, m.label,
-             null, null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
+      select s.employee_id, s.date, null, null, case when m.rest then 'rest' else 'work' end, m.post_id,
+             null, null, m.start_time, m.end_time, true, null, case when s.pending then 'request' end, 1, m.k2, 0, m.k4
       from special s
       join modification m on m.employee_id = s.employee_id and m.date = s.date
       where not s.whole
       union all
-      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
-             null, null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
+      select s.employee_id, s.date, null, null, case when tb.template_id is null then 'rest' else 'work' end, tb.post_id,
+             null, null, tb.start_time, tb.end_time, false, null, case when s.pending then 'request' end,
              1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
-      from special s
+      -- (the template valid that day: the latest valid_from)
+      from (select s.employee_id, s.date, s.pending,
+                   case when et.templates = 1 then case when s.date between et.valid_from and et.valid_to then et.template_id end
+                        else (select t.id from tpl t
+                              where t.employee_id = s.employee_id and t.valid_from <= s.date and (t.valid_to is null or t.valid_to >= s.date)
+                              order by t.valid_from desc limit 1) end as template_id
+            from special s
+            left join emp_template et on et.employee_id = s.employee_id
+            where not s.whole and not s.modified) s
       left join template_block tb on tb.template_id = s.template_id and tb.weekday = extract(isodow from s.date)::int
-      where not s.whole and not s.modified
       union all
-      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.code, tb.label,
-             null, null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
-      from tpl t
+      select null, null, t.id, wd.weekday, case when tb.template_id is null then 'rest' else 'work' end, tb.post_id,
+             null, null, tb.start_time, tb.end_time, false, null, null, 1, coalesce(tb.k2, 0), 0, coalesce(tb.k4, 0)
+      from (select distinct w.rep as id from week_template w) t
       cross join generate_series(1, 7) as wd(weekday)
       left join template_block tb on tb.template_id = t.id and tb.weekday = wd.weekday
-      where exists (select 1 from emp_template et where et.template_id = t.id and et.templates = 1)
       union all
-      select null, null, 0, 0, 'rest', null, null, null, null, null, null, null, false, null, null, 1, 0, 0, 0
+      select null, null, 0, 0, 'rest', null, null, null, null, null, false, null, null, 1, 0, 0, 0
       where exists (select 1 from emp)
     ),
-    -- Each distinct block numbered (its rank among the distinct values).
-    ranked as materialized (
+    -- Each distinct block numbered (its rank among the distinct values): the blocks grouped by
+    -- value (a hash of their post's and reason's ids, where ranking them all would sort every block
+    -- on eleven keys), the some tens of groups given their post's and reason's codes and names and
+    -- ranked (two posts of the same code and label are the same value), and each block given the
+    -- number of its group (by its row number).
+    block_row as materialized (
+      select row_number() over () as rid, b.* from block b
+    ),
+    distinct_block as materialized (
       -- (byte order: any order numbers them, and the collation's would cost more than the rest)
-      select b.*, dense_rank() over (order by b.kind collate "C", b.code collate "C", b.label collate "C",
-                                              b.reason_code collate "C", b.reason_name collate "C", b.part collate "C",
-                                              b.start_time, b.end_time, b.modified, b.status collate "C", b.pending collate "C") - 1 as bi
-      from block b
+      select dense_rank() over (order by g.kind collate "C", p.code collate "C", p.label collate "C",
+                                         t.code collate "C", t.name collate "C", g.part collate "C",
+                                         g.start_time, g.end_time, g.modified, g.status collate "C", g.pending collate "C") - 1 as bi,
+             g.kind, p.code, p.label, t.code as reason_code, t.name as reason_name, g.part, g.start_time, g.end_time,
+             g.modified, g.status, g.pending, g.rids
+      from (select b.kind, b.post_id, b.type_id, b.part, b.start_time, b.end_time, b.modified, b.status, b.pending,
+                   array_agg(b.rid) as rids
+            from block_row b
+            group by b.kind, b.post_id, b.type_id, b.part, b.start_time, b.end_time, b.modified, b.status, b.pending) g
+      left join app_public.posts p on p.id = g.post_id
+      left join app_public.absence_types t on t.id = g.type_id
+    ),
+    -- The number of each block, by rid.
+    block_number as (
+      select array_agg(x.bi order by x.rid) as bis
+      from (select d.bi, unnest(d.rids) as rid from distinct_block d) x
     ),
     post_dict as materialized (
       select x.code, x.label, row_number() over (order by x.code, x.label) - 1 as i
-      from (select distinct r.code, r.label from ranked r where r.code is not null) x
+      from (select distinct r.code, r.label from distinct_block r where r.code is not null) x
     ),
     reason_dict as materialized (
       select x.code, x.name, row_number() over (order by x.code, x.name) - 1 as i
-      from (select distinct r.reason_code as code, r.reason_name as name from ranked r where r.kind = 'absence') x
+      from (select distinct r.reason_code as code, r.reason_name as name from distinct_block r where r.kind = 'absence') x
     ),
     block_dict as (
       select distinct on (r.bi) r.bi,
@@ -7357,46 +7390,75 @@ begin
              || ',"part":' || app_hidden.json_text(r.part) || ',"start_time":' || app_hidden.json_hm(r.start_time)
              || ',"end_time":' || app_hidden.json_hm(r.end_time) || ',"modified":' || r.modified
              || ',"status":' || app_hidden.json_text(r.status) || ',"pending":' || app_hidden.json_text(r.pending) || '}' as text
-      from ranked r
+      from distinct_block r
       left join post_dict pd on pd.code = r.code and pd.label is not distinct from r.label
       left join reason_dict rd on rd.code = r.reason_code and rd.name = r.reason_name
       order by r.bi
     ),
-    -- Each cell as its blocks' numbers in order, then each distinct one numbered.
+    -- Each cell as its blocks' numbers in order, as written (aggregated from sorted input: an
+    -- aggregate's own order by would sort each cell apart), then each distinct one numbered (by its
+    -- numbers: text compares and hashes without a copy, an array does not).
     cell_blocks as (
-      select r.employee_id, r.date, r.template_id, r.weekday, array_agg(r.bi order by r.k1, r.k2, r.k3, r.k4) as blocks
-      from ranked r
+      select r.employee_id, r.date, r.template_id, r.weekday, string_agg(r.bi::text, ',') as blocks
+      from (select r.employee_id, r.date, r.template_id, r.weekday, (select n.bis from block_number n)[r.rid] as bi
+            from block_row r
+            order by r.employee_id, r.date, r.template_id, r.weekday, r.k1, r.k2, r.k3, r.k4) r
       group by r.employee_id, r.date, r.template_id, r.weekday
     ),
-    cell_ranked as materialized (
-      select c.*, dense_rank() over (order by c.blocks) - 1 as ci
-      from cell_blocks c
+    distinct_cell as materialized (
+      select x.blocks, row_number() over (order by string_to_array(x.blocks, ',')::bigint[]) - 1 as ci
+      from (select distinct c.blocks from cell_blocks c) x
     ),
-    special_of_employee as (
-      select c.employee_id, array_agg(c.date) as dates, array_agg(c.ci) as cis
-      from cell_ranked c
-      where c.employee_id is not null
+    cell_ranked as materialized (
+      select c.*, dc.ci
+      from cell_blocks c
+      join distinct_cell dc on dc.blocks = c.blocks
+    ),
+    -- The special cells of each employee: their days (1: from) and cells, in the order of the days.
+    special_of_employee as materialized (
+      select c.employee_id, array_agg(c.i) as days, array_agg(c.ci) as cis
+      from (select c.employee_id, c.date - p_from + 1 as i, c.ci::text as ci from cell_ranked c
+            where c.employee_id is not null order by c.employee_id, c.date) c
       group by c.employee_id
     ),
     template_week as (
-      select c.template_id, array_agg(c.ci order by c.weekday) as week
-      from cell_ranked c
-      where c.template_id > 0
+      select c.template_id, array_agg(c.ci) as week
+      from (select c.template_id, c.ci from cell_ranked c where c.template_id > 0 order by c.template_id, c.weekday) c
       group by c.template_id
     ),
-    -- Each employee's row, in the order of the days: a special cell, else the day of its one
-    -- template's week while the template is valid, else a rest.
-    grid_row as (
-      select e.ord,
-             '[' || (select string_agg(coalesce(se.cis[array_position(se.dates, d.date)],
-                                                case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
-                                                rest.ci)::text, ',' order by d.date)
-                     from days d) || ']' as text
+    -- Each employee's row without its special cells (each day's cell as text, in the order of the
+    -- days): the day of its one template's week while the template is valid, else a rest. When the
+    -- template is valid all the window (the usual case), its week from the window's first weekday,
+    -- repeated: no expression per day.
+    emp_base as materialized (
+      select e.id, e.ord,
+             case when et.valid_from <= p_from and et.valid_to >= p_to
+                    then string_to_array(repeat(array_to_string(tw.week[v.weekday : 7] || tw.week[1 : v.weekday - 1], ',') || ',',
+                                                (v.days + 6) / 7), ',')
+                  when et.employee_id is not null
+                    then array(select coalesce(case when d.date between et.valid_from and et.valid_to then tw.week[d.weekday] end,
+                                               rest.ci)::text
+                               from days d order by d.date)
+                  else array_fill(rest.ci::text, array[v.days])
+             end as base
       from emp e
       left join emp_template et on et.employee_id = e.id and et.templates = 1
-      left join template_week tw on tw.template_id = et.template_id
-      left join special_of_employee se on se.employee_id = e.id
-      left join (select c.ci from cell_ranked c where c.template_id = 0) rest on true
+      left join week_template wt on wt.template_id = et.template_id
+      left join template_week tw on tw.template_id = wt.rep
+      cross join (select (select c.ci from cell_ranked c where c.template_id = 0) as ci) rest
+      cross join (select extract(isodow from p_from)::int as weekday, p_to - p_from + 1 as days) v
+    ),
+    -- Each employee's row: the stretches of its base between its special cells, and those cells.
+    grid_row as (
+      select b.ord,
+             '[' || (select string_agg(x.piece, ',')
+                     from (select nullif(concat_ws(',', se.cis[j],
+                                                   nullif(array_to_string(b.base[coalesce(se.days[j], 0) + 1 : coalesce(se.days[j + 1], v.days + 1) - 1], ','), '')),
+                                         '') as piece
+                           from generate_series(0, coalesce(cardinality(se.days), 0)) j) x) || ']' as text
+      from emp_base b
+      left join special_of_employee se on se.employee_id = b.id
+      cross join (select p_to - p_from + 1 as days) v
     )
     select '{"from":' || app_hidden.json_date(p_from) || ',"to":' || app_hidden.json_date(p_to)
            || ',"employees":[' || coalesce((select string_agg('{"id":' || e.id || ',"name":' || app_hidden.json_text(e.name) || '}',
@@ -7413,9 +7475,8 @@ begin
                                                              || ',"name":' || app_hidden.json_text(rd.name) || '}', ',' order by rd.i)
                                            from reason_dict rd), '')
            || '],"blocks":[' || coalesce((select string_agg(bd.text, ',' order by bd.bi) from block_dict bd), '')
-           || '],"cells":[' || coalesce((select string_agg(x.text, ',' order by x.ci)
-                                         from (select distinct on (c.ci) c.ci, '[' || array_to_string(c.blocks, ',') || ']' as text
-                                               from cell_ranked c order by c.ci) x), '')
+           || '],"cells":[' || coalesce((select string_agg('[' || dc.blocks || ']', ',' order by dc.ci)
+                                         from distinct_cell dc), '')
            || '],"rows":[' || coalesce((select string_agg(r.text, ',' order by r.ord) from grid_row r), '')
            || ']}'
   );
