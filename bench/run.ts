@@ -414,6 +414,12 @@ function computeRatiosAndTargets(report: BenchReport): void {
     { name: 'absence creation (POST /api/absences/) / floor', value: ratio(by('absence_create'), by('pgbench_absence_floor')) },
     { name: 'GraphQL { me } / REST GET /api/auth/me/', value: ratio(by('graphql_me'), by('me')) },
     { name: 'bare node:http + pg / pgbench of app_public.me()', value: ratio(by('bare_me'), by('pgbench_me')) },
+    // What the rules cost against what Express and the rate-limit write cost by themselves: the
+    // ceiling of the first ratio for a service under Express that counts each request.
+    { name: 'bare + the rate-limit hit / bare node:http + pg', value: ratio(by('bare_me_hit'), by('bare_me')) },
+    { name: 'Express with one route + the rate-limit hit / bare node:http + pg', value: ratio(by('bare_express_me_hit'), by('bare_me')) },
+    { name: 'authenticated read (GET /api/auth/me/) / Express with one route + the rate-limit hit',
+      value: ratio(by('me'), by('bare_express_me_hit')) },
     { name: 'team month: compact grid (GET /api/planning/grid/) / full read (GET /api/planning/), 10 connections',
       value: ratio(by('planning_grid_c10'), by('planning_c10')) },
   );

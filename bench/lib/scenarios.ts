@@ -174,6 +174,20 @@ export const SCENARIOS: Scenario[] = [
     prepare: async (ctx) => ({ next: () => ({ method: 'GET', path: `/me?account=${ctx.admin.account_id}` }) }),
   },
   {
+    key: 'bare_me_hit',
+    label: 'bare node:http + pg, same read and the rate-limit hit (1 message)',
+    target: 'bare',
+    goal: 'baseline',
+    prepare: async (ctx) => ({ next: () => ({ method: 'GET', path: `/me-hit?account=${ctx.admin.account_id}` }) }),
+  },
+  {
+    key: 'bare_express_me_hit',
+    label: 'Express with that one route, same read and the rate-limit hit (1 message)',
+    target: 'bare',
+    goal: 'baseline',
+    prepare: async (ctx) => ({ next: () => ({ method: 'GET', path: `/express/me-hit?account=${ctx.admin.account_id}` }) }),
+  },
+  {
     key: 'graphql_me',
     label: 'PostGraphile POST /graphql { me }',
     target: 'graphql',
