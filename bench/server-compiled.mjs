@@ -6,21 +6,6 @@
  */
 import { loadConfig } from '../dist/src/config.js';
 import { createApp } from '../dist/src/server.js';
+import { serveBenchChild } from './lib/service-child.mjs';
 
-const config = loadConfig(process.env, { port: 0 });
-const app = await createApp(config);
-const running = await app.listen(0, '127.0.0.1');
-process.send?.({ ready: true, url: running.url });
-process.on('message', (message) => {
-  if (message?.memory) {
-    if (message.gc) globalThis.gc?.();
-    process.send?.({ memory: process.memoryUsage() });
-  }
-});
-const stop = async () => {
-  await running.close().catch(() => {});
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-process.on('disconnect', stop);
+await serveBenchChild({ loadConfig, createApp });
