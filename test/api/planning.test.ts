@@ -4,6 +4,7 @@
  * month for a 200-employee perimeter.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addAgents, addLeaveWeek } from '../helpers/large-perimeter.js';
 import { startTestEnv, type TestEnv } from '../helpers/server.js';
 
 let env: TestEnv;
@@ -199,29 +200,11 @@ describe('GET /api/planning/', () => {
   });
 
   it('a month for a 200-employee perimeter in one call', async () => {
-    await env.db.query(`
-      with new_employees as (
-        insert into app_public.employees (first_name, last_name, main_establishment_id)
-        select 'Agent', 'Charge ' || lpad(g::text, 3, '0'), $1 from generate_series(1, 191) g
-        returning id
-      ),
-      templates as (
-        insert into app_public.planning_templates (employee_id, valid_from)
-        select id, '2026-01-01' from new_employees returning id, employee_id
-      ),
-      slots as (
-        insert into app_public.planning_template_slots (template_id, weekday, post_id)
-        select t.id, d, case when t.employee_id % 2 = 0 then $2::int else $3::int end
-        from templates t cross join generate_series(1, 5) d returning template_id
-      ),
-      teams as (
-        insert into app_public.team_assignments (employee_id, team_id)
-        select id, $4 from new_employees returning id
-      )
-      insert into app_public.absences (employee_id, type_id, date_start, date_end, status)
-      select id, (select id from app_public.absence_types where code = 'CP'), '2026-12-07', '2026-12-11', 'validated'
-      from new_employees where id % 5 = 0`,
-      [fixture('establishments', 'E1'), fixture('posts', 'E1-J'), fixture('posts', 'E1-M'), fixture('teams', 'T1')]);
+    const agents = await addAgents(env.db, {
+      establishment: fixture('establishments', 'E1'), evenPost: fixture('posts', 'E1-J'), oddPost: fixture('posts', 'E1-M'),
+      lastName: 'Charge', team: fixture('teams', 'T1'),
+    });
+    await addLeaveWeek(env.db, agents);
 
     const token = await env.login('mgr1');
     const res = await env.get('/api/planning/?from=2026-12-01&to=2026-12-31', token);

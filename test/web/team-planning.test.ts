@@ -9,6 +9,7 @@ import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Locator } from 'playwright-core';
+import { addAgents } from '../helpers/large-perimeter.js';
 import { browserWalk, checkPage, login, openPage, poll, SCREENSHOT_DIR, screenshots, type WatchedPage } from './browser.js';
 
 const walk = browserWalk();
@@ -21,19 +22,7 @@ const ROW_HEIGHT = 44;
 async function arrangePerimeter(): Promise<Record<string, number>> {
   const { E1 } = walk.env.ids.establishments!;
   const { 'E1-J': day, 'E1-M': morning } = walk.env.ids.posts!;
-  await walk.env.db.query(`
-    with new_employees as (
-      insert into app_public.employees (first_name, last_name, main_establishment_id)
-      select 'Agent', 'Charge ' || lpad(g::text, 3, '0'), $1 from generate_series(1, 191) g
-      returning id
-    ),
-    templates as (
-      insert into app_public.planning_templates (employee_id, valid_from)
-      select id, '2026-01-01' from new_employees returning id, employee_id
-    )
-    insert into app_public.planning_template_slots (template_id, weekday, post_id)
-    select t.id, d, case when t.employee_id % 2 = 0 then $2::int else $3::int end
-    from templates t cross join generate_series(1, 5) d`, [E1, day, morning]);
+  await addAgents(walk.env.db, { establishment: E1!, evenPost: day!, oddPost: morning!, lastName: 'Charge' });
   const { rows } = await walk.env.db.query<{ last_name: string; id: number }>(
     "select last_name, id from app_public.employees where last_name in ('Charge 002', 'Charge 003', 'Charge 005', 'Charge 006')");
   const agent = Object.fromEntries(rows.map((row) => [row.last_name.slice(-3), row.id]));
