@@ -23,6 +23,20 @@ const absence = s.object(
     'comment', 'status', 'part'],
 );
 
+// The window and the filters GET /api/planning/ and its grid share (app_hidden.planning_scope).
+const windowQuery = {
+  from: s.date({ description: 'Premier jour (inclus).' }),
+  to: s.date({ description: 'Dernier jour (inclus) ; ' + INPUT_CONTRACT.planningMaxDays + ' jours au plus depuis from.' }),
+};
+const windowArgs = [
+  { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
+  { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
+] as const;
+const filterArgs = [
+  { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
+  { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
+] as const;
+
 const planningRead: RouteSpec = {
   method: 'get',
   path: '/api/planning/',
@@ -41,21 +55,14 @@ const planningRead: RouteSpec = {
   auth: 'account',
   permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
   query: s.object({
-    from: s.date({ description: 'Premier jour (inclus).' }),
-    to: s.date({ description: 'Dernier jour (inclus) ; ' + INPUT_CONTRACT.planningMaxDays + ' jours au plus depuis from.' }),
+    ...windowQuery,
     employee: s.id('Un seul salarié.'),
     establishment: s.id('Salariés rattachés à cet établissement (principal, secondaire ou équipe du jour le plus proche d’aujourd’hui dans la période).'),
     team: s.id('Salariés affectés à cette équipe (le jour de la période le plus proche d’aujourd’hui).'),
   }),
   sql: {
     fn: 'app_public.planning_read_chunks',
-    args: [
-      { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
-      { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
-      { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' },
-      { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
-      { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
-    ],
+    args: [...windowArgs, { name: 'p_employee', from: 'query', key: 'employee', cast: 'int' }, ...filterArgs],
   },
   // The answer as app_public.planning_read_chunks writes it, parts of at most 64 KiB sent in order
   // (BENCHMARKS.md, "The three slow paths"); errors (window, perimeter) come before any byte.
@@ -86,19 +93,13 @@ const planningGrid: RouteSpec = {
   auth: 'account',
   permission: 'employee.view_employee_directory (périmètre) ; sinon ses propres journées',
   query: s.object({
-    from: s.date({ description: 'Premier jour (inclus).' }),
-    to: s.date({ description: 'Dernier jour (inclus) ; ' + INPUT_CONTRACT.planningMaxDays + ' jours au plus depuis from.' }),
+    ...windowQuery,
     establishment: s.id('Salariés rattachés à cet établissement (comme GET /api/planning/).'),
     team: s.id('Salariés affectés à cette équipe (comme GET /api/planning/).'),
   }),
   sql: {
     fn: 'app_public.planning_grid',
-    args: [
-      { name: 'p_from', from: 'query', key: 'from', cast: 'date' },
-      { name: 'p_to', from: 'query', key: 'to', cast: 'date' },
-      { name: 'p_establishment', from: 'query', key: 'establishment', cast: 'int' },
-      { name: 'p_team', from: 'query', key: 'team', cast: 'int' },
-    ],
+    args: [...windowArgs, ...filterArgs],
   },
   status: 200,
   response: s.ref('PlanningGrid'),
