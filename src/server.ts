@@ -16,8 +16,8 @@ import { ApiError, apiErrorFromPg } from './http/errors.js';
 import { startupMismatches } from './http/manifest-check.js';
 import { inputContractMismatches } from './http/input-contract.js';
 import { buildApiRouter, foldsRateLimit, sendsItsOwnAnswers } from './http/router.js';
-import { API_HEADERS, SECURITY_HEADERS, applyApiHeaders, deferApiHeaders, isSelfCompressed, markSelfCompressed, sendApiJson,
-  setHeaders } from './http/api-response.js';
+import { API_HEADERS, SECURITY_HEADERS, applyApiHeaders, deferApiHeaders, markSelfCompressed, sendApiJson, setHeaders }
+  from './http/api-response.js';
 import { BROTLI_OPTIONS } from './http/compress.js';
 import { takePendingHit } from './http/request-context.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -247,13 +247,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     const apiError = wait > 0 ? ApiError.tooManyRequests(wait) : apiErrorFromPg(error);
     if (!apiError) {
       req.log?.error({ err: error }, 'unhandled error');
-      if (isSelfCompressed(res)) await sendApiJson(req, res, 500, { detail: 'Erreur interne du serveur.' });
-      else res.status(500).json({ detail: 'Erreur interne du serveur.' });
+      await sendApiJson(req, res, 500, { detail: 'Erreur interne du serveur.' });
       return;
     }
     for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
-    if (isSelfCompressed(res)) await sendApiJson(req, res, apiError.status, apiError.body);
-    else res.status(apiError.status).json(apiError.body);
+    await sendApiJson(req, res, apiError.status, apiError.body);
   });
 
   const refused = await checked;

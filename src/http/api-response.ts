@@ -66,15 +66,28 @@ export function mergeHeaders(base: readonly string[], headers: Readonly<Record<s
 }
 
 /**
- * Express's res.json of `body` on a response the API compresses itself: the same text
+ * Whether the request carries a conditional header: its answer goes through Express (its
+ * freshness check), uncompressed; such a request never comes from the API's clients, and no
+ * answer has an ETag or a date.
+ */
+export function isConditional(req: IncomingMessage): boolean {
+  return req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
+}
+
+/**
+ * Express's res.json of `body`. On a response the API compresses itself: the same text
  * (JSON.stringify, 'json spaces' 0) and type, compressed as negotiated; the API's headers if
- * pending. A request with a conditional header goes through Express (its freshness check).
+ * pending.
  */
 export function sendApiJson(req: IncomingMessage, res: ServerResponse & { json(body: unknown): unknown }, status: number,
                             body: unknown): Promise<void> {
+  if (!isSelfCompressed(res)) {
+    res.statusCode = status;
+    res.json(body);
+    return Promise.resolve();
+  }
   const pending = takeApiHeaders(res);
-  if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) {
-    // (uncompressed: such a request never comes from the API's clients, no answer has an ETag or a date)
+  if (isConditional(req)) {
     if (pending) setHeaders(res, API_HEADERS);
     res.setHeader('Vary', 'Accept-Encoding');
     res.statusCode = status;

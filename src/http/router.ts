@@ -11,7 +11,7 @@ import { csrfRefusal } from '../auth/middleware.js';
 import type { PendingHit, RateLimiter } from '../auth/rate-limit.js';
 import { isConnectionLoss } from '../db/connection-loss.js';
 import { ApiError } from './errors.js';
-import { API_HEADERS, applyApiHeaders, isSelfCompressed, mergeHeaders, takeApiHeaders } from './api-response.js';
+import { API_HEADERS, applyApiHeaders, isConditional, isSelfCompressed, mergeHeaders, takeApiHeaders } from './api-response.js';
 import { sendWhole } from './compress.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { getRequestAuth, takePendingHit } from './request-context.js';
@@ -143,8 +143,7 @@ const bytesOf = (value: Buffer | string): Buffer => (typeof value === 'string' ?
  * (src/http/compress.ts); a conditional request goes through res.send (its freshness check).
  */
 function sendJsonText(req: Request, res: Response, route: CompiledRoute, status: number, json: string | Buffer): Promise<void> | void {
-  const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
-  if (isSelfCompressed(res) && !conditional) {
+  if (isSelfCompressed(res) && !isConditional(req)) {
     const headers = takeApiHeaders(res) ? route.apiHeaders : route.ownHeaders;
     return sendWhole(req, res, status, typeof json === 'string' ? 'application/json; charset=utf-8' : 'application/json', json, headers);
   }
