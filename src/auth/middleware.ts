@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
+import { firstTwoSegments } from '../http/path-segments.js';
 import { getRequestAuth, setPendingHit, setRequestAuth } from '../http/request-context.js';
 import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from './sessions.js';
 import { verifyAccessToken } from './jwt.js';
@@ -74,9 +75,7 @@ const pathPattern = (path: string) => new RegExp(
 
 /** The first two segments of a route key (/api/absences of /api/absences/12), or null with a parameter in them. */
 function prefixOf(key: string): string | null {
-  const second = key.indexOf('/', 1);
-  const third = second < 0 ? -1 : key.indexOf('/', second + 1);
-  const prefix = third < 0 ? key : key.slice(0, third);
+  const prefix = firstTwoSegments(key);
   return prefix.includes('{') ? null : prefix;
 }
 

@@ -14,6 +14,7 @@ import { ApiError } from './errors.js';
 import { API_HEADERS, applyApiHeaders, isConditional, isSelfCompressed, mergeHeaders, takeApiHeaders } from './api-response.js';
 import { sendWhole } from './compress.js';
 import { isMultipart, parseMultipart } from './multipart.js';
+import { firstTwoSegments } from './path-segments.js';
 import { getRequestAuth, takePendingHit } from './request-context.js';
 import { streamExport } from './exports/stream.js';
 import type { HandlerContext, RouteSpec } from './route.js';
@@ -526,9 +527,7 @@ function decodeParam(value: string): string {
  * (/api/absences of /API/Absences/12/). Every manifest path starts with two literal segments.
  */
 function bucketKey(path: string): string {
-  const second = path.indexOf('/', 1);
-  const third = second < 0 ? -1 : path.indexOf('/', second + 1);
-  return (third < 0 ? path : path.slice(0, third)).toLowerCase();
+  return firstTwoSegments(path).toLowerCase();
 }
 
 interface DispatchEntry {
