@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { firstTwoSegments } from '../http/path-segments.js';
+import { firstTwoSegments, routePattern } from '../http/path-patterns.js';
 import { getRequestAuth, setPendingHit, setRequestAuth } from '../http/request-context.js';
 import { CSRF_HEADER, SESSION_COOKIE, readCookies, type SessionStore } from './sessions.js';
 import { verifyAccessToken } from './jwt.js';
@@ -69,10 +69,6 @@ export function csrfRefusal(): ApiError {
 /** A route path as Express matches it (case-insensitive, trailing slash optional). */
 const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '');
 
-/** A manifest path with parameters (/api/feeds/{token}.ics) as a pattern on routeKey(path). */
-const pathPattern = (path: string) => new RegExp(
-  `^${routeKey(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+')}$`);
-
 /** The first two segments of a route key (/api/absences of /api/absences/12), or null with a parameter in them. */
 function prefixOf(key: string): string | null {
   const prefix = firstTwoSegments(key);
@@ -93,7 +89,7 @@ function routeMatcher(routes: ReadonlyArray<{ method?: string; path: string }>):
   const byPrefix = new Map<string, Pattern[]>();
   const anywhere: Pattern[] = [];
   for (const route of routes.filter((r) => r.path.includes('{'))) {
-    const pattern = { method: verbOf(route), pattern: pathPattern(route.path) };
+    const pattern = { method: verbOf(route), pattern: routePattern(route.path).pattern };
     const prefix = prefixOf(routeKey(route.path));
     if (prefix === null) anywhere.push(pattern);
     else byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), pattern]);

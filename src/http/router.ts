@@ -14,7 +14,7 @@ import { ApiError } from './errors.js';
 import { API_HEADERS, applyApiHeaders, isConditional, isSelfCompressed, mergeHeaders, takeApiHeaders } from './api-response.js';
 import { sendWhole } from './compress.js';
 import { isMultipart, parseMultipart } from './multipart.js';
-import { firstTwoSegments } from './path-segments.js';
+import { firstTwoSegments, routePattern } from './path-patterns.js';
 import { getRequestAuth, takePendingHit } from './request-context.js';
 import { streamExport } from './exports/stream.js';
 import type { HandlerContext, RouteSpec } from './route.js';
@@ -490,25 +490,6 @@ function routeHandler(route: CompiledRoute, deps: RouterDeps) {
       throw error;
     }
   };
-}
-
-/** A manifest path's literal text as a regular expression. */
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-
-/**
- * A manifest path (/api/absences/{id}/) as Express 5 matches a route's path (router 2 and
- * path-to-regexp 8, `strict: false`): case-insensitive, its trailing slashes removed then one
- * optional, each parameter one non-empty segment. `names`: the parameters, in order.
- */
-export function routePattern(openApiPath: string): { pattern: RegExp; names: string[] } {
-  const names: string[] = [];
-  const source = openApiPath.replace(/\/+$/, '').split(/(\{[a-z_]+\})/).map((part) => {
-    const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
-    if (!name) return escapeRegExp(part);
-    names.push(name);
-    return '([^\\/]+)';
-  }).join('');
-  return { pattern: new RegExp(`^(?:${source})(?:\\/$)?$`, 'i'), names };
 }
 
 /** A path parameter decoded as Express decodes it: a malformed escape is a 400 error. */
