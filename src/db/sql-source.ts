@@ -17,7 +17,7 @@ import path from 'node:path';
 import { commit } from 'graphile-migrate';
 import pg from 'pg';
 import { withClient as withOptionsClient } from './client.js';
-import { hasCurrentMigration, migrateDatabase } from './migrate.js';
+import { committedMigrations, hasCurrentMigration, migrateDatabase } from './migrate.js';
 import { ensureRoles } from './roles.js';
 import { ROOT_DIR } from './root.js';
 import { dumpSchema, SCHEMA_FILE } from './schema-dump.js';
@@ -77,11 +77,7 @@ export async function readState(project: Project): Promise<SqlState> {
 
 /** The `--! Hash:` of the last committed migration. */
 export async function lastMigrationHash(project: Project): Promise<string> {
-  const folder = path.join(migrationsDir(project), 'committed');
-  const last = (await readdir(folder)).filter((file) => file.endsWith('.sql')).sort().at(-1);
-  if (!last) return '-';
-  const match = /^--! Hash: (\S+)$/m.exec(await readFile(path.join(folder, last), 'utf8'));
-  return match?.[1] ?? '-';
+  return (await committedMigrations(migrationsDir(project))).at(-1)?.hash ?? '-';
 }
 
 export async function writeState(project: Project): Promise<SqlState> {
