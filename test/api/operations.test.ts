@@ -41,8 +41,12 @@ function parseMetrics(text: string): { samples: Sample[]; types: Map<string, str
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
     for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
-    const value = match[3] === '+Inf' ? Infinity : Number(match[3]);
-    if (Number.isNaN(value)) throw new Error(`not a number: ${line}`);
+    // A float, or NaN, +Inf, -Inf, read as Prometheus reads them (Go's ParseFloat: any letter case;
+    // prom-client writes « Nan » for an event-loop mean that has no sample yet).
+    const special: Record<string, number> = { nan: Number.NaN, '+inf': Infinity, inf: Infinity, '-inf': -Infinity };
+    const word = match[3]!.toLowerCase();
+    const value = word in special ? special[word]! : Number(match[3]);
+    if (Number.isNaN(value) && word !== 'nan') throw new Error(`not a number: ${line}`);
     samples.push({ name: match[1]!, labels, value });
   }
   return { samples, types };
@@ -117,6 +121,15 @@ describe('GET /metrics', () => {
     // Node's own figures come along.
     expect(sample(samples, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
     expect(sample(samples, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('two scrapes back to back: both in the text format (a gauge with no sample reads NaN, as the format allows)', async () => {
+    // The event-loop delay histogram samples every 10 ms and is reset at each scrape: a second
+    // scrape within 10 ms finds no sample, and prom-client writes its mean as « Nan ».
+    const texts = await Promise.all([fetch(`${env.url}/metrics`), fetch(`${env.url}/metrics`)].map(async (r) => (await r).text()));
+    for (const text of texts) expect(parseMetrics(text).types.get('wfm_http_requests_total')).toBe('counter');
+    expect(() => parseMetrics('x_total twelve')).toThrow('not a number: x_total twelve');
+    expect(parseMetrics('x NaN\ny Nan\nz -Inf').samples.map((s) => s.value)).toEqual([Number.NaN, Number.NaN, -Infinity]);
   });
 
   it('counts the jobs queued and failed and the e-mails pending and abandoned as the database holds them', async () => {
