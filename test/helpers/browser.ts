@@ -19,11 +19,19 @@ export const VIEWPORTS = {
   tablet: { width: 768, height: 1024 },
 } as const;
 
+/**
+ * The browser's own words in French, as a French user sees them: the date fields' « jj/mm/aaaa », the
+ * file field's « Choisir des fichiers ». On Linux, Chromium takes its interface language from
+ * LANGUAGE (--lang alone is not enough), and needs Debian's chromium-l10n for it (.ci/run installs it).
+ */
+export const FRENCH_BROWSER_ENV: Record<string, string> = { ...(process.env as Record<string, string>), LANGUAGE: 'fr' };
+
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--lang=fr-FR'],
+    env: FRENCH_BROWSER_ENV,
   });
 }
 

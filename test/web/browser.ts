@@ -9,6 +9,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { startTestEnv, type TestEnv, type TestEnvOptions } from '../helpers/server.js';
+import { FRENCH_BROWSER_ENV } from '../helpers/browser.js';
 import { FIXTURE_PASSWORD } from '../helpers/settings.js';
 
 const require = createRequire(import.meta.url);
@@ -39,6 +40,7 @@ export function launchBrowser(): Promise<Browser> {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--lang=fr-FR'],
+    env: FRENCH_BROWSER_ENV,
   });
 }
 
