@@ -28,7 +28,7 @@ export function Counters({ employee }: { employee: number }) {
       {counters.isPending && <Loading what="des compteurs" />}
       <ErrorNotice error={counters.error} />
       {counters.data && list.length === 0 && <p>Aucun compteur pour cette année.</p>}
-      <ul className="counters">
+      <ul className="counter-cards">
         {list.map((counter) => (
           <CounterCard key={counter.code} counter={counter} />
         ))}
