@@ -13,7 +13,7 @@ import { checkPage, login, openPage, poll, browserWalk, SCREENSHOT_DIR, type Wat
 
 const walk = browserWalk();
 const WIDTHS = [{ width: 360, height: 740 }, { width: 390, height: 844 }];
-let ids: { pendingAbsence: number; dayChange: number };
+let ids: { pendingAbsence: number; countedAbsence: number; dayChange: number };
 
 beforeAll(async () => {
   const types = await typeIds(walk.env);
@@ -22,9 +22,12 @@ beforeAll(async () => {
   // A pending absence (its reason, not the post, in the month cell) and a pending day change.
   const pending = await walk.env.post('/api/absences/', alice, { employee, type: types.ENF, date_start: '2026-11-25', date_end: '2026-11-25' });
   expect(pending.status, pending.text).toBe(201);
+  // And one that draws on a counter: its panel shows the counters' table.
+  const counted = await walk.env.post('/api/absences/', alice, { employee, type: types.CP, date_start: '2026-12-14', date_end: '2026-12-16' });
+  expect(counted.status, counted.text).toBe(201);
   const change = await walk.env.post('/api/shift-change-requests/', alice, { date: '2026-11-27', reason: 'demande_personnelle', is_remote: true });
   expect(change.status, change.text).toBe(201);
-  ids = { pendingAbsence: pending.body.id, dayChange: change.body.id };
+  ids = { pendingAbsence: pending.body.id, countedAbsence: counted.body.id, dayChange: change.body.id };
 });
 
 interface Measure {
@@ -197,6 +200,10 @@ describe('the phone', () => {
     await walkScreens('mgr1', [
       { name: 'queue', address: '/file', ready: (page) => page.locator('.queue tbody tr').first().waitFor() },
       { name: 'decision-absence', address: `/file/absences/${ids.pendingAbsence}`, ready: (page) => page.getByRole('dialog').getByRole('form', { name: 'Décision' }).waitFor() },
+      {
+        name: 'decision-absence-counters', address: `/file/absences/${ids.countedAbsence}`,
+        ready: (page) => page.getByRole('dialog').getByRole('row', { name: /^CP 2026/ }).waitFor(),
+      },
       {
         name: 'decision-day-change', address: `/file/journees/${ids.dayChange}`,
         ready: (page) => page.getByRole('dialog').getByRole('form', { name: 'Décision' }).waitFor(),

@@ -87,10 +87,10 @@ function AbsenceBody({ absence, types, outcome, onDecided }: { absence: Absence;
               {held.map((counter) => (
                 <tr key={counter.code}>
                   <th scope="row">{counter.code} {year}</th>
-                  <td>{quantity(counter.acquired, counter.unit)}</td>
-                  <td>{quantity(counter.taken, counter.unit)}</td>
-                  <td>{quantity(counter.planned, counter.unit)}</td>
-                  <td>{quantity(counter.remaining, counter.unit)}</td>
+                  <td data-label="Acquis">{quantity(counter.acquired, counter.unit)}</td>
+                  <td data-label="Pris">{quantity(counter.taken, counter.unit)}</td>
+                  <td data-label="Planifiés">{quantity(counter.planned, counter.unit)}</td>
+                  <td data-label="Restant">{quantity(counter.remaining, counter.unit)}</td>
                 </tr>
               ))}
             </tbody>
