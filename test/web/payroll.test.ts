@@ -59,11 +59,11 @@ describe('Paie', () => {
     await checkPage(page, 'Paie');
     // Each counters cell stays a cell of the table and its lines wrap inside it: the class of the
     // « Mes compteurs » cards, once shared with it, made it a 16rem grid that the table clipped.
-    const counterCells = await page.locator('td[data-label^="Compteurs"]').evaluateAll((cells) => cells.map((cell) => {
+    const counterCells = (await page.evaluate(`[...document.querySelectorAll('td[data-label^="Compteurs"]')].map((cell) => {
       const right = cell.getBoundingClientRect().right;
       return { display: getComputedStyle(cell).display,
                outside: [...cell.querySelectorAll('li')].filter((line) => line.getBoundingClientRect().right > right + 0.5).length };
-    }));
+    })`)) as Array<{ display: string; outside: number }>;
     expect(counterCells).toHaveLength(25);
     expect(counterCells.filter((cell) => cell.display !== 'table-cell' || cell.outside > 0)).toEqual([]);
     await screenshots(page, 'payroll');
