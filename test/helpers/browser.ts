@@ -24,7 +24,7 @@ export const VIEWPORTS = {
  * file field's « Choisir des fichiers ». On Linux, Chromium takes its interface language from
  * LANGUAGE (--lang alone is not enough), and needs Debian's chromium-l10n for it (.ci/run installs it).
  */
-export const FRENCH_BROWSER_ENV: Record<string, string> = { ...(process.env as Record<string, string>), LANGUAGE: 'fr' };
+const FRENCH_BROWSER_ENV: Record<string, string> = { ...(process.env as Record<string, string>), LANGUAGE: 'fr' };
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

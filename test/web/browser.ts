@@ -6,10 +6,10 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { startTestEnv, type TestEnv, type TestEnvOptions } from '../helpers/server.js';
-import { FRENCH_BROWSER_ENV } from '../helpers/browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { FIXTURE_PASSWORD } from '../helpers/settings.js';
 
 const require = createRequire(import.meta.url);
@@ -35,14 +35,8 @@ export function browserWalk(options: TestEnvOptions = {}): { env: TestEnv; brows
   return walk;
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--lang=fr-FR'],
-    env: FRENCH_BROWSER_ENV,
-  });
-}
+/** Chromium as every browser test launches it (test/helpers/browser.ts: headless, in French). */
+export const launchBrowser = launchChromium;
 
 export interface WatchedPage extends Page {
   /** Console errors and uncaught exceptions seen so far. */
