@@ -76,7 +76,7 @@ export function Payroll() {
           </p>
           {lines.data.count > 0 && (
             <div className="table-scroll" role="region" aria-label="Lignes de paie" tabIndex={0}>
-              <table className="payroll">
+              <table className="payroll stacked">
                 <thead>
                   <tr>
                     <th scope="col">Salarié</th>

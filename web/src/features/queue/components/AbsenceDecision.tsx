@@ -78,7 +78,7 @@ function AbsenceBody({ absence, types, outcome, onDecided }: { absence: Absence;
         {counters.isPending && counters.fetchStatus !== 'idle' && <Loading what="des compteurs" />}
         <ErrorNotice error={counters.error} />
         {held.length > 0 && (
-          <table className="counter-table">
+          <table className="counter-table stacked">
             <caption className="sr-only">Compteurs {year} du salarié</caption>
             <thead>
               <tr><th scope="col">Compteur</th><th scope="col">Acquis</th><th scope="col">Pris</th><th scope="col">Planifiés</th><th scope="col">Restant</th></tr>
