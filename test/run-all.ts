@@ -25,14 +25,17 @@ let failed = 0;
 /** What failed, printed again just above the closing line: CI keeps only the end of the output. */
 const failures: string[] = [];
 
-/** Counts a step's exit code as one check. */
-function step(name: string, code: number): void {
-  if (code === 0) passed += 1;
+/** Counts one check: passed, or failed as `failure` says. */
+function check(ok: boolean, failure: string): void {
+  if (ok) passed += 1;
   else {
     failed += 1;
-    failures.push(`${name} (exit code ${code})`);
+    failures.push(failure);
   }
 }
+
+/** Counts a step's exit code as one check. */
+const step = (name: string, code: number) => check(code === 0, `${name} (exit code ${code})`);
 
 console.log('== Type check');
 step('Type check', await run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']));
@@ -51,18 +54,12 @@ try {
     { root: ROOT_DIR, rootUrl: TEST_ROOT_URL },
     { requireCommitted: process.env.WFM_REQUIRE_COMMITTED_MIGRATIONS === '1' },
   );
-  if (problem) {
-    console.error(problem);
-    failed += 1;
-    failures.push('sql/ drift check');
-  } else {
-    console.log(`sql/ and the migrations agree (${((Date.now() - started) / 1000).toFixed(1)} s).`);
-    passed += 1;
-  }
+  if (problem) console.error(problem);
+  else console.log(`sql/ and the migrations agree (${((Date.now() - started) / 1000).toFixed(1)} s).`);
+  check(!problem, 'sql/ drift check');
 } catch (error) {
   console.error(`sql/ drift check: ${(error as Error).message}`);
-  failed += 1;
-  failures.push('sql/ drift check');
+  check(false, 'sql/ drift check');
 }
 
 // The web application: its own type check (against the generated API types) and its build, which
@@ -141,8 +138,7 @@ try {
   if (pgtap.failed > 0) failures.push(`pgTAP: ${pgtap.failed} failed (see its summary above)`);
 } catch (error) {
   console.error(error);
-  failed += 1;
-  failures.push('pgTAP: did not run');
+  check(false, 'pgTAP: did not run');
 }
 
 // Fault injection on a short setting (issue 15; BENCHMARKS.md "Faults" for the long run): its own
